@@ -1,0 +1,335 @@
+//! `sessiontool convert`: one session, or every session below a folder, into another format.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use clap::Parser;
+use rayon::prelude::*;
+use serde::Serialize;
+use sessiontool::convert::{self as conv, Conversion};
+use sessiontool::diag::{Diagnostic, LossReport};
+use sessiontool::formats::{self, Format, WriteOptions};
+
+use crate::error::{CliError, EXIT_OUTPUT, EXIT_PARTIAL};
+use crate::input::{self, format_arg};
+use crate::report;
+
+const EXAMPLES: &str = "Examples:
+  sessiontool convert session-2025-10-21T20-04-0b23371a.json -o 0b23371a.jsonl
+  sessiontool convert chat.jsonl --to gemini-json --leaf 6f1c... -o chat.json
+  sessiontool convert session.json --to checkpoint -o checkpoint-mytag.json
+  cat session.json | sessiontool convert - --to qwen-jsonl -o -
+  sessiontool convert ~/.gemini/tmp/<project>/chats -o converted/ --to qwen-jsonl";
+
+/// Convert a session to another format (formats from content, names, or --from/--to).
+#[derive(Parser)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The session file, a folder of sessions, or `-` for standard input.
+    input: PathBuf,
+    /// Where to write: a file, `-` for standard output, or a folder when INPUT is a folder.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The input format (default: detected from content).
+    #[arg(long, value_name = "FORMAT")]
+    from: Option<String>,
+    /// The output format (default: from the output name: .jsonl -> qwen-jsonl,
+    /// checkpoint-*.json -> checkpoint, other .json -> gemini-json).
+    #[arg(long, value_name = "FORMAT")]
+    to: Option<String>,
+    /// Replace an output that exists.
+    #[arg(long)]
+    force: bool,
+    /// For one-branch targets: follow the branch ending at this node (default: the head).
+    #[arg(long, value_name = "ID")]
+    leaf: Option<String>,
+    /// The project folder to record when the input does not say (Qwen keys sessions by it).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// Checkpoint: write the bare array older Gemini CLIs (before v0.16) read.
+    #[arg(long)]
+    checkpoint_array: bool,
+    /// Checkpoint: do not add the context turn the CLI hides on resume.
+    #[arg(long)]
+    no_context: bool,
+    /// Print a machine-readable report on standard output (on standard error when the
+    /// converted session itself goes to standard output).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct FileReport {
+    input: String,
+    output: String,
+    from: &'static str,
+    to: &'static str,
+    diagnostics: Vec<Diagnostic>,
+    losses: LossReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    /// Not a session file in any known format (listed, not converted).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    skipped: bool,
+}
+
+pub fn run(args: Args) -> Result<i32, CliError> {
+    let from = args.from.as_deref().map(format_arg).transpose()?;
+    let to = args.to.as_deref().map(format_arg).transpose()?;
+    let options = WriteOptions {
+        leaf: args.leaf.clone(),
+        checkpoint_array: args.checkpoint_array,
+        checkpoint_no_context: args.no_context,
+        now: Some(now()),
+        cwd: args.cwd.clone(),
+    };
+    if args.input.is_dir() {
+        return run_dir(&args, from, to, &options);
+    }
+    let to = match to {
+        Some(t) => t,
+        None => formats::guess_from_name(&args.output).ok_or_else(|| {
+            CliError {
+                code: 2,
+                message: format!(
+                    "cannot tell the output format from {:?}",
+                    args.output.display().to_string()
+                ),
+                location: None,
+                hint: None,
+            }
+            .hint("name it with --to (see `sessiontool formats`)")
+        })?,
+    };
+    let loaded = input::load(&args.input)?;
+    let conversion = conv::convert(&loaded.input(), from, to, &options)?;
+    let to_stdout = args.output == Path::new("-");
+    if !to_stdout {
+        write_output(&args.output, &conversion.bytes, args.force)?;
+    }
+    let file_report = FileReport {
+        input: loaded.name.clone(),
+        output: args.output.display().to_string(),
+        from: conversion.from,
+        to: conversion.to,
+        diagnostics: conversion.diagnostics.clone(),
+        losses: conversion.losses.clone(),
+        error: None,
+        skipped: false,
+    };
+    if args.json {
+        let doc = serde_json::to_string_pretty(&file_report).expect("report serializes");
+        if to_stdout {
+            eprintln!("{doc}");
+        } else {
+            println!("{doc}");
+        }
+    } else {
+        print_human(&file_report, &conversion);
+    }
+    if to_stdout {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&conversion.bytes)
+            .and_then(|_| out.flush())
+            .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
+    }
+    Ok(0)
+}
+
+fn print_human(r: &FileReport, c: &Conversion) {
+    report::print_diagnostics(&c.diagnostics);
+    report::print_losses(r.to, &c.losses);
+    if r.output != "-" {
+        eprintln!(
+            "wrote {} ({}) from {} ({})",
+            r.output, r.to, r.input, r.from
+        );
+    }
+}
+
+fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), CliError> {
+    sessiontool::io::write_atomic(path, bytes, force).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            CliError::output(format!("{} exists; nothing was written", path.display()))
+                .hint("pass --force to replace it")
+        } else {
+            CliError::output(format!("cannot write {}: {e}", path.display()))
+        }
+    })
+}
+
+/// Converts every session file below a folder, in parallel, into the output folder, keeping
+/// the relative layout. Files no format recognises are listed, not skipped silently.
+fn run_dir(
+    args: &Args,
+    from: Option<&'static dyn Format>,
+    to: Option<&'static dyn Format>,
+    options: &WriteOptions,
+) -> Result<i32, CliError> {
+    let to = to.ok_or_else(|| {
+        CliError {
+            code: 2,
+            message: "converting a folder needs --to".into(),
+            location: None,
+            hint: None,
+        }
+        .hint("for example: --to qwen-jsonl (see `sessiontool formats`)")
+    })?;
+    if args.output == Path::new("-") {
+        return Err(
+            CliError::output("a folder cannot be written to standard output")
+                .hint("name an output folder with -o"),
+        );
+    }
+    let files: Vec<PathBuf> = walkdir::WalkDir::new(&args.input)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect();
+    std::fs::create_dir_all(&args.output)
+        .map_err(|e| CliError::output(format!("cannot create {}: {e}", args.output.display())))?;
+    let bar = progress_bar(files.len() as u64);
+    let reports = Mutex::new(Vec::new());
+    files.par_iter().for_each(|file| {
+        let r = convert_one(file, args, from, to, options);
+        bar.inc(1);
+        reports.lock().expect("no panics while locked").push(r);
+    });
+    bar.finish_and_clear();
+    let mut reports = reports.into_inner().expect("no panics while locked");
+    reports.sort_by(|a, b| a.input.cmp(&b.input));
+    let failed = reports.iter().filter(|r| r.error.is_some()).count();
+    let skipped = reports.iter().filter(|r| r.skipped).count();
+    if args.json {
+        let doc = serde_json::json!({
+            "files": reports,
+            "converted": reports.len() - failed - skipped,
+            "failed": failed,
+            "skipped": skipped,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("report serializes")
+        );
+    } else {
+        for r in &reports {
+            match &r.error {
+                Some(e) => eprintln!("{}: not converted: {e}", r.input),
+                None if r.skipped => eprintln!("{}: skipped: not a session file", r.input),
+                None => {
+                    report::print_diagnostics(&r.diagnostics);
+                    if !r.losses.is_empty() {
+                        eprint!("{}: ", r.input);
+                        report::print_losses(r.to, &r.losses);
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "converted {} of {} files into {} ({}); {} failed, {} skipped",
+            reports.len() - failed - skipped,
+            reports.len(),
+            args.output.display(),
+            to.name(),
+            failed,
+            skipped
+        );
+    }
+    Ok(if failed > 0 { EXIT_PARTIAL } else { 0 })
+}
+
+fn convert_one(
+    file: &Path,
+    args: &Args,
+    from: Option<&'static dyn Format>,
+    to: &'static dyn Format,
+    options: &WriteOptions,
+) -> FileReport {
+    let rel = file.strip_prefix(&args.input).unwrap_or(file);
+    let out = args.output.join(output_name(rel, to));
+    let mut report = FileReport {
+        input: file.display().to_string(),
+        output: out.display().to_string(),
+        from: "",
+        to: to.name(),
+        diagnostics: Vec::new(),
+        losses: LossReport::default(),
+        error: None,
+        skipped: false,
+    };
+    let result = input::load(file).and_then(|loaded| {
+        if from.is_none() && formats::detect(loaded.path.as_deref(), &loaded.bytes).is_none() {
+            return Err(CliError::input(SKIPPED));
+        }
+        let c = conv::convert(&loaded.input(), from, to, options)?;
+        if let Some(parent) = out.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| CliError {
+                code: EXIT_OUTPUT,
+                message: format!("cannot create {}: {e}", parent.display()),
+                location: None,
+                hint: None,
+            })?;
+        }
+        write_output(&out, &c.bytes, args.force)?;
+        Ok(c)
+    });
+    match result {
+        Ok(c) => {
+            report.from = c.from;
+            report.diagnostics = c.diagnostics;
+            report.losses = c.losses;
+        }
+        Err(e) if e.message == SKIPPED => report.skipped = true,
+        Err(e) => {
+            let mut msg = e.message.clone();
+            if let Some(at) = &e.location {
+                msg = format!("{msg} (at {at})");
+            }
+            if let Some(h) = &e.hint {
+                msg = format!("{msg}; {h}");
+            }
+            report.error = Some(msg);
+        }
+    }
+    report
+}
+
+const SKIPPED: &str = "not a session file";
+
+/// The output file name for a converted file: its stem with the target's usual name.
+fn output_name(rel: &Path, to: &dyn Format) -> PathBuf {
+    let stem = rel
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match to.name() {
+        "checkpoint" if !stem.starts_with("checkpoint-") => format!("checkpoint-{stem}.json"),
+        _ if to.is_jsonl() => format!("{stem}.jsonl"),
+        _ => format!("{stem}.json"),
+    };
+    rel.with_file_name(name)
+}
+
+fn progress_bar(len: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// The current time as the tools write it (UTC, milliseconds, `Z`).
+fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}

@@ -1,0 +1,68 @@
+//! Reading an input argument: a file path, or `-` for standard input.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sessiontool::formats::{self, Format};
+
+use crate::error::CliError;
+
+pub struct Loaded {
+    /// What to call it in messages.
+    pub name: String,
+    pub path: Option<PathBuf>,
+    pub bytes: Vec<u8>,
+}
+
+impl Loaded {
+    pub fn input(&self) -> formats::Input<'_> {
+        formats::Input {
+            name: &self.name,
+            path: self.path.as_deref(),
+            bytes: &self.bytes,
+        }
+    }
+}
+
+pub fn load(arg: &Path) -> Result<Loaded, CliError> {
+    if arg == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::input(format!("cannot read standard input: {e}")))?;
+        return Ok(Loaded {
+            name: "<stdin>".into(),
+            path: None,
+            bytes,
+        });
+    }
+    let bytes = std::fs::read(arg).map_err(|e| {
+        CliError::input(format!("cannot read {}: {e}", arg.display()))
+            .hint("check the path; `-` reads standard input")
+    })?;
+    Ok(Loaded {
+        name: arg.display().to_string(),
+        path: Some(arg.to_path_buf()),
+        bytes,
+    })
+}
+
+/// A `--from`/`--to` value as a format, with the list of names when it is wrong.
+pub fn format_arg(name: &str) -> Result<&'static dyn Format, CliError> {
+    formats::by_name(name).ok_or_else(|| {
+        CliError {
+            code: 2,
+            message: format!("unknown format {name:?}"),
+            location: None,
+            hint: None,
+        }
+        .hint(format!(
+            "one of: {} (see `sessiontool formats`)",
+            formats::all()
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}

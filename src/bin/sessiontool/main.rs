@@ -1,0 +1,57 @@
+//! The `sessiontool` command line: argument parsing and output only; all knowledge of formats
+//! lives in the library.
+
+mod convert;
+mod detect;
+mod error;
+mod formats;
+mod input;
+mod report;
+mod show;
+
+use clap::{Parser, Subcommand};
+
+use error::CliError;
+
+/// Read, check, repair and convert the session files AI coding agents write.
+#[derive(Parser)]
+#[command(name = "sessiontool", version, about, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 success; 2 usage error; 3 an input could not be read; \
+4 an output was not written; 5 some files of a directory failed (the rest were written).\n\
+Run `sessiontool <command> --help` for examples."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Convert(convert::Args),
+    Show(show::Args),
+    Detect(detect::Args),
+    Formats(formats::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Convert(a) => convert::run(a),
+        Command::Show(a) => show::run(a),
+        Command::Detect(a) => detect::run(a),
+        Command::Formats(a) => formats::run(a),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            e.print();
+            std::process::exit(e.exit_code());
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_error_is_send(e: CliError) -> impl Send {
+    e
+}

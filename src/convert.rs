@@ -1,0 +1,101 @@
+//! Moving a session from one format to another: detect, read, fill what the target needs,
+//! write, and report what could not be carried.
+
+use crate::diag::{Diagnostic, LossReport};
+use crate::formats::{self, Format, Input, ReadError, ReadOutcome, WriteError, WriteOptions};
+use crate::ids::derived_uuid;
+use crate::model::Session;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("{name}: cannot tell which format this is")]
+    UnknownFormat { name: String },
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("cannot write {to}: {source}")]
+    Write {
+        to: &'static str,
+        source: WriteError,
+    },
+}
+
+impl ConvertError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ConvertError::UnknownFormat { .. } => Some(format!(
+                "name the format with --from (one of: {})",
+                formats::all()
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            ConvertError::Read(e) => e.hint.clone(),
+            ConvertError::Write { .. } => None,
+        }
+    }
+}
+
+/// The result of one conversion.
+#[derive(Debug)]
+pub struct Conversion {
+    pub from: &'static str,
+    pub to: &'static str,
+    pub bytes: Vec<u8>,
+    /// What the reader noticed in the input.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What the target format could not hold.
+    pub losses: LossReport,
+}
+
+/// Reads a session in the given format, or the one its content shows.
+pub fn read(
+    input: &Input,
+    from: Option<&'static dyn Format>,
+) -> Result<(&'static dyn Format, ReadOutcome), ConvertError> {
+    let format = match from {
+        Some(f) => f,
+        None => {
+            formats::detect(input.path, input.bytes).ok_or_else(|| ConvertError::UnknownFormat {
+                name: input.name.to_string(),
+            })?
+        }
+    };
+    let mut outcome = format.read(input)?;
+    outcome.session.meta.source_format = Some(format.name().to_string());
+    Ok((format, outcome))
+}
+
+/// Reads `input` and writes it as `to`.
+pub fn convert(
+    input: &Input,
+    from: Option<&'static dyn Format>,
+    to: &'static dyn Format,
+    options: &WriteOptions,
+) -> Result<Conversion, ConvertError> {
+    let (from, outcome) = read(input, from)?;
+    let mut session = outcome.session;
+    fill_session_id(&mut session, input.bytes);
+    let written = to
+        .write(&session, options)
+        .map_err(|source| ConvertError::Write {
+            to: to.name(),
+            source,
+        })?;
+    Ok(Conversion {
+        from: from.name(),
+        to: to.name(),
+        bytes: written.bytes,
+        diagnostics: outcome.diagnostics,
+        losses: written.losses,
+    })
+}
+
+/// A session without an id (a checkpoint has none) gets one derived from its content, so the
+/// same input always converts to the same session.
+fn fill_session_id(session: &mut Session, input: &[u8]) {
+    if session.meta.id.is_none() {
+        session.meta.id = Some(derived_uuid(&crate::ids::sha256_hex_bytes(input)));
+    }
+}

@@ -1,0 +1,307 @@
+//! Gemini CLI `/chat save` checkpoints (`checkpoint`): `checkpoint-<encodeURIComponent(tag)>.json`
+//! holding the API history, `Content[]`. See FORMATS.md 3.
+//!
+//! Since v0.16 the file is `{"history": [...], "authType"?: "..."}`; before, a bare array. Both
+//! are read; the object is written unless the bare array is asked for (older CLIs), and a file
+//! read in one form is written back in that form.
+//!
+//! The CLI's first history entry is its own context turn, which `/chat resume` hides from the
+//! screen (it still goes to the model). So that a converted session shows its first real
+//! message, the writer puts a short context turn first unless the session already starts with
+//! one (or `checkpoint_no_context` is set); the entries after it are exactly the conversation.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::gemini_content::{gemini_role, parts_from_union, parts_to_json, role_from_gemini};
+use super::{
+    Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
+    WriteError, WriteOptions, Written, ends_with_newline, json_error_location, to_pretty_js,
+    trim_start,
+};
+use crate::diag::{Diagnostic, Location, LossReport, Severity};
+use crate::model::{Body, Content, Extra, Message, Meta, Node, Part, Role, Session};
+
+pub struct Checkpoint;
+
+pub const NAME: &str = "checkpoint";
+
+/// How the file was laid out: `"array"` or `"object"` (a meta hint).
+const HINT_FORM: &str = "checkpoint.form";
+/// Marks the node that is the CLI's context turn (a node hint).
+const HINT_CONTEXT: &str = "checkpoint.context";
+
+/// The first words of the context turns Gemini CLI itself writes, across versions.
+const CONTEXT_STARTS: &[&str] = &[
+    "<session_context>",
+    "This is the Gemini CLI",
+    "Okay, just setting up the context",
+];
+
+/// The context turn this writer adds, in the CLI's own wrapper (its resume skips such turns
+/// when it shows history).
+const CONTEXT_TEXT: &str = "<session_context>\nThis conversation was restored from a saved session by sessiontool.\n</session_context>";
+
+impl Format for Checkpoint {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Gemini CLI /chat save checkpoint (Content[] or {history, authType})"
+    }
+
+    fn tool(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        false
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        let head = trim_start(head);
+        let named = path
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("checkpoint-") && n.ends_with(".json"));
+        let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let looks = if head.starts_with(b"[") {
+            compact.starts_with("[{\"role\":")
+                || compact.starts_with("[{\"parts\":")
+                || compact == "[]"
+        } else if head.starts_with(b"{") {
+            compact.starts_with("{\"history\":")
+        } else {
+            false
+        };
+        match (looks, named) {
+            (true, true) => 95,
+            (true, false) => 80,
+            (false, true) if head.starts_with(b"[") || head.starts_with(b"{") => 30,
+            _ => 0,
+        }
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        let bytes = trim_start(input.bytes);
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            ReadError::new(
+                json_error_location(input.name, input.bytes, &e),
+                format!("the checkpoint is not valid JSON: {e}"),
+            )
+            .with_hint(DAMAGED_HINT)
+        })?;
+        let mut meta = Meta {
+            source_format: Some(NAME.into()),
+            ..Meta::default()
+        };
+        let history = match value {
+            Value::Array(h) => {
+                meta.hints.insert(HINT_FORM.into(), "array".into());
+                h
+            }
+            Value::Object(mut o) => match o.shift_remove("history") {
+                Some(Value::Array(h)) => {
+                    meta.hints.insert(HINT_FORM.into(), "object".into());
+                    meta.extra = o;
+                    h
+                }
+                _ => return Err(not_a_checkpoint(input.name)),
+            },
+            _ => return Err(not_a_checkpoint(input.name)),
+        };
+        if ends_with_newline(input.bytes) {
+            meta.hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
+        }
+        let mut diagnostics = Vec::new();
+        let mut nodes: Vec<Node> = Vec::with_capacity(history.len());
+        for (i, entry) in history.into_iter().enumerate() {
+            let parent = nodes.last().map(|n| n.id.clone());
+            let id = format!("{}", i + 1);
+            let Value::Object(mut content) = entry else {
+                diagnostics.push(Diagnostic {
+                    code: "entry-not-object",
+                    severity: Severity::Warning,
+                    location: Location::file(input.name),
+                    message: format!("history entry {} is not an object; kept as is", i + 1),
+                });
+                let mut m = Message::new(Role::User, Vec::new());
+                m.parts.push(Part::new(Content::Other { value: entry }));
+                nodes.push(node(id, parent, m, Extra::new()));
+                continue;
+            };
+            let role = content
+                .shift_remove("role")
+                .and_then(|r| r.as_str().map(String::from));
+            let parts = content
+                .shift_remove("parts")
+                .map(|p| parts_from_union(&p))
+                .unwrap_or_default();
+            let mut hints = Extra::new();
+            if i == 0 && is_context(&parts) {
+                hints.insert(HINT_CONTEXT.into(), true.into());
+            }
+            let mut m = Message::new(role_from_gemini(role.as_deref(), &parts), parts);
+            if let Some(r) = role.filter(|r| r != "user" && r != "model") {
+                // Keep an unusual role word so it is written back as it was.
+                m.extra.insert("role".into(), r.into());
+            }
+            m.extra.extend(content);
+            nodes.push(node(id, parent, m, hints));
+        }
+        Ok(ReadOutcome {
+            session: Session { meta, nodes },
+            diagnostics,
+        })
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        let mut losses = LossReport::default();
+        let (session, left_out) = session
+            .branch(options.leaf.as_deref())
+            .map_err(WriteError)?;
+        losses.add(
+            "other-branches",
+            left_out,
+            "nodes on other branches (a checkpoint holds one branch; choose with --leaf)",
+        );
+        let own = session.meta.source_format.as_deref() == Some(NAME);
+        let mut history = Vec::with_capacity(session.nodes.len() + 1);
+        let starts_with_context = session.nodes.first().is_some_and(|n| {
+            n.hints.get(HINT_CONTEXT) == Some(&Value::Bool(true))
+                || n.message().is_some_and(|m| is_context(&m.parts))
+        });
+        if !starts_with_context && !options.checkpoint_no_context && !session.nodes.is_empty() {
+            history.push(content(
+                "user",
+                vec![Part::text(CONTEXT_TEXT)],
+                &Extra::new(),
+            ));
+        }
+        for node in &session.nodes {
+            let Body::Message(m) = &node.body else {
+                losses.add(
+                    "events",
+                    1,
+                    "session events (a checkpoint holds only the API history)",
+                );
+                continue;
+            };
+            let Some(role) = gemini_role(m.role, &m.parts) else {
+                losses.add(
+                    "notices",
+                    1,
+                    "info/warning/error notices (never sent to the model)",
+                );
+                continue;
+            };
+            if !own {
+                count_metadata_losses(node, m, &mut losses);
+            }
+            let role = m.extra.get("role").and_then(Value::as_str).unwrap_or(role);
+            history.push(content(role, m.parts.clone(), &m.extra));
+        }
+        let array_form = options.checkpoint_array
+            || session.meta.hints.get(HINT_FORM).and_then(Value::as_str) == Some("array");
+        let value = if array_form {
+            Value::Array(history)
+        } else {
+            let mut obj = Map::new();
+            obj.insert("history".into(), Value::Array(history));
+            for (k, v) in &session.meta.extra {
+                obj.insert(k.clone(), v.clone());
+            }
+            Value::Object(obj)
+        };
+        // Only a file of this format keeps its final newline; conversions write the CLI's layout.
+        let newline = session.meta.source_format.as_deref() == Some(NAME)
+            && session.meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
+        Ok(Written {
+            bytes: to_pretty_js(&value, newline),
+            losses,
+        })
+    }
+
+    fn keys(&self, record: &[u8]) -> Option<Keys> {
+        #[derive(serde::Deserialize)]
+        struct K<'a> {
+            #[serde(borrow)]
+            role: Option<std::borrow::Cow<'a, str>>,
+        }
+        let k: K = serde_json::from_slice(record).ok()?;
+        Some(Keys {
+            kind: k.role.map(Into::into),
+            ..Keys::default()
+        })
+    }
+}
+
+fn not_a_checkpoint(file: &str) -> ReadError {
+    ReadError::new(
+        Location::file(file),
+        "not a checkpoint: expected a JSON array of {role, parts} or an object with `history` (Gemini CLI would load this as an empty conversation)",
+    )
+}
+
+fn node(id: String, parent: Option<String>, m: Message, hints: Extra) -> Node {
+    Node {
+        id,
+        parent,
+        timestamp: None,
+        body: Body::Message(m),
+        extra: Extra::new(),
+        hints,
+    }
+}
+
+fn content(role: &str, parts: Vec<Part>, extra: &Extra) -> Value {
+    let mut obj = Map::new();
+    obj.insert("role".into(), role.into());
+    obj.insert("parts".into(), parts_to_json(&parts));
+    for (k, v) in extra {
+        if k != "role" {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(obj)
+}
+
+fn is_context(parts: &[Part]) -> bool {
+    match parts.first().map(|p| &p.content) {
+        Some(Content::Text { text }) => CONTEXT_STARTS.iter().any(|s| text.starts_with(s)),
+        _ => false,
+    }
+}
+
+/// A checkpoint keeps only what the model sees: say what else the session had.
+fn count_metadata_losses(node: &Node, m: &Message, losses: &mut LossReport) {
+    if node.timestamp.is_some() {
+        losses.add("timestamps", 1, "message timestamps");
+    }
+    if m.model.is_some() {
+        losses.add("model-names", 1, "the model name of each reply");
+    }
+    if m.usage.is_some() {
+        losses.add("usage", 1, "token usage");
+    }
+    for p in &m.parts {
+        match &p.content {
+            Content::ToolCall { extra, .. } if !extra.is_empty() => losses.add(
+                "tool-call-details",
+                1,
+                "tool call details shown in the CLI (status, display name, description)",
+            ),
+            Content::ToolResult {
+                status, display, ..
+            } if status.is_some() || display.is_some() => losses.add(
+                "tool-result-display",
+                1,
+                "tool result status and display text",
+            ),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,904 @@
+//! Gemini CLI legacy session JSON (`gemini-json`): one pretty-printed ConversationRecord per
+//! file, written by Gemini CLI v0.4 to v0.38 and Qwen Code up to v0.3. See FORMATS.md 1.
+//!
+//! Mapping to the model: each MessageRecord is a node chained to the one before it. A `gemini`
+//! message becomes an assistant message (thought summaries, then content, then tool calls);
+//! the results stored inside its `toolCalls[].result` become a tool message right after it,
+//! so that every format sees calls and results the same way. The writer folds them back.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::gemini_content::{parts_from_union, parts_to_json, take_string};
+use super::{
+    Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
+    WriteError, WriteOptions, Written, ends_with_newline, json_error_location, ordered,
+    to_pretty_js, trim_start,
+};
+use crate::diag::{Diagnostic, Location, LossReport, Severity};
+use crate::ids::sha256_hex;
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
+
+pub struct GeminiJson;
+
+pub const NAME: &str = "gemini-json";
+
+/// Key order of the CLI's ConversationRecord, MessageRecord and ToolCallRecord. Keys the CLI
+/// adds later (`kind`, `summary`, `directories`) land in the order they were added, so the
+/// reader records the order it saw (`HINT_KEYS`) and the writer follows it.
+const SESSION_ORDER: &[&str] = &[
+    "sessionId",
+    "projectHash",
+    "startTime",
+    "lastUpdated",
+    "messages",
+    "kind",
+    "summary",
+    "directories",
+];
+const MESSAGE_ORDER: &[&str] = &[
+    "id",
+    "timestamp",
+    "type",
+    "content",
+    "displayContent",
+    "thoughts",
+    "tokens",
+    "model",
+    "toolCalls",
+];
+/// The rest of a ToolCallRecord (displayName, description, ...) keeps the order it was read in.
+const TOOL_CALL_ORDER: &[&str] = &[
+    "id",
+    "name",
+    "args",
+    "result",
+    "status",
+    "timestamp",
+    "resultDisplay",
+];
+
+/// Hints this format leaves for its own writer.
+const HINT_CONTENT: &str = "gemini-json.content";
+const HINT_RESULTS: &str = "gemini-json.results";
+const HINT_KEYS: &str = "gemini-json.keys";
+/// Kind of the event that keeps a message of a type this reader does not know.
+const UNKNOWN_MESSAGE: &str = "gemini-json.message";
+
+impl Format for GeminiJson {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Gemini CLI legacy session JSON (v0.4-v0.38; Qwen Code up to v0.3)"
+    }
+
+    fn tool(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        false
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        let head = trim_start(head);
+        if !head.starts_with(b"{") {
+            return 0;
+        }
+        let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+        let has = |k: &str| text.contains(&format!("\"{k}\""));
+        let first_line_ends_object = head
+            .iter()
+            .position(|&b| b == b'\n')
+            .is_some_and(|nl| trim_end(&head[..nl]).ends_with(b"}"));
+        if first_line_ends_object {
+            // One object per line: that is JSONL, not this format.
+            return 0;
+        }
+        if has("sessionId") && has("messages") {
+            90
+        } else if has("sessionId") && has("projectHash") {
+            70
+        } else if path.is_some_and(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("session-") && n.ends_with(".json"))
+        }) {
+            40
+        } else {
+            0
+        }
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        let bytes = trim_start(input.bytes);
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            let at = json_error_location(input.name, input.bytes, &e);
+            let what = if e.is_eof() {
+                "the session JSON ends before it is complete (truncated, probably by a crash)"
+            } else {
+                "the session JSON is not valid"
+            };
+            ReadError::new(at, format!("{what}: {e}")).with_hint(DAMAGED_HINT)
+        })?;
+        let Value::Object(mut root) = value else {
+            return Err(ReadError::new(
+                Location::file(input.name),
+                "expected a JSON object (a Gemini session) at the top level",
+            ));
+        };
+        let root_keys: Vec<String> = root.keys().cloned().collect();
+        let messages = match root.shift_remove("messages") {
+            Some(Value::Array(m)) => m,
+            _ => {
+                return Err(ReadError::new(
+                    Location::file(input.name),
+                    "no `messages` array: this is not a Gemini session file",
+                ));
+            }
+        };
+        let mut diagnostics = Vec::new();
+        let mut meta_hints = Extra::new();
+        meta_hints.insert(HINT_KEYS.into(), key_list(&root_keys));
+        if ends_with_newline(input.bytes) {
+            meta_hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
+        }
+        let meta = Meta {
+            id: take_string(&mut root, "sessionId"),
+            project_hash: take_string(&mut root, "projectHash"),
+            start_time: take_string(&mut root, "startTime"),
+            last_updated: take_string(&mut root, "lastUpdated"),
+            summary: take_string(&mut root, "summary"),
+            directories: take_string_list(&mut root, "directories"),
+            source_format: Some(NAME.into()),
+            extra: root,
+            hints: meta_hints,
+            ..Meta::default()
+        };
+        let mut nodes: Vec<Node> = Vec::with_capacity(messages.len() * 2);
+        let mut seen = std::collections::HashSet::new();
+        for (i, m) in messages.into_iter().enumerate() {
+            let parent = nodes.last().map(|n| n.id.clone());
+            let mut new = message_to_nodes(m, i, parent, &mut diagnostics, input.name);
+            for n in &mut new {
+                if !seen.insert(n.id.clone()) {
+                    let renamed = format!("{}#{}", n.id, i);
+                    diagnostics.push(Diagnostic {
+                        code: "duplicate-id",
+                        severity: Severity::Warning,
+                        location: Location::file(input.name),
+                        message: format!(
+                            "message {} repeats id {:?}; read as {:?}",
+                            i + 1,
+                            n.id,
+                            renamed
+                        ),
+                    });
+                    n.id = renamed.clone();
+                    seen.insert(renamed);
+                }
+            }
+            // Chain the second node of a pair (the tool results) to the first after renames.
+            if new.len() == 2 {
+                new[1].parent = Some(new[0].id.clone());
+            }
+            nodes.extend(new);
+        }
+        Ok(ReadOutcome {
+            session: Session { meta, nodes },
+            diagnostics,
+        })
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        let mut losses = LossReport::default();
+        let (session, left_out) = session
+            .branch(options.leaf.as_deref())
+            .map_err(WriteError)?;
+        losses.add(
+            "other-branches",
+            left_out,
+            "nodes on other branches (this format holds one branch; choose with --leaf)",
+        );
+        let now = options.now.clone().unwrap_or_default();
+        let mut messages: Vec<Map<String, Value>> = Vec::new();
+        let mut last_ts = session.meta.start_time.clone();
+        for node in &session.nodes {
+            if node.timestamp.is_some() {
+                last_ts = node.timestamp.clone();
+            }
+            match &node.body {
+                Body::Event(Event::Custom { kind, data }) if kind == UNKNOWN_MESSAGE => {
+                    if let Value::Object(m) = data {
+                        messages.push(m.clone());
+                    }
+                }
+                Body::Event(e) => losses.add(
+                    "events",
+                    1,
+                    format!(
+                        "session events ({}) have no place in a Gemini session",
+                        e.kind()
+                    ),
+                ),
+                Body::Message(m) if m.role == Role::Tool => {
+                    if !fold_results(&mut messages, node) {
+                        let ts = node
+                            .timestamp
+                            .clone()
+                            .or(last_ts.clone())
+                            .unwrap_or(now.clone());
+                        messages.push(write_message(node, m, "user", ts, &mut losses));
+                    }
+                }
+                Body::Message(m) => {
+                    let kind = match m.role {
+                        Role::User => "user",
+                        Role::Assistant => "gemini",
+                        Role::Info => "info",
+                        Role::Warning => "warning",
+                        Role::Error => "error",
+                        Role::Tool => "user",
+                        Role::System => {
+                            losses.add(
+                                "system-messages",
+                                1,
+                                "system messages written as `info` notices (Gemini sessions have no system role)",
+                            );
+                            "info"
+                        }
+                    };
+                    let ts = node
+                        .timestamp
+                        .clone()
+                        .or(last_ts.clone())
+                        .unwrap_or(now.clone());
+                    messages.push(write_message(node, m, kind, ts, &mut losses));
+                }
+            }
+        }
+        let meta = &session.meta;
+        let mut root = meta.extra.clone();
+        let first_ts = messages
+            .first()
+            .and_then(|m| m.get("timestamp"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        let last = messages
+            .last()
+            .and_then(|m| m.get("timestamp"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        root.insert(
+            "sessionId".into(),
+            meta.id.clone().unwrap_or_default().into(),
+        );
+        let hash = meta
+            .project_hash
+            .clone()
+            .or_else(|| meta.cwd.as_deref().map(sha256_hex))
+            .unwrap_or_default();
+        root.insert("projectHash".into(), hash.into());
+        root.insert(
+            "startTime".into(),
+            meta.start_time
+                .clone()
+                .or(first_ts)
+                .unwrap_or(now.clone())
+                .into(),
+        );
+        root.insert(
+            "lastUpdated".into(),
+            meta.last_updated.clone().or(last).unwrap_or(now).into(),
+        );
+        root.insert(
+            "messages".into(),
+            Value::Array(messages.into_iter().map(Value::Object).collect()),
+        );
+        if let Some(s) = &meta.summary {
+            root.insert("summary".into(), s.clone().into());
+        }
+        if let Some(d) = &meta.directories {
+            root.insert("directories".into(), d.clone().into());
+        }
+        if meta.title.is_some() && meta.source_format.as_deref() != Some(NAME) {
+            losses.add("title", 1, "the session title (no field for it)");
+        }
+        let root = ordered_as_read(root, &meta.hints, SESSION_ORDER);
+        // Only a file of this format keeps its final newline; conversions write the CLI's layout.
+        let newline = meta.source_format.as_deref() == Some(NAME)
+            && meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
+        Ok(Written {
+            bytes: to_pretty_js(&Value::Object(root), newline),
+            losses,
+        })
+    }
+
+    fn keys(&self, record: &[u8]) -> Option<Keys> {
+        #[derive(serde::Deserialize)]
+        struct K<'a> {
+            #[serde(borrow)]
+            id: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, rename = "type")]
+            kind: Option<std::borrow::Cow<'a, str>>,
+        }
+        let k: K = serde_json::from_slice(record).ok()?;
+        Some(Keys {
+            id: k.id.map(Into::into),
+            kind: k.kind.map(Into::into),
+            ..Keys::default()
+        })
+    }
+}
+
+fn trim_end(b: &[u8]) -> &[u8] {
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |p| p + 1);
+    &b[..end]
+}
+
+fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<String>> {
+    let Some(Value::Array(items)) = map.get(key) else {
+        return None;
+    };
+    let list: Option<Vec<String>> = items.iter().map(|v| v.as_str().map(String::from)).collect();
+    if list.is_some() {
+        map.shift_remove(key);
+    }
+    list
+}
+
+/// One MessageRecord as one node, or two when it carries tool results.
+fn message_to_nodes(
+    value: Value,
+    index: usize,
+    parent: Option<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+    file: &str,
+) -> Vec<Node> {
+    let Value::Object(mut m) = value else {
+        diagnostics.push(Diagnostic {
+            code: "message-not-object",
+            severity: Severity::Warning,
+            location: Location::file(file),
+            message: format!("message {} is not an object; kept as is", index + 1),
+        });
+        return vec![custom_node(format!("message-{}", index + 1), parent, value)];
+    };
+    let id = match m.get("id") {
+        Some(Value::String(s)) => s.clone(),
+        _ => format!("message-{}", index + 1),
+    };
+    let role = match m.get("type").and_then(Value::as_str) {
+        Some("user") => Role::User,
+        Some("gemini") => Role::Assistant,
+        Some("info") => Role::Info,
+        Some("warning") => Role::Warning,
+        Some("error") => Role::Error,
+        other => {
+            diagnostics.push(Diagnostic {
+                code: "unknown-message-type",
+                severity: Severity::Info,
+                location: Location::file(file),
+                message: format!(
+                    "message {} has type {:?}, which this version does not know; kept as is",
+                    index + 1,
+                    other.unwrap_or("(none)")
+                ),
+            });
+            return vec![custom_node(id, parent, Value::Object(m))];
+        }
+    };
+    let mut hints = Extra::new();
+    hints.insert(
+        HINT_KEYS.into(),
+        key_list(&m.keys().cloned().collect::<Vec<_>>()),
+    );
+    m.shift_remove("id");
+    m.shift_remove("type");
+    let timestamp = take_string(&mut m, "timestamp");
+    let mut parts = Vec::new();
+    // An empty list stays as it was (in `extra`): the writer only writes non-empty ones.
+    if let Some(Value::Array(thoughts)) = m
+        .get("thoughts")
+        .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        let thoughts = thoughts.clone();
+        m.shift_remove("thoughts");
+        parts.extend(thoughts.into_iter().map(thought_part));
+    }
+    match m.shift_remove("content") {
+        Some(content) => {
+            let shape = match &content {
+                Value::String(_) => "string",
+                Value::Array(_) => "array",
+                _ => "part",
+            };
+            hints.insert(HINT_CONTENT.into(), shape.into());
+            parts.extend(
+                parts_from_union(&content)
+                    .into_iter()
+                    .filter(|p| !matches!(&p.content, Content::Text { text } if text.is_empty() && shape == "string")),
+            );
+        }
+        None => {
+            hints.insert(HINT_CONTENT.into(), "absent".into());
+        }
+    }
+    let mut results: Vec<Part> = Vec::new();
+    let mut result_shapes = Vec::new();
+    let mut result_ts: Option<String> = None;
+    if let Some(Value::Array(calls)) = m
+        .get("toolCalls")
+        .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        let calls = calls.clone();
+        m.shift_remove("toolCalls");
+        for call in calls {
+            let (call_part, result_parts, shape) = tool_call(call);
+            if let Content::ToolCall { extra, .. } = &call_part.content
+                && !result_parts.is_empty()
+                && let Some(Value::String(ts)) = extra.get("timestamp")
+                && result_ts.as_deref().is_none_or(|t| t < ts.as_str())
+            {
+                result_ts = Some(ts.clone());
+            }
+            parts.push(call_part);
+            if let Some(shape) = shape {
+                result_shapes
+                    .push(serde_json::json!({"parts": result_parts.len(), "shape": shape}));
+                results.extend(result_parts);
+            }
+        }
+    }
+    let usage = match m.get("tokens") {
+        Some(Value::Object(t)) => {
+            let t = t.clone();
+            m.shift_remove("tokens");
+            Some(usage_from_tokens(t))
+        }
+        _ => None,
+    };
+    let model = take_string(&mut m, "model");
+    let message = Message {
+        role,
+        parts,
+        model,
+        usage,
+        extra: m,
+    };
+    let first = Node {
+        id: id.clone(),
+        parent,
+        timestamp: timestamp.clone(),
+        body: Body::Message(message),
+        extra: Extra::new(),
+        hints,
+    };
+    if result_shapes.is_empty() {
+        return vec![first];
+    }
+    let mut tool_hints = Extra::new();
+    tool_hints.insert(HINT_RESULTS.into(), Value::Array(result_shapes));
+    vec![
+        first,
+        Node {
+            id: format!("{id}.results"),
+            parent: Some(id),
+            timestamp: result_ts.or(timestamp),
+            body: Body::Message(Message::new(Role::Tool, results)),
+            extra: Extra::new(),
+            hints: tool_hints,
+        },
+    ]
+}
+
+fn custom_node(id: String, parent: Option<String>, data: Value) -> Node {
+    Node {
+        id,
+        parent,
+        timestamp: data
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(String::from),
+        body: Body::Event(Event::Custom {
+            kind: UNKNOWN_MESSAGE.into(),
+            data,
+        }),
+        extra: Extra::new(),
+        hints: Extra::new(),
+    }
+}
+
+fn thought_part(value: Value) -> Part {
+    match value {
+        Value::Object(mut t) => {
+            let subject = take_string(&mut t, "subject");
+            let text = take_string(&mut t, "description").unwrap_or_default();
+            Part::new(Content::Thought {
+                text,
+                subject,
+                encrypted: None,
+                extra: t,
+            })
+        }
+        other => Part::new(Content::Other { value: other }),
+    }
+}
+
+/// A ToolCallRecord as its call part, its result parts, and the shape its `result` had
+/// (`None` when it had no result).
+fn tool_call(value: Value) -> (Part, Vec<Part>, Option<&'static str>) {
+    let Value::Object(mut tc) = value else {
+        return (Part::new(Content::Other { value }), Vec::new(), None);
+    };
+    let id = take_string(&mut tc, "id");
+    let name = take_string(&mut tc, "name").unwrap_or_default();
+    let args = tc.shift_remove("args").unwrap_or(Value::Object(Map::new()));
+    let result = match tc.get("result") {
+        Some(Value::Null) | None => None,
+        Some(_) => tc.shift_remove("result"),
+    };
+    let Some(result) = result else {
+        let call = Content::ToolCall {
+            id,
+            name,
+            args,
+            extra: tc,
+        };
+        return (Part::new(call), Vec::new(), None);
+    };
+    let shape = match &result {
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        _ => "part",
+    };
+    let status = take_string(&mut tc, "status");
+    let display = tc.shift_remove("resultDisplay");
+    let mut parts = parts_from_union(&result);
+    // The call's status and display belong to its result: put them on the first response.
+    let failed = status.as_deref() == Some("error");
+    if let Some(Part {
+        content:
+            Content::ToolResult {
+                status: s,
+                display: d,
+                is_error,
+                ..
+            },
+        ..
+    }) = parts
+        .iter_mut()
+        .find(|p| matches!(p.content, Content::ToolResult { .. }))
+    {
+        *s = status;
+        *d = display;
+        *is_error |= failed;
+    } else {
+        // No functionResponse to carry them: keep them on the call.
+        if let Some(s) = status {
+            tc.insert("status".into(), s.into());
+        }
+        if let Some(d) = display {
+            tc.insert("resultDisplay".into(), d);
+        }
+    }
+    let call = Content::ToolCall {
+        id,
+        name,
+        args,
+        extra: tc,
+    };
+    (Part::new(call), parts, Some(shape))
+}
+
+fn usage_from_tokens(mut t: Map<String, Value>) -> Usage {
+    let mut take = |k: &str| match t.get(k) {
+        Some(Value::Number(n)) if n.is_u64() => {
+            let v = n.as_u64();
+            t.shift_remove(k);
+            v
+        }
+        _ => None,
+    };
+    Usage {
+        input: take("input"),
+        output: take("output"),
+        cached: take("cached"),
+        thoughts: take("thoughts"),
+        tool: take("tool"),
+        total: take("total"),
+        extra: t,
+    }
+}
+
+fn tokens_from_usage(u: &Usage) -> Value {
+    let mut t = Map::new();
+    let mut put = |k: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            t.insert(k.into(), v.into());
+        }
+    };
+    put("input", u.input);
+    put("output", u.output);
+    put("cached", u.cached);
+    put("thoughts", u.thoughts);
+    put("tool", u.tool);
+    put("total", u.total);
+    for (k, v) in &u.extra {
+        t.insert(k.clone(), v.clone());
+    }
+    // The CLI always writes input, output, cached and total.
+    for k in ["input", "output", "cached", "total"] {
+        t.entry(k).or_insert(0.into());
+    }
+    Value::Object(ordered(
+        t,
+        &["input", "output", "cached", "thoughts", "tool", "total"],
+    ))
+}
+
+fn write_message(
+    node: &Node,
+    m: &Message,
+    kind: &str,
+    timestamp: String,
+    losses: &mut LossReport,
+) -> Map<String, Value> {
+    let mut out = m.extra.clone();
+    out.extend(node.extra.clone());
+    out.insert("id".into(), node.id.clone().into());
+    out.insert("timestamp".into(), timestamp.into());
+    out.insert("type".into(), kind.into());
+    let mut thoughts = Vec::new();
+    let mut calls = Vec::new();
+    let mut content = Vec::new();
+    for p in &m.parts {
+        match &p.content {
+            Content::Thought {
+                text,
+                subject,
+                extra,
+                ..
+            } if kind == "gemini" => {
+                let mut t = Map::new();
+                t.insert("subject".into(), subject.clone().unwrap_or_default().into());
+                t.insert("description".into(), text.clone().into());
+                t.extend(extra.clone());
+                if p.signature.is_some() {
+                    losses.add(
+                        "thought-signatures",
+                        1,
+                        "thought signatures (legacy sessions keep thought summaries only)",
+                    );
+                }
+                thoughts.push(Value::Object(t));
+            }
+            Content::ToolCall {
+                id,
+                name,
+                args,
+                extra,
+            } if kind == "gemini" => {
+                let mut c = extra.clone();
+                if let Some(id) = id {
+                    c.insert("id".into(), id.clone().into());
+                }
+                c.insert("name".into(), name.clone().into());
+                c.insert("args".into(), args.clone());
+                c.entry("status").or_insert("success".into());
+                if p.signature.is_some() {
+                    losses.add(
+                        "thought-signatures",
+                        1,
+                        "thought signatures (legacy sessions keep thought summaries only)",
+                    );
+                }
+                calls.push(c);
+            }
+            _ => content.push(p.clone()),
+        }
+    }
+    let shape = node.hints.get(HINT_CONTENT).and_then(Value::as_str);
+    let single_text = match content.as_slice() {
+        [] => Some(String::new()),
+        [
+            Part {
+                content: Content::Text { text },
+                signature: None,
+                extra,
+            },
+        ] if extra.is_empty() => Some(text.clone()),
+        _ => None,
+    };
+    let content_value = match (shape, single_text) {
+        (Some("absent"), Some(t)) if t.is_empty() => None,
+        (Some("array"), _) => Some(parts_to_json(&content)),
+        (Some("part"), _) if content.len() == 1 => {
+            Some(super::gemini_content::part_to_json(&content[0]))
+        }
+        (_, Some(t)) => Some(Value::String(t)),
+        _ => Some(parts_to_json(&content)),
+    };
+    if let Some(c) = content_value {
+        out.insert("content".into(), c);
+    }
+    if !thoughts.is_empty() {
+        out.insert("thoughts".into(), Value::Array(thoughts));
+    }
+    if let Some(u) = &m.usage {
+        out.insert("tokens".into(), tokens_from_usage(u));
+    }
+    if let Some(model) = &m.model {
+        out.insert("model".into(), model.clone().into());
+    }
+    if !calls.is_empty() {
+        let calls = calls
+            .into_iter()
+            .map(|c| Value::Object(ordered(c, TOOL_CALL_ORDER)))
+            .collect();
+        out.insert("toolCalls".into(), Value::Array(calls));
+    }
+    ordered_as_read(out, &node.hints, MESSAGE_ORDER)
+}
+
+/// Puts a tool message's results into the `toolCalls` of the assistant message they answer.
+/// Returns false when there is no such message (the results are then written on their own).
+fn fold_results(messages: &mut [Map<String, Value>], tool: &Node) -> bool {
+    let Some(last) = messages.last_mut() else {
+        return false;
+    };
+    if last.get("type").and_then(Value::as_str) != Some("gemini") {
+        return false;
+    }
+    let Some(Value::Array(calls)) = last.get_mut("toolCalls") else {
+        return false;
+    };
+    let groups = group_results(tool);
+    // Every group must find its call, or nothing is folded (no result is ever dropped).
+    let mut targets = Vec::with_capacity(groups.len());
+    for (i, g) in groups.iter().enumerate() {
+        let pos = match &g.call_id {
+            Some(id) => calls
+                .iter()
+                .position(|c| c.get("id").and_then(Value::as_str) == Some(id.as_str())),
+            None => (i < calls.len()).then_some(i),
+        };
+        match pos {
+            Some(p) if !targets.contains(&p) => targets.push(p),
+            _ => return false,
+        }
+    }
+    for (g, pos) in groups.into_iter().zip(targets) {
+        let Value::Object(call) = &mut calls[pos] else {
+            return false;
+        };
+        let result = match g.shape {
+            "string" if g.parts.len() == 1 => match &g.parts[0].content {
+                Content::Text { text } => Value::String(text.clone()),
+                _ => parts_to_json(&g.parts),
+            },
+            "part" if g.parts.len() == 1 => super::gemini_content::part_to_json(&g.parts[0]),
+            _ => parts_to_json(&g.parts),
+        };
+        call.insert("result".into(), result);
+        if let Some(s) = g.status {
+            call.insert("status".into(), s.into());
+        } else if g.is_error {
+            call.insert("status".into(), "error".into());
+        }
+        if let Some(d) = g.display {
+            call.insert("resultDisplay".into(), d);
+        }
+        let c = std::mem::take(call);
+        *call = ordered(c, TOOL_CALL_ORDER);
+    }
+    true
+}
+
+struct ResultGroup {
+    call_id: Option<String>,
+    shape: &'static str,
+    parts: Vec<Part>,
+    status: Option<String>,
+    display: Option<Value>,
+    is_error: bool,
+}
+
+/// Splits a tool message into one group per call: the layout the reader recorded when there is
+/// one, otherwise each function response starts a group and other parts join the one before.
+fn group_results(tool: &Node) -> Vec<ResultGroup> {
+    let mut groups: Vec<ResultGroup> = Vec::new();
+    let hints = &tool.hints;
+    let Some(tool) = tool.message() else {
+        return groups;
+    };
+    let recorded: Option<Vec<(usize, &'static str)>> =
+        hints.get(HINT_RESULTS).and_then(Value::as_array).map(|a| {
+            a.iter()
+                .map(|h| {
+                    let n = h.get("parts").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    let shape = match h.get("shape").and_then(Value::as_str) {
+                        Some("string") => "string",
+                        Some("part") => "part",
+                        _ => "array",
+                    };
+                    (n, shape)
+                })
+                .collect()
+        });
+    let fits = recorded
+        .as_ref()
+        .is_some_and(|r| r.iter().map(|(n, _)| n).sum::<usize>() == tool.parts.len());
+    if let (true, Some(layout)) = (fits, recorded) {
+        let mut rest = tool.parts.as_slice();
+        for (n, shape) in layout {
+            let (mine, tail) = rest.split_at(n);
+            rest = tail;
+            groups.push(new_group(mine.to_vec(), shape));
+        }
+        return groups;
+    }
+    for p in &tool.parts {
+        let starts = matches!(p.content, Content::ToolResult { .. });
+        if starts || groups.is_empty() {
+            groups.push(new_group(vec![p.clone()], "array"));
+        } else if let Some(g) = groups.last_mut() {
+            g.parts.push(p.clone());
+        }
+    }
+    groups
+}
+
+fn new_group(parts: Vec<Part>, shape: &'static str) -> ResultGroup {
+    let mut g = ResultGroup {
+        call_id: None,
+        shape,
+        parts,
+        status: None,
+        display: None,
+        is_error: false,
+    };
+    if let Some(Content::ToolResult {
+        call_id,
+        status,
+        display,
+        is_error,
+        ..
+    }) = g
+        .parts
+        .iter()
+        .map(|p| &p.content)
+        .find(|c| matches!(c, Content::ToolResult { .. }))
+    {
+        g.call_id = call_id.clone();
+        g.status = status.clone();
+        g.display = display.clone();
+        g.is_error = *is_error;
+    }
+    g
+}
+
+fn key_list(keys: &[String]) -> Value {
+    Value::Array(keys.iter().map(|k| Value::String(k.clone())).collect())
+}
+
+/// Orders keys as the reader saw them when it recorded that, else as the CLI writes them.
+fn ordered_as_read(
+    map: Map<String, Value>,
+    hints: &Extra,
+    canonical: &[&str],
+) -> Map<String, Value> {
+    match hints.get(HINT_KEYS).and_then(Value::as_array) {
+        Some(keys) => {
+            let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
+            ordered(ordered(map, canonical), &keys)
+        }
+        None => ordered(map, canonical),
+    }
+}

@@ -1,0 +1,297 @@
+//! One module per on-disk format. Each implements [`Format`]: `detect` from content (and name),
+//! `read` into the [`Session`] model with diagnostics, `write` back in that tool's exact layout
+//! with a loss report, and `keys`, the cheap per-record facts the checks need.
+//!
+//! Adding a format means adding one module and one line in [`all`].
+
+pub mod checkpoint;
+pub mod gemini_content;
+pub mod gemini_json;
+pub mod qwen_jsonl;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::diag::{Diagnostic, Location, LossReport, Severity};
+use crate::records::{Damage, Finding};
+use crate::model::Session;
+
+/// A file (or stdin) to read: its display name and its bytes.
+pub struct Input<'a> {
+    pub name: &'a str,
+    pub path: Option<&'a Path>,
+    pub bytes: &'a [u8],
+}
+
+/// What a reader made of a file.
+#[derive(Debug)]
+pub struct ReadOutcome {
+    pub session: Session,
+    /// Everything noticed on the way, in file order. Never empty when something was skipped.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A file this format cannot read at all.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{location}: {message}")]
+pub struct ReadError {
+    pub location: Location,
+    pub message: String,
+    /// What the user can do about it.
+    pub hint: Option<String>,
+}
+
+impl ReadError {
+    pub fn new(location: Location, message: impl Into<String>) -> Self {
+        ReadError {
+            location,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// For formats that hold one branch: the leaf to follow (default: the head).
+    pub leaf: Option<String>,
+    /// Checkpoint: write the bare `Content[]` array older Gemini CLIs read (before v0.16).
+    pub checkpoint_array: bool,
+    /// The time to write where the target needs one and the session has none (ISO 8601).
+    pub now: Option<String>,
+    /// The project folder to record where the target keys sessions by it and the session does
+    /// not say (`--cwd`).
+    pub cwd: Option<String>,
+    /// Checkpoint: do not put the CLI's context turn first (see `checkpoint`).
+    pub checkpoint_no_context: bool,
+}
+
+#[derive(Debug)]
+pub struct Written {
+    pub bytes: Vec<u8>,
+    pub losses: LossReport,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct WriteError(pub String);
+
+/// The cheap facts about one record that tree and format checks need, borrowed from the line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Keys {
+    pub id: Option<String>,
+    pub parent: Option<String>,
+    pub session_id: Option<String>,
+    pub kind: Option<String>,
+    pub seq: Option<u64>,
+}
+
+/// How sure a format is that some content is its own (0 = not at all, 100 = certain).
+pub type Confidence = u8;
+
+pub trait Format: Sync {
+    /// Stable name used on the command line (`gemini-json`).
+    fn name(&self) -> &'static str;
+    /// One line for `sessiontool formats`.
+    fn description(&self) -> &'static str;
+    /// The tool that writes it.
+    fn tool(&self) -> &'static str;
+    /// Whether files hold one JSON record per line (and so go through the records layer).
+    fn is_jsonl(&self) -> bool;
+    /// Judged from the first bytes of the content and, as a tie-breaker, the file name.
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence;
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError>;
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError>;
+    /// The keys of one record (a JSONL line, or one message of a whole-file format).
+    fn keys(&self, record: &[u8]) -> Option<Keys>;
+}
+
+/// Every format, in the order detection breaks ties.
+pub fn all() -> &'static [&'static dyn Format] {
+    &[
+        &qwen_jsonl::QwenJsonl,
+        &gemini_json::GeminiJson,
+        &checkpoint::Checkpoint,
+    ]
+}
+
+pub fn by_name(name: &str) -> Option<&'static dyn Format> {
+    all().iter().copied().find(|f| f.name() == name)
+}
+
+/// How many leading bytes detection looks at.
+pub const DETECT_HEAD: usize = 64 * 1024;
+
+/// The most likely format of some content, or `None` when no format recognises it.
+pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> {
+    let head = &bytes[..bytes.len().min(DETECT_HEAD)];
+    let mut best: Option<(&'static dyn Format, Confidence)> = None;
+    for &f in all() {
+        let c = f.detect(path, head);
+        if c > 0 && best.is_none_or(|(_, b)| c > b) {
+            best = Some((f, c));
+        }
+    }
+    best.map(|(f, _)| f)
+}
+
+/// The format a file name suggests for an output, when nothing else says.
+pub fn guess_from_name(path: &Path) -> Option<&'static dyn Format> {
+    let name = path.file_name()?.to_str()?;
+    if name.ends_with(".jsonl") {
+        by_name("qwen-jsonl")
+    } else if name.starts_with("checkpoint-") && name.ends_with(".json") {
+        by_name("checkpoint")
+    } else if name.ends_with(".json") {
+        by_name("gemini-json")
+    } else {
+        None
+    }
+}
+
+/// Skips a UTF-8 byte order mark and leading white space.
+pub(crate) fn trim_start(bytes: &[u8]) -> &[u8] {
+    let b = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    &b[start..]
+}
+
+/// Reorders an object's keys: those named in `order` first, in that order, then the rest in
+/// their existing order. Writers use it to put fields where the tool itself puts them.
+pub(crate) fn ordered(
+    mut map: serde_json::Map<String, serde_json::Value>,
+    order: &[&str],
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::with_capacity(map.len());
+    for key in order {
+        if let Some(v) = map.shift_remove(*key) {
+            out.insert((*key).to_string(), v);
+        }
+    }
+    out.extend(map);
+    out
+}
+
+/// The location of a JSON syntax error inside `bytes` (serde_json reports line and column).
+pub(crate) fn json_error_location(name: &str, bytes: &[u8], err: &serde_json::Error) -> Location {
+    let line = err.line().max(1) as u64;
+    let mut offset = 0u64;
+    let mut seen = 1u64;
+    for (i, &b) in bytes.iter().enumerate() {
+        if seen == line {
+            offset = i as u64;
+            break;
+        }
+        if b == b'\n' {
+            seen += 1;
+            offset = (i + 1) as u64;
+        }
+    }
+    let offset = (offset + err.column().saturating_sub(1) as u64).min(bytes.len() as u64);
+    Location::at(name, line, offset)
+}
+
+/// JSON as the JavaScript tools write it with `JSON.stringify(value, null, 2)`: no final
+/// newline, unless the file this session was read from had one (`final_newline`).
+pub(crate) fn to_pretty_js(value: &serde_json::Value, final_newline: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096);
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"  ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    serde::Serialize::serialize(value, &mut ser).expect("a Value always serializes");
+    if final_newline {
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The meta hint that records whether a whole-file JSON session ended with a newline (the
+/// tools write none, but files edited or copied by hand often have one).
+pub(crate) const HINT_FINAL_NEWLINE: &str = "json.final-newline";
+
+pub(crate) fn ends_with_newline(bytes: &[u8]) -> bool {
+    bytes.ends_with(b"\n")
+}
+
+/// What the records layer found, as diagnostics with their locations. Damage a reader can
+/// live with (a BOM, CRLF) is a warning; lost or unreadable bytes are errors.
+pub fn record_diagnostics(file: &str, findings: &[Finding]) -> Vec<Diagnostic> {
+    findings
+        .iter()
+        .map(|f| {
+            let (code, severity, message) = describe_damage(&f.damage, f.span.len);
+            Diagnostic {
+                code,
+                severity,
+                location: Location::at(file, f.span.line, f.span.offset),
+                message,
+            }
+        })
+        .collect()
+}
+
+fn describe_damage(damage: &Damage, len: u64) -> (&'static str, Severity, String) {
+    use Severity::*;
+    match damage {
+        Damage::Bom => ("bom", Warning, "file starts with a byte order mark".into()),
+        Damage::Crlf { lines } => (
+            "crlf",
+            Warning,
+            format!("{lines} line(s) from here end with CRLF"),
+        ),
+        Damage::BlankLine => ("blank-line", Info, "blank line".into()),
+        Damage::NulPadding { len } => (
+            "nul-padding",
+            Error,
+            format!("{len} NUL bytes (left by a crash or power loss)"),
+        ),
+        Damage::InvalidUtf8 { at } => (
+            "invalid-utf8",
+            Error,
+            format!("invalid UTF-8 at byte {at}"),
+        ),
+        Damage::Glued { records } => (
+            "glued-records",
+            Error,
+            format!("{records} records glued on one line (a write after a torn line)"),
+        ),
+        Damage::TornRecordGlued { fragment_len } => (
+            "torn-record-glued",
+            Error,
+            format!(
+                "a torn record ({fragment_len} bytes) with a complete record glued after it; the fragment is skipped"
+            ),
+        ),
+        Damage::TornTail => (
+            "torn-tail",
+            Error,
+            format!("the last line ({len} bytes) is cut off (the writer crashed); it is skipped"),
+        ),
+        Damage::InvalidJson { message } => (
+            "invalid-json",
+            Error,
+            format!("line is not valid JSON ({message}); it is skipped"),
+        ),
+        Damage::Oversized { len } => (
+            "oversized-line",
+            Error,
+            format!("line of {len} bytes is over the size limit; it is skipped"),
+        ),
+        Damage::MissingFinalNewline => (
+            "missing-final-newline",
+            Warning,
+            "the last line has no newline (the next append would glue onto it)".into(),
+        ),
+    }
+}
+
+/// Said when a whole-file JSON session cannot be parsed.
+pub(crate) const DAMAGED_HINT: &str = "the file is cut off or damaged (a tool crashed while rewriting it?); keep a copy of it as it is, and check that no tool is still writing it";

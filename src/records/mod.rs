@@ -1,0 +1,172 @@
+//! Records: splits the bytes of a JSONL file into records, one JSON value each, and names every
+//! kind of damage on the way, with its line and absolute byte offset.
+//!
+//! Nothing is silent and nothing is lost: every input byte is in exactly one of a yielded
+//! [`Record`], the span of a [`Finding`] whose [`Damage::excludes_span`] is true, or the line
+//! breaks and JSON whitespace around them. Format readers and `check` build on this; `repair`
+//! uses the spans to rewrite a file byte for byte.
+//!
+//! # What a line becomes
+//!
+//! Lines end at `\n`. Per line:
+//! - Longer than [`Options::max_line_len`] (bytes before the `\n`): [`Damage::Oversized`], never
+//!   buffered, nothing else looked at.
+//! - `\r\n`: the `\r` is stripped. Consecutive CRLF lines make one [`Damage::Crlf`] finding
+//!   with the number of lines, so a file with CRLF everywhere gives one finding.
+//! - A UTF-8 BOM at file offset 0 is stripped ([`Damage::Bom`]); elsewhere it is just bytes.
+//! - Invalid UTF-8: [`Damage::InvalidUtf8`] at the line's first bad byte (once per line);
+//!   records are yielded with U+FFFD replacement ([`Record::bytes`] is then owned).
+//! - NUL runs are stripped ([`Damage::NulPadding`]) and cut the line into segments analysed
+//!   on their own (NUL is never valid JSON, so a NUL run always marks damage).
+//! - Empty or whitespace-only: [`Damage::BlankLine`] (not for a line of NULs, which is padding).
+//! - A segment that is one valid JSON value is one record. Otherwise it is split, string-aware,
+//!   into leading objects at top-level `}{` / `} {`, each valid. What does not split is, in
+//!   this order of preference: a torn fragment followed by complete objects
+//!   ([`Damage::TornRecordGlued`]); on the unterminated last line, a torn tail
+//!   ([`Damage::TornTail`]); else [`Damage::InvalidJson`].
+//! - A line that yields more than one record (from any of its segments) gets one
+//!   [`Damage::Glued`] finding.
+//! - The last line without `\n`: a torn tail as above, or, when it ends with a record,
+//!   [`Damage::MissingFinalNewline`]. NULs (and whitespace) at the end of the file are padding:
+//!   the line before them is not torn when it ended with `\n`.
+//! - On the unterminated last line, bytes that are a valid JSON prefix cut short are a torn
+//!   tail even when a nested object closes at the cut (`{"a":{"b":1}` is not salvaged as
+//!   fragment `{"a":` + record `{"b":1}`); on a terminated line it is salvaged (writers append
+//!   `record\n` in one write, so a line ending in `\n` ends with a whole record).
+//!
+//! # Order of events
+//!
+//! In file order, line by line. For each line, its findings come first (ordered by offset),
+//! then its records (ordered by offset). A [`Damage::Crlf`] finding is emitted when its run
+//! ends: just before the events of the first line that does not end in `\r\n`, or at the end
+//! of the input; its span points back to the run's first line.
+
+mod damage;
+mod glue;
+mod jsonl;
+mod line;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod stream_tests;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::io::Read;
+
+pub use damage::{Damage, Finding, Span};
+pub use jsonl::{DEFAULT_CHUNK_SIZE, Splitter};
+
+use line::{Core, Item};
+
+/// Limits for the splitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Longest line (bytes before its `\n`) that is buffered and parsed. Default: 256 MiB.
+    pub max_line_len: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_line_len: 256 << 20,
+        }
+    }
+}
+
+/// Exactly one JSON value's bytes (BOM, NUL, CR and surrounding whitespace stripped) and where
+/// they are in the file. `bytes` borrows the input unless invalid UTF-8 had to be replaced
+/// (then `bytes.len()` may differ from `span.len`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record<'a> {
+    pub span: Span,
+    pub bytes: Cow<'a, [u8]>,
+}
+
+impl Record<'_> {
+    pub fn into_owned(self) -> OwnedRecord {
+        OwnedRecord {
+            span: self.span,
+            bytes: self.bytes.into_owned(),
+        }
+    }
+}
+
+/// A [`Record`] that owns its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedRecord {
+    pub span: Span,
+    pub bytes: Vec<u8>,
+}
+
+/// What the splitter yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event<'a> {
+    Record(Record<'a>),
+    Damage(Finding),
+}
+
+/// The whole stream into owned records and findings, each in file order.
+pub fn read_all<R: Read>(
+    reader: R,
+    options: Options,
+) -> std::io::Result<(Vec<OwnedRecord>, Vec<Finding>)> {
+    let mut splitter = Splitter::new(reader, options);
+    let mut records = Vec::new();
+    let mut findings = Vec::new();
+    while let Some(event) = splitter.next_event()? {
+        match event {
+            Event::Record(record) => records.push(record.into_owned()),
+            Event::Damage(finding) => findings.push(finding),
+        }
+    }
+    Ok((records, findings))
+}
+
+/// Same as [`read_all`] over bytes already in memory; records borrow `data` (unless invalid
+/// UTF-8 was replaced). Gives exactly what [`Splitter`] gives.
+pub fn split_slice(data: &[u8], options: Options) -> (Vec<Record<'_>>, Vec<Finding>) {
+    let mut core = Core::new(options.max_line_len);
+    let mut queue = VecDeque::new();
+    let mut records = Vec::new();
+    let mut findings = Vec::new();
+    let mut pos = 0;
+    let mut line = 1;
+    for newline in memchr::memchr_iter(b'\n', data) {
+        core.line(&data[pos..newline], line, pos as u64, true, &mut queue);
+        drain(&mut queue, &data[pos..], &mut records, &mut findings);
+        pos = newline + 1;
+        line += 1;
+    }
+    if pos < data.len() {
+        core.line(&data[pos..], line, pos as u64, false, &mut queue);
+    }
+    core.finish(&mut queue);
+    drain(&mut queue, &data[pos..], &mut records, &mut findings);
+    (records, findings)
+}
+
+/// Moves a line's items out of the queue; records borrow `line` (the bytes from the line's
+/// start).
+fn drain<'a>(
+    queue: &mut VecDeque<Item>,
+    line: &'a [u8],
+    records: &mut Vec<Record<'a>>,
+    findings: &mut Vec<Finding>,
+) {
+    for item in queue.drain(..) {
+        match item {
+            Item::Finding(finding) => findings.push(finding),
+            Item::Record { start, span, lossy } => {
+                let bytes = &line[start..start + span.len as usize];
+                records.push(Record {
+                    span,
+                    bytes: jsonl::record_bytes(bytes, lossy),
+                });
+            }
+        }
+    }
+}
