@@ -207,6 +207,26 @@ impl Part {
         Part::new(Content::Text { text: text.into() })
     }
 
+    /// Removes the fields only the format this part was read from understands (the `extra`
+    /// maps), for writing into another format. Returns how many fields were removed.
+    pub fn strip_extras(&mut self) -> usize {
+        let mut n = self.extra.len();
+        self.extra.clear();
+        match &mut self.content {
+            Content::Thought { extra, .. }
+            | Content::ToolCall { extra, .. }
+            | Content::ToolResult { extra, .. }
+            | Content::Media { extra, .. }
+            | Content::Code { extra, .. }
+            | Content::CodeResult { extra, .. } => {
+                n += extra.len();
+                extra.clear();
+            }
+            Content::Text { .. } | Content::Other { .. } => {}
+        }
+        n
+    }
+
     pub fn kind(&self) -> &'static str {
         match &self.content {
             Content::Text { .. } => "text",

@@ -21,7 +21,7 @@ use super::{
     trim_start,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
-use crate::model::{Body, Content, Extra, Message, Meta, Node, Part, Role, Session};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Session};
 
 pub struct Checkpoint;
 
@@ -29,8 +29,15 @@ pub const NAME: &str = "checkpoint";
 
 /// How the file was laid out: `"array"` or `"object"` (a meta hint).
 const HINT_FORM: &str = "checkpoint.form";
-/// Marks the node that is the CLI's context turn (a node hint).
-const HINT_CONTEXT: &str = "checkpoint.context";
+/// A Content that had no `parts` key (a node hint), so none is written back.
+const HINT_NO_PARTS: &str = "checkpoint.no-parts";
+/// Event kinds for history entries that are not conversation: the CLI's own context turn (and
+/// the model's "Got it" reply older CLIs put after it), and entries that are not objects. They
+/// are written back only into a checkpoint; other formats' tools add their own context.
+const CONTEXT_EVENT: &str = "checkpoint.context";
+const ENTRY_EVENT: &str = "checkpoint.entry";
+/// The reply Gemini CLI up to v0.7 wrote after its context turn.
+const CONTEXT_REPLY: &str = "Got it. Thanks for the context!";
 
 /// The first words of the context turns Gemini CLI itself writes, across versions.
 const CONTEXT_STARTS: &[&str] = &[
@@ -128,21 +135,34 @@ impl Format for Checkpoint {
                     location: Location::file(input.name),
                     message: format!("history entry {} is not an object; kept as is", i + 1),
                 });
-                let mut m = Message::new(Role::User, Vec::new());
-                m.parts.push(Part::new(Content::Other { value: entry }));
-                nodes.push(node(id, parent, m, Extra::new()));
+                nodes.push(event_node(id, parent, ENTRY_EVENT, entry));
                 continue;
             };
             let role = content
                 .shift_remove("role")
                 .and_then(|r| r.as_str().map(String::from));
-            let parts = content
-                .shift_remove("parts")
-                .map(|p| parts_from_union(&p))
-                .unwrap_or_default();
             let mut hints = Extra::new();
-            if i == 0 && is_context(&parts) {
-                hints.insert(HINT_CONTEXT.into(), true.into());
+            let parts = match content.shift_remove("parts") {
+                Some(p) => parts_from_union(&p),
+                None => {
+                    hints.insert(HINT_NO_PARTS.into(), true.into());
+                    Vec::new()
+                }
+            };
+            let after_context = nodes.len() == 1 && nodes[0].message().is_none();
+            if (i == 0 && is_context(&parts))
+                || (after_context && role.as_deref() == Some("model") && is_context_reply(&parts))
+            {
+                content.insert("role".into(), role.clone().into());
+                content.insert("parts".into(), parts_to_json(&parts));
+                let ordered = super::ordered(content, &["role", "parts"]);
+                nodes.push(event_node(
+                    id,
+                    parent,
+                    CONTEXT_EVENT,
+                    Value::Object(ordered),
+                ));
+                continue;
             }
             let mut m = Message::new(role_from_gemini(role.as_deref(), &parts), parts);
             if let Some(r) = role.filter(|r| r != "user" && r != "model") {
@@ -169,26 +189,42 @@ impl Format for Checkpoint {
             "nodes on other branches (a checkpoint holds one branch; choose with --leaf)",
         );
         let own = session.meta.source_format.as_deref() == Some(NAME);
+        // Parts of these formats are Gemini API parts: their unknown fields belong in a part.
+        let gemini_parts = own || session.meta.source_format.as_deref() == Some("qwen-jsonl");
         let mut history = Vec::with_capacity(session.nodes.len() + 1);
         let starts_with_context = session.nodes.first().is_some_and(|n| {
-            n.hints.get(HINT_CONTEXT) == Some(&Value::Bool(true))
+            matches!(&n.body, Body::Event(Event::Custom { kind, .. }) if kind == CONTEXT_EVENT)
                 || n.message().is_some_and(|m| is_context(&m.parts))
         });
-        if !starts_with_context && !options.checkpoint_no_context && !session.nodes.is_empty() {
+        if !own
+            && !starts_with_context
+            && !options.checkpoint_no_context
+            && !session.nodes.is_empty()
+        {
             history.push(content(
                 "user",
                 vec![Part::text(CONTEXT_TEXT)],
                 &Extra::new(),
+                false,
             ));
         }
         for node in &session.nodes {
-            let Body::Message(m) = &node.body else {
-                losses.add(
-                    "events",
-                    1,
-                    "session events (a checkpoint holds only the API history)",
-                );
-                continue;
+            let m = match &node.body {
+                Body::Message(m) => m,
+                Body::Event(Event::Custom { kind, data })
+                    if kind == CONTEXT_EVENT || kind == ENTRY_EVENT =>
+                {
+                    history.push(data.clone());
+                    continue;
+                }
+                Body::Event(_) => {
+                    losses.add(
+                        "events",
+                        1,
+                        "session events (a checkpoint holds only the API history)",
+                    );
+                    continue;
+                }
             };
             let Some(role) = gemini_role(m.role, &m.parts) else {
                 losses.add(
@@ -198,11 +234,25 @@ impl Format for Checkpoint {
                 );
                 continue;
             };
+            let mut parts = m.parts.clone();
             if !own {
                 count_metadata_losses(node, m, &mut losses);
+                if !gemini_parts {
+                    let dropped: usize = parts.iter_mut().map(Part::strip_extras).sum();
+                    losses.add(
+                        "part-fields",
+                        dropped,
+                        "fields the source format keeps on thoughts, tool calls and results (times, display names, descriptions) that are not part of the API content",
+                    );
+                }
             }
-            let role = m.extra.get("role").and_then(Value::as_str).unwrap_or(role);
-            history.push(content(role, m.parts.clone(), &m.extra));
+            let role = match own {
+                true => m.extra.get("role").and_then(Value::as_str).unwrap_or(role),
+                false => role,
+            };
+            let no_parts = own && parts.is_empty() && node.hints.contains_key(HINT_NO_PARTS);
+            let extra = if own { m.extra.clone() } else { Extra::new() };
+            history.push(content(role, parts, &extra, no_parts));
         }
         let array_form = options.checkpoint_array
             || session.meta.hints.get(HINT_FORM).and_then(Value::as_str) == Some("array");
@@ -211,8 +261,14 @@ impl Format for Checkpoint {
         } else {
             let mut obj = Map::new();
             obj.insert("history".into(), Value::Array(history));
-            for (k, v) in &session.meta.extra {
-                obj.insert(k.clone(), v.clone());
+            if own {
+                obj.extend(session.meta.extra.clone());
+            } else {
+                losses.add(
+                    "session-fields",
+                    session.meta.extra.len(),
+                    "session fields of the source format",
+                );
             }
             Value::Object(obj)
         };
@@ -257,16 +313,36 @@ fn node(id: String, parent: Option<String>, m: Message, hints: Extra) -> Node {
     }
 }
 
-fn content(role: &str, parts: Vec<Part>, extra: &Extra) -> Value {
+fn event_node(id: String, parent: Option<String>, kind: &str, data: Value) -> Node {
+    Node {
+        id,
+        parent,
+        timestamp: None,
+        body: Body::Event(Event::Custom {
+            kind: kind.into(),
+            data,
+        }),
+        extra: Extra::new(),
+        hints: Extra::new(),
+    }
+}
+
+fn content(role: &str, parts: Vec<Part>, extra: &Extra, no_parts: bool) -> Value {
     let mut obj = Map::new();
     obj.insert("role".into(), role.into());
-    obj.insert("parts".into(), parts_to_json(&parts));
+    if !no_parts {
+        obj.insert("parts".into(), parts_to_json(&parts));
+    }
     for (k, v) in extra {
         if k != "role" {
             obj.insert(k.clone(), v.clone());
         }
     }
     Value::Object(obj)
+}
+
+fn is_context_reply(parts: &[Part]) -> bool {
+    matches!(parts, [Part { content: Content::Text { text }, .. }] if text == CONTEXT_REPLY)
 }
 
 fn is_context(parts: &[Part]) -> bool {

@@ -204,7 +204,8 @@ impl Format for GeminiJson {
             "nodes on other branches (this format holds one branch; choose with --leaf)",
         );
         let now = options.now.clone().unwrap_or_default();
-        let mut messages: Vec<Map<String, Value>> = Vec::new();
+        let own = session.meta.source_format.as_deref() == Some(NAME);
+        let mut messages: Vec<Value> = Vec::new();
         let mut last_ts = session.meta.start_time.clone();
         for node in &session.nodes {
             if node.timestamp.is_some() {
@@ -212,9 +213,7 @@ impl Format for GeminiJson {
             }
             match &node.body {
                 Body::Event(Event::Custom { kind, data }) if kind == UNKNOWN_MESSAGE => {
-                    if let Value::Object(m) = data {
-                        messages.push(m.clone());
-                    }
+                    messages.push(data.clone());
                 }
                 Body::Event(e) => losses.add(
                     "events",
@@ -231,7 +230,8 @@ impl Format for GeminiJson {
                             .clone()
                             .or(last_ts.clone())
                             .unwrap_or(now.clone());
-                        messages.push(write_message(node, m, "user", ts, &mut losses));
+                        let w = write_message(node, m, "user", ts, own, &mut losses);
+                        messages.push(Value::Object(w));
                     }
                 }
                 Body::Message(m) => {
@@ -256,12 +256,20 @@ impl Format for GeminiJson {
                         .clone()
                         .or(last_ts.clone())
                         .unwrap_or(now.clone());
-                    messages.push(write_message(node, m, kind, ts, &mut losses));
+                    let w = write_message(node, m, kind, ts, own, &mut losses);
+                    messages.push(Value::Object(w));
                 }
             }
         }
         let meta = &session.meta;
-        let mut root = meta.extra.clone();
+        let mut root = if own { meta.extra.clone() } else { Map::new() };
+        if !own {
+            losses.add(
+                "session-fields",
+                meta.extra.len(),
+                "session fields of the source format (for example a checkpoint's authType)",
+            );
+        }
         let first_ts = messages
             .first()
             .and_then(|m| m.get("timestamp"))
@@ -280,6 +288,7 @@ impl Format for GeminiJson {
             .project_hash
             .clone()
             .or_else(|| meta.cwd.as_deref().map(sha256_hex))
+            .or_else(|| options.cwd.as_deref().map(sha256_hex))
             .unwrap_or_default();
         root.insert("projectHash".into(), hash.into());
         root.insert(
@@ -294,10 +303,7 @@ impl Format for GeminiJson {
             "lastUpdated".into(),
             meta.last_updated.clone().or(last).unwrap_or(now).into(),
         );
-        root.insert(
-            "messages".into(),
-            Value::Array(messages.into_iter().map(Value::Object).collect()),
-        );
+        root.insert("messages".into(), Value::Array(messages));
         if let Some(s) = &meta.summary {
             root.insert("summary".into(), s.clone().into());
         }
@@ -404,10 +410,7 @@ fn message_to_nodes(
     let timestamp = take_string(&mut m, "timestamp");
     let mut parts = Vec::new();
     // An empty list stays as it was (in `extra`): the writer only writes non-empty ones.
-    if let Some(Value::Array(thoughts)) = m
-        .get("thoughts")
-        .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
-    {
+    if let Some(Value::Array(thoughts)) = m.get("thoughts").filter(|t| all_objects(t)) {
         let thoughts = thoughts.clone();
         m.shift_remove("thoughts");
         parts.extend(thoughts.into_iter().map(thought_part));
@@ -433,10 +436,7 @@ fn message_to_nodes(
     let mut results: Vec<Part> = Vec::new();
     let mut result_shapes = Vec::new();
     let mut result_ts: Option<String> = None;
-    if let Some(Value::Array(calls)) = m
-        .get("toolCalls")
-        .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
-    {
+    if let Some(Value::Array(calls)) = m.get("toolCalls").filter(|t| all_objects(t)) {
         let calls = calls.clone();
         m.shift_remove("toolCalls");
         for call in calls {
@@ -648,10 +648,21 @@ fn write_message(
     m: &Message,
     kind: &str,
     timestamp: String,
+    own: bool,
     losses: &mut LossReport,
 ) -> Map<String, Value> {
-    let mut out = m.extra.clone();
-    out.extend(node.extra.clone());
+    // Fields another format kept are that format's; this one has no place for them.
+    let mut out = Map::new();
+    if own {
+        out.extend(m.extra.clone());
+        out.extend(node.extra.clone());
+    } else {
+        losses.add(
+            "record-fields",
+            m.extra.len() + node.extra.len(),
+            "fields of the source records that a Gemini session has no place for",
+        );
+    }
     out.insert("id".into(), node.id.clone().into());
     out.insert("timestamp".into(), timestamp.into());
     out.insert("type".into(), kind.into());
@@ -685,13 +696,26 @@ fn write_message(
                 args,
                 extra,
             } if kind == "gemini" => {
-                let mut c = extra.clone();
+                let mut c = if own { extra.clone() } else { Map::new() };
                 if let Some(id) = id {
                     c.insert("id".into(), id.clone().into());
                 }
                 c.insert("name".into(), name.clone().into());
                 c.insert("args".into(), args.clone());
-                c.entry("status").or_insert("success".into());
+                if !own {
+                    // The CLI records every call with a result, status and time; an answered
+                    // call gets its own when its result is folded in.
+                    c.insert("result".into(), Value::Null);
+                    c.insert("status".into(), "cancelled".into());
+                    if let Some(ts) = &node.timestamp {
+                        c.insert("timestamp".into(), ts.clone().into());
+                    }
+                    losses.add(
+                        "part-fields",
+                        extra.len(),
+                        "fields the source format keeps on tool calls",
+                    );
+                }
                 if p.signature.is_some() {
                     losses.add(
                         "thought-signatures",
@@ -749,8 +773,8 @@ fn write_message(
 
 /// Puts a tool message's results into the `toolCalls` of the assistant message they answer.
 /// Returns false when there is no such message (the results are then written on their own).
-fn fold_results(messages: &mut [Map<String, Value>], tool: &Node) -> bool {
-    let Some(last) = messages.last_mut() else {
+fn fold_results(messages: &mut [Value], tool: &Node) -> bool {
+    let Some(Value::Object(last)) = messages.last_mut() else {
         return false;
     };
     if last.get("type").and_then(Value::as_str) != Some("gemini") {
@@ -763,12 +787,21 @@ fn fold_results(messages: &mut [Map<String, Value>], tool: &Node) -> bool {
     // Every group must find its call, or nothing is folded (no result is ever dropped).
     let mut targets = Vec::with_capacity(groups.len());
     for (i, g) in groups.iter().enumerate() {
-        let pos = match &g.call_id {
-            Some(id) => calls
+        let by_id = g.call_id.as_deref().and_then(|id| {
+            calls
                 .iter()
-                .position(|c| c.get("id").and_then(Value::as_str) == Some(id.as_str())),
-            None => (i < calls.len()).then_some(i),
-        };
+                .position(|c| c.get("id").and_then(Value::as_str) == Some(id))
+        });
+        // Calls from the Gemini API often carry no id: match those by name, in order.
+        let pos = by_id.or_else(|| {
+            calls.iter().enumerate().position(|(j, c)| {
+                !targets.contains(&j)
+                    && c.get("id").is_none()
+                    && (g.name.is_none()
+                        || c.get("name").and_then(Value::as_str) == g.name.as_deref())
+            })
+        });
+        let pos = pos.or_else(|| (g.call_id.is_none() && i < calls.len()).then_some(i));
         match pos {
             Some(p) if !targets.contains(&p) => targets.push(p),
             _ => return false,
@@ -786,6 +819,11 @@ fn fold_results(messages: &mut [Map<String, Value>], tool: &Node) -> bool {
             "part" if g.parts.len() == 1 => super::gemini_content::part_to_json(&g.parts[0]),
             _ => parts_to_json(&g.parts),
         };
+        if call.get("id").is_none()
+            && let Some(id) = &g.call_id
+        {
+            call.insert("id".into(), id.clone().into());
+        }
         call.insert("result".into(), result);
         if let Some(s) = g.status {
             call.insert("status".into(), s.into());
@@ -803,6 +841,7 @@ fn fold_results(messages: &mut [Map<String, Value>], tool: &Node) -> bool {
 
 struct ResultGroup {
     call_id: Option<String>,
+    name: Option<String>,
     shape: &'static str,
     parts: Vec<Part>,
     status: Option<String>,
@@ -858,6 +897,7 @@ fn group_results(tool: &Node) -> Vec<ResultGroup> {
 fn new_group(parts: Vec<Part>, shape: &'static str) -> ResultGroup {
     let mut g = ResultGroup {
         call_id: None,
+        name: None,
         shape,
         parts,
         status: None,
@@ -866,6 +906,7 @@ fn new_group(parts: Vec<Part>, shape: &'static str) -> ResultGroup {
     };
     if let Some(Content::ToolResult {
         call_id,
+        name,
         status,
         display,
         is_error,
@@ -877,6 +918,7 @@ fn new_group(parts: Vec<Part>, shape: &'static str) -> ResultGroup {
         .find(|c| matches!(c, Content::ToolResult { .. }))
     {
         g.call_id = call_id.clone();
+        g.name = name.clone();
         g.status = status.clone();
         g.display = display.clone();
         g.is_error = *is_error;
@@ -901,4 +943,11 @@ fn ordered_as_read(
         }
         None => ordered(map, canonical),
     }
+}
+
+/// A non-empty list of objects: only such a `thoughts` or `toolCalls` list is read into parts;
+/// anything else stays in `extra`, as it was.
+fn all_objects(v: &Value) -> bool {
+    v.as_array()
+        .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_object))
 }

@@ -14,8 +14,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
-use crate::records::{Damage, Finding};
 use crate::model::Session;
+use crate::records::{Damage, Finding};
 
 /// A file (or stdin) to read: its display name and its bytes.
 pub struct Input<'a> {
@@ -181,23 +181,28 @@ pub(crate) fn ordered(
     out
 }
 
-/// The location of a JSON syntax error inside `bytes` (serde_json reports line and column).
-pub(crate) fn json_error_location(name: &str, bytes: &[u8], err: &serde_json::Error) -> Location {
+/// The location of a JSON syntax error in a file whose content, after [`trim_start`], was
+/// parsed (serde_json reports line and column in what it was given).
+pub(crate) fn json_error_location(name: &str, file: &[u8], err: &serde_json::Error) -> Location {
+    let parsed = trim_start(file);
+    let skipped = file.len() - parsed.len();
+    let skipped_lines = memchr::memchr_iter(b'\n', &file[..skipped]).count() as u64;
     let line = err.line().max(1) as u64;
-    let mut offset = 0u64;
-    let mut seen = 1u64;
-    for (i, &b) in bytes.iter().enumerate() {
-        if seen == line {
-            offset = i as u64;
-            break;
-        }
-        if b == b'\n' {
-            seen += 1;
-            offset = (i + 1) as u64;
-        }
-    }
-    let offset = (offset + err.column().saturating_sub(1) as u64).min(bytes.len() as u64);
-    Location::at(name, line, offset)
+    let line_start = if line == 1 {
+        0
+    } else {
+        memchr::memchr_iter(b'\n', parsed)
+            .nth(line as usize - 2)
+            .map_or(parsed.len(), |nl| nl + 1)
+    };
+    let in_parsed = (line_start + err.column().saturating_sub(1)).min(parsed.len());
+    let (line, offset) = if line == 1 {
+        // The first parsed line continues the last skipped one (after a BOM or spaces).
+        (skipped_lines + 1, skipped + in_parsed)
+    } else {
+        (skipped_lines + line, skipped + in_parsed)
+    };
+    Location::at(name, line, offset as u64)
 }
 
 /// JSON as the JavaScript tools write it with `JSON.stringify(value, null, 2)`: no final
@@ -253,11 +258,9 @@ fn describe_damage(damage: &Damage, len: u64) -> (&'static str, Severity, String
             Error,
             format!("{len} NUL bytes (left by a crash or power loss)"),
         ),
-        Damage::InvalidUtf8 { at } => (
-            "invalid-utf8",
-            Error,
-            format!("invalid UTF-8 at byte {at}"),
-        ),
+        Damage::InvalidUtf8 { at } => {
+            ("invalid-utf8", Error, format!("invalid UTF-8 at byte {at}"))
+        }
         Damage::Glued { records } => (
             "glued-records",
             Error,

@@ -1,0 +1,311 @@
+//! Qwen Code session JSONL (`qwen-jsonl`): one self-contained `ChatRecord` per line, appended,
+//! linked into a tree by `uuid`/`parentUuid`. Qwen Code v0.4+; seed 000 is its design. See
+//! FORMATS.md 5.
+//!
+//! Reading follows the tool's own rules: records that share a `uuid` are one message, placed
+//! where its first record is and merged in file order (`message.parts` concatenated, `model`
+//! the first non-empty one, `usageMetadata`/`tokens` the last, `toolCallResult` the first,
+//! `toolCallsMetadata` concatenated, `timestamp` the latest, everything else from the first
+//! record; fields only later records have are kept too). The head is the uuid of the last
+//! physical record. `user`, `assistant` and `tool_result` records are messages; `system` records
+//! are events (`chat_compression`, `custom_title`, `rewind`, anything else by its subtype).
+//! A record that is not an object, has no `uuid`, or has a type this version does not know is
+//! kept whole and written back in its place.
+//!
+//! Writing puts every node of every branch in file order, as `JSON.stringify(record) + "\n"`.
+//! A session read from this format is written back byte for byte: fields equal to the
+//! session's own (`sessionId`, `cwd`, `version`, `gitBranch`) are written from the metadata,
+//! different ones from the node; key orders the canonical writer would not produce, the seed's
+//! `tokens` spelling and anything else a rebuilt record would get wrong are kept as node hints.
+//! The one exception is a message split over several records (seed 000's write model): it is
+//! written back as one merged record, which reads as the same session.
+//!
+//! Sessions from other formats get UUIDs (derived from the session id and node id when theirs
+//! are not UUIDs), one `tool_result` record per tool call, and `system` records for their
+//! compactions, titles and rewinds. Notices and system messages have no Qwen record: they are
+//! reported as losses and their children are chained to their parent.
+
+mod foreign;
+mod read;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{
+    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+    trim_start,
+};
+use crate::model::{Meta, Session, Usage};
+
+pub struct QwenJsonl;
+
+pub const NAME: &str = "qwen-jsonl";
+
+/// Kind of the event that keeps a record whole (not an object, no uuid, unknown type).
+pub const RECORD: &str = "qwen-jsonl.record";
+
+/// Node hint: key orders of the record and its nested objects, where they are not canonical.
+const HINT_KEYS: &str = "qwen-jsonl.keys";
+/// Node hint: `"tokens"` when usage was spelled as in seed 000.
+const HINT_USAGE: &str = "qwen-jsonl.usage";
+/// Node hint: the record's original text, when rebuilding it would not give the same bytes.
+const HINT_RAW: &str = "qwen-jsonl.raw";
+
+const BASE_ORDER: [&str; 8] = [
+    "uuid",
+    "parentUuid",
+    "sessionId",
+    "timestamp",
+    "type",
+    "cwd",
+    "version",
+    "gitBranch",
+];
+/// Fields after the base, per record type, in the order `chatRecordingService` spreads them.
+const USER_ORDER: [&str; 3] = ["subtype", "message", "systemPayload"];
+const ASSISTANT_ORDER: [&str; 4] = ["model", "message", "usageMetadata", "contextWindowSize"];
+const TOOL_ORDER: [&str; 2] = ["message", "toolCallResult"];
+const SYSTEM_ORDER: [&str; 2] = ["subtype", "systemPayload"];
+const RESULT_ORDER: [&str; 5] = ["callId", "status", "resultDisplay", "error", "errorType"];
+
+/// Usage field names: model order is input, output, cached, thoughts, tool, total.
+const USAGE_NAMES: [&str; 6] = [
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "cachedContentTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+    "totalTokenCount",
+];
+/// The order Qwen's OpenAI converter builds `usageMetadata` in.
+const USAGE_ORDER: [&str; 6] = [
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "totalTokenCount",
+    "cachedContentTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+];
+/// Seed 000's `tokens` names, in model order (which is also their written order).
+const TOKENS_NAMES: [&str; 6] = ["input", "output", "cached", "thoughts", "tool", "total"];
+
+/// What a session states once (from its first record) and every record repeats.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Common {
+    session_id: Option<String>,
+    cwd: Option<String>,
+    version: Option<String>,
+    git_branch: Option<String>,
+}
+
+impl Common {
+    fn from_meta(meta: &Meta) -> Self {
+        Common {
+            session_id: meta.id.clone(),
+            cwd: meta.cwd.clone(),
+            version: meta.tool_version.clone(),
+            git_branch: meta.git_branch.clone(),
+        }
+    }
+}
+
+/// The values written into the base fields of a record that does not carry its own.
+#[derive(Debug, Clone)]
+struct Defaults {
+    session_id: String,
+    cwd: String,
+    version: String,
+    git_branch: Option<String>,
+}
+
+impl Defaults {
+    fn from_common(c: &Common) -> Self {
+        Defaults {
+            session_id: c.session_id.clone().unwrap_or_default(),
+            cwd: c.cwd.clone().unwrap_or_default(),
+            version: c.version.clone().unwrap_or_else(|| "unknown".into()),
+            git_branch: c.git_branch.clone(),
+        }
+    }
+}
+
+fn usage_fields(u: &Usage) -> [Option<u64>; 6] {
+    [u.input, u.output, u.cached, u.thoughts, u.tool, u.total]
+}
+
+impl Format for QwenJsonl {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Qwen Code session JSONL, a tree of records (v0.4+)"
+    }
+
+    fn tool(&self) -> &'static str {
+        "qwen"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        true
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        detect(path, head)
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        read::read(input)
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        write::write(session, options)
+    }
+
+    fn keys(&self, record: &[u8]) -> Option<Keys> {
+        #[derive(serde::Deserialize)]
+        struct K<'a> {
+            #[serde(borrow, default)]
+            uuid: Lenient<'a>,
+            #[serde(borrow, default, rename = "parentUuid")]
+            parent: Lenient<'a>,
+            #[serde(borrow, default, rename = "sessionId")]
+            session_id: Lenient<'a>,
+            #[serde(borrow, default, rename = "type")]
+            kind: Lenient<'a>,
+        }
+        if trim_start(record).first() != Some(&b'{') {
+            return None;
+        }
+        let k: K = serde_json::from_slice(record).ok()?;
+        Some(Keys {
+            id: k.uuid.0.map(Cow::into_owned),
+            parent: k.parent.0.map(Cow::into_owned),
+            session_id: k.session_id.0.map(Cow::into_owned),
+            kind: k.kind.0.map(Cow::into_owned),
+            seq: None,
+        })
+    }
+}
+
+fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
+    let head = trim_start(head);
+    let line_end = memchr::memchr(b'\n', head).unwrap_or(head.len());
+    let first = &head[..line_end];
+    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(first) {
+        let s = |k: &str| o.get(k).and_then(Value::as_str);
+        let message = o.get("message").and_then(Value::as_object);
+        let has_parts = message.is_some_and(|m| m.get("parts").is_some_and(Value::is_array));
+        let claude = o.contains_key("userType")
+            || message.is_some_and(|m| m.contains_key("content"))
+            || (o.contains_key("isSidechain") && !has_parts);
+        if claude {
+            return 0;
+        }
+        let tree_record = s("uuid").is_some()
+            && o.contains_key("parentUuid")
+            && s("sessionId").is_some()
+            && s("type").is_some();
+        let qwen_body = has_parts
+            || (s("type") == Some("system") && s("subtype").is_some())
+            || s("cwd").is_some();
+        if tree_record && qwen_body {
+            return 90;
+        }
+    } else {
+        // A first line longer than the head (or torn): judge from its text.
+        let text = String::from_utf8_lossy(first);
+        let has = |k: &str| text.contains(&format!("\"{k}\":"));
+        if has("uuid")
+            && has("parentUuid")
+            && has("sessionId")
+            && has("type")
+            && (has("parts") || has("subtype") || has("cwd"))
+            && !has("userType")
+            && !has("isSidechain")
+        {
+            return 80;
+        }
+    }
+    let jsonl_name = path
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".jsonl"));
+    let text = String::from_utf8_lossy(head);
+    if jsonl_name
+        && text.contains("\"parentUuid\"")
+        && !text.contains("\"userType\"")
+        && !text.contains("\"isSidechain\"")
+    {
+        40
+    } else {
+        0
+    }
+}
+
+/// A string field read without failing on other types (`None` for null, numbers, objects).
+#[derive(Default)]
+struct Lenient<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Lenient<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Lenient<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Lenient(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Lenient(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Lenient(Some(Cow::Owned(v))))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Lenient(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -1,0 +1,661 @@
+//! Records to nodes: group by uuid, merge as the tool does, map each group to a node, and leave
+//! the hints that make the writer give back the same bytes.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::super::gemini_content::{parts_from_union, take_string};
+use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
+use super::{
+    Common, Defaults, HINT_KEYS, HINT_RAW, HINT_USAGE, NAME, RECORD, TOKENS_NAMES, USAGE_NAMES,
+    write,
+};
+use crate::diag::{Diagnostic, Location, Severity};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Role, Session, Usage};
+use crate::records::{Options, Span, split_slice};
+
+/// A record kept whole, or a group of records sharing a uuid.
+enum Slot<'a> {
+    Whole {
+        id: String,
+        value: Value,
+        text: Cow<'a, [u8]>,
+        span: Span,
+    },
+    Group(usize),
+}
+
+/// One record of a group: its fields, where it is, and its text.
+type Member<'a> = (Map<String, Value>, Span, Cow<'a, [u8]>);
+
+struct Group<'a> {
+    uuid: String,
+    records: Vec<Member<'a>>,
+}
+
+pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
+    let (records, findings) = split_slice(input.bytes, Options::default());
+    let mut diagnostics = record_diagnostics(input.name, &findings);
+    let at = |span: &Span| Location::at(input.name, span.line, span.offset);
+
+    let mut slots: Vec<Slot> = Vec::with_capacity(records.len());
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_uuid: HashMap<String, usize> = HashMap::new();
+    let mut per_line: HashMap<u64, usize> = HashMap::new();
+    let mut head = None;
+    let mut last_updated: Option<String> = None;
+    let mut tail_without_uuid = None;
+    for rec in records {
+        let span = rec.span;
+        tail_without_uuid = Some(span);
+        let mut parsed = true;
+        let value = match serde_json::from_slice::<Value>(&rec.bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                parsed = false;
+                diagnostics.push(Diagnostic {
+                    code: "qwen-unparseable",
+                    severity: Severity::Warning,
+                    location: at(&span),
+                    message: format!("record cannot be parsed ({e}); kept as is"),
+                });
+                Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
+            }
+        };
+        let uuid = match &value {
+            Value::Object(o) => o.get("uuid").and_then(Value::as_str).map(String::from),
+            _ => None,
+        };
+        let Some(uuid) = uuid else {
+            let message = if value.is_object() {
+                "record has no string `uuid`; kept as is (Qwen Code cannot place it in the history)"
+            } else {
+                "record is not a JSON object; kept as is"
+            };
+            if parsed {
+                diagnostics.push(Diagnostic {
+                    code: "qwen-not-a-record",
+                    severity: Severity::Warning,
+                    location: at(&span),
+                    message: message.into(),
+                });
+            }
+            let n = per_line.entry(span.line).or_insert(0);
+            *n += 1;
+            let id = match *n {
+                1 => format!("line-{}", span.line),
+                k => format!("line-{}.{k}", span.line),
+            };
+            slots.push(Slot::Whole {
+                id,
+                value,
+                text: rec.bytes,
+                span,
+            });
+            continue;
+        };
+        let Value::Object(map) = value else {
+            unreachable!("a uuid is only found in an object")
+        };
+        if let Some(Value::String(ts)) = map.get("timestamp")
+            && last_updated.as_deref().is_none_or(|l| l < ts.as_str())
+        {
+            last_updated = Some(ts.clone());
+        }
+        head = Some(uuid.clone());
+        tail_without_uuid = None;
+        match by_uuid.get(&uuid) {
+            Some(&g) => groups[g].records.push((map, span, rec.bytes)),
+            None => {
+                by_uuid.insert(uuid.clone(), groups.len());
+                slots.push(Slot::Group(groups.len()));
+                groups.push(Group {
+                    uuid,
+                    records: vec![(map, span, rec.bytes)],
+                });
+            }
+        }
+    }
+
+    let first = groups.first().map(|g| &g.records[0].0);
+    let field = |k: &str| {
+        first
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .map(String::from)
+    };
+    let common = Common {
+        session_id: field("sessionId"),
+        cwd: field("cwd"),
+        version: field("version"),
+        git_branch: field("gitBranch"),
+    };
+    let start_time = field("timestamp");
+    let defaults = Defaults::from_common(&common);
+
+    let mut nodes = Vec::with_capacity(slots.len());
+    let mut locations = Vec::with_capacity(slots.len());
+    let mut groups: Vec<Option<Group>> = groups.into_iter().map(Some).collect();
+    let mut foreign_sessions = 0usize;
+    for slot in slots {
+        match slot {
+            Slot::Whole {
+                id,
+                value,
+                text,
+                span,
+            } => {
+                let mut hints = Extra::new();
+                let text = String::from_utf8_lossy(&text);
+                if serde_json::to_string(&value).ok().as_deref() != Some(&*text) {
+                    hints.insert(HINT_RAW.into(), text.into_owned().into());
+                }
+                nodes.push(Node {
+                    id,
+                    parent: None,
+                    timestamp: None,
+                    body: Body::Event(Event::Custom {
+                        kind: RECORD.into(),
+                        data: value,
+                    }),
+                    extra: Extra::new(),
+                    hints,
+                });
+                locations.push(at(&span));
+            }
+            Slot::Group(g) => {
+                let Group { uuid, records } = groups[g].take().expect("each group has one slot");
+                let location = at(&records[0].1);
+                let (map, text) = if records.len() == 1 {
+                    let (map, _, text) = records.into_iter().next().expect("one record");
+                    (map, Some(text))
+                } else {
+                    let map = merge(records, &uuid, &location, &mut diagnostics);
+                    (map, None)
+                };
+                if matches!(map.get("sessionId"), Some(Value::String(s)) if Some(s) != common.session_id.as_ref())
+                {
+                    foreign_sessions += 1;
+                }
+                let layout = Layout::of(&map);
+                let (mut node, unknown) = read_record(map, uuid, &common);
+                if let Some(kind) = unknown {
+                    diagnostics.push(Diagnostic {
+                        code: "qwen-unknown-record",
+                        severity: Severity::Info,
+                        location: location.clone(),
+                        message: format!(
+                            "record of type {kind} is unknown to this version; kept as is"
+                        ),
+                    });
+                }
+                layout_hints(&mut node, &layout, text.as_deref(), &defaults);
+                nodes.push(node);
+                locations.push(location);
+            }
+        }
+    }
+    if let (Some(span), Some(_)) = (tail_without_uuid, &head) {
+        diagnostics.push(Diagnostic {
+            code: "qwen-tail-without-uuid",
+            severity: Severity::Warning,
+            location: at(&span),
+            message: "the last record has no uuid: Qwen Code starts its history from the last \
+                      record and will find nothing to resume"
+                .into(),
+        });
+    }
+    if foreign_sessions > 0 {
+        diagnostics.push(Diagnostic {
+            code: "qwen-mixed-sessions",
+            severity: Severity::Warning,
+            location: Location::file(input.name),
+            message: format!(
+                "{foreign_sessions} records name another sessionId than the first record ({})",
+                common.session_id.as_deref().unwrap_or("none")
+            ),
+        });
+    }
+    let ids: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    for (node, location) in nodes.iter().zip(&locations) {
+        if let Some(p) = &node.parent
+            && !ids.contains(p.as_str())
+        {
+            diagnostics.push(Diagnostic {
+                code: "qwen-missing-parent",
+                severity: Severity::Warning,
+                location: location.clone(),
+                message: format!(
+                    "record {} names parent {p}, which is not in the file; Qwen Code's history \
+                     stops here and loses everything before it",
+                    node.id
+                ),
+            });
+        }
+    }
+    let title = nodes.iter().rev().find_map(|n| match &n.body {
+        Body::Event(Event::Title { title, .. }) => title.clone(),
+        _ => None,
+    });
+    diagnostics.sort_by_key(|d| {
+        (
+            d.location.line.unwrap_or(u64::MAX),
+            d.location.offset.unwrap_or(u64::MAX),
+        )
+    });
+    let meta = Meta {
+        id: common.session_id,
+        cwd: common.cwd,
+        tool_version: common.version,
+        git_branch: common.git_branch,
+        start_time,
+        last_updated,
+        title,
+        head,
+        source_format: Some(NAME.into()),
+        ..Meta::default()
+    };
+    Ok(ReadOutcome {
+        session: Session { meta, nodes },
+        diagnostics,
+    })
+}
+
+/// Merges the records of one uuid the way Qwen Code's `aggregateRecords` does. Fields only
+/// later records have are kept (the tool drops them); conflicting ones keep the first value.
+fn merge(
+    records: Vec<Member>,
+    uuid: &str,
+    location: &Location,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Map<String, Value> {
+    let count = records.len();
+    let mut it = records.into_iter().map(|(m, _, _)| m);
+    let mut base = it.next().expect("a group has a record");
+    let mut dropped = 0usize;
+    let mut conflicts: Vec<&str> = Vec::new();
+    for rec in it {
+        for (k, v) in rec {
+            match k.as_str() {
+                "uuid" => {}
+                "parentUuid" | "type" => {
+                    if base.get(&k) != Some(&v) {
+                        let name = if k == "type" { "type" } else { "parentUuid" };
+                        if !conflicts.contains(&name) {
+                            conflicts.push(name);
+                        }
+                    }
+                }
+                "message" => match (base.get_mut("message"), v) {
+                    (None, v) => {
+                        base.insert(k, v);
+                    }
+                    (Some(Value::Object(b)), Value::Object(mut m)) => {
+                        match (b.get_mut("parts"), m.shift_remove("parts")) {
+                            (Some(Value::Array(bp)), Some(Value::Array(mp))) => bp.extend(mp),
+                            (None, Some(p)) => {
+                                b.insert("parts".into(), p);
+                            }
+                            (_, None) => {}
+                            _ => dropped += 1,
+                        }
+                    }
+                    _ => dropped += 1,
+                },
+                "usageMetadata" | "tokens" => {
+                    base.insert(k, v);
+                }
+                "toolCallResult" => {
+                    base.entry(k).or_insert(v);
+                }
+                "model" => {
+                    let empty = match base.get("model") {
+                        None | Some(Value::Null) => true,
+                        Some(Value::String(s)) => s.is_empty(),
+                        _ => false,
+                    };
+                    if empty {
+                        base.insert(k, v);
+                    }
+                }
+                "toolCallsMetadata" => match (base.get_mut("toolCallsMetadata"), v) {
+                    (Some(Value::Array(b)), Value::Array(m)) => b.extend(m),
+                    (None, v) => {
+                        base.insert(k, v);
+                    }
+                    _ => dropped += 1,
+                },
+                "timestamp" => {
+                    let later = match (base.get("timestamp"), &v) {
+                        (Some(Value::String(b)), Value::String(t)) => t > b,
+                        (_, Value::String(_)) => true,
+                        _ => false,
+                    };
+                    if later {
+                        base.insert(k, v);
+                    }
+                }
+                _ => match base.get(&k) {
+                    None => {
+                        base.insert(k, v);
+                    }
+                    Some(b) if *b == v => {}
+                    Some(_) => dropped += 1,
+                },
+            }
+        }
+    }
+    let mut message = format!(
+        "{count} records share uuid {uuid}; merged into one as Qwen Code does (parts joined, \
+         last usage, latest timestamp)"
+    );
+    if dropped > 0 {
+        message.push_str(&format!(
+            "; {dropped} fields of later records that disagree with the first were dropped"
+        ));
+    }
+    diagnostics.push(Diagnostic {
+        code: "qwen-merged-records",
+        severity: Severity::Info,
+        location: location.clone(),
+        message,
+    });
+    if !conflicts.is_empty() {
+        diagnostics.push(Diagnostic {
+            code: "qwen-merge-conflict",
+            severity: Severity::Warning,
+            location: location.clone(),
+            message: format!(
+                "records sharing uuid {uuid} disagree on {}; the first record's value is used",
+                conflicts.join(" and ")
+            ),
+        });
+    }
+    base
+}
+
+/// One record (or merged group) as a node. Returns the record type when it is unknown (the
+/// node then keeps the record whole).
+pub(super) fn read_record(
+    mut rec: Map<String, Value>,
+    id: String,
+    common: &Common,
+) -> (Node, Option<String>) {
+    let parent = rec
+        .get("parentUuid")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let timestamp = rec
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let kind = rec.get("type").and_then(Value::as_str).unwrap_or("");
+    let role = match kind {
+        "user" => Some(Role::User),
+        "assistant" => Some(Role::Assistant),
+        "tool_result" => Some(Role::Tool),
+        _ => None,
+    };
+    let system = kind == "system" && rec.get("subtype").is_some_and(Value::is_string);
+    if role.is_none() && !system {
+        let kind = match rec.get("type") {
+            Some(Value::String(s)) if s == "system" => "\"system\" without a subtype".into(),
+            Some(Value::String(s)) => format!("{s:?}"),
+            Some(_) => "(not a string)".into(),
+            None => "(none)".into(),
+        };
+        let node = Node {
+            id,
+            parent,
+            timestamp,
+            body: Body::Event(Event::Custom {
+                kind: RECORD.into(),
+                data: Value::Object(rec),
+            }),
+            extra: Extra::new(),
+            hints: Extra::new(),
+        };
+        return (node, Some(kind));
+    }
+    rec.shift_remove("uuid");
+    rec.shift_remove("type");
+    if matches!(rec.get("parentUuid"), Some(Value::String(_) | Value::Null)) {
+        rec.shift_remove("parentUuid");
+    }
+    if timestamp.is_some() {
+        rec.shift_remove("timestamp");
+    }
+    for (key, value) in [
+        ("sessionId", &common.session_id),
+        ("cwd", &common.cwd),
+        ("version", &common.version),
+        ("gitBranch", &common.git_branch),
+    ] {
+        if let (Some(Value::String(s)), Some(v)) = (rec.get(key), value)
+            && s == v
+        {
+            rec.shift_remove(key);
+        }
+    }
+    let mut hints = Extra::new();
+    let body = match role {
+        Some(role) => Body::Message(read_message(&mut rec, role, &mut hints)),
+        None => Body::Event(read_system(&mut rec)),
+    };
+    let node = Node {
+        id,
+        parent,
+        timestamp,
+        body,
+        extra: rec,
+        hints,
+    };
+    (node, None)
+}
+
+fn read_message(rec: &mut Map<String, Value>, role: Role, hints: &mut Extra) -> Message {
+    let mut parts = Vec::new();
+    let mut extra = Extra::new();
+    if let Some(Value::Object(_)) = rec.get("message")
+        && let Some(Value::Object(mut msg)) = rec.shift_remove("message")
+    {
+        let expected = if role == Role::Assistant {
+            "model"
+        } else {
+            "user"
+        };
+        if msg.get("role").and_then(Value::as_str) == Some(expected) {
+            msg.shift_remove("role");
+        }
+        if let Some(Value::Array(_)) = msg.get("parts")
+            && let Some(p) = msg.shift_remove("parts")
+        {
+            parts = parts_from_union(&p);
+        }
+        extra = msg;
+    }
+    let model = take_string(rec, "model");
+    let usage = if let Some(Value::Object(_)) = rec.get("usageMetadata") {
+        take_object(rec, "usageMetadata").map(|u| usage_from(u, &USAGE_NAMES))
+    } else if let Some(Value::Object(_)) = rec.get("tokens") {
+        hints.insert(HINT_USAGE.into(), "tokens".into());
+        take_object(rec, "tokens").map(|u| usage_from(u, &TOKENS_NAMES))
+    } else {
+        None
+    };
+    // The run's status and display belong to the result part of the call they describe; the
+    // rest of `toolCallResult` stays on the node, in place.
+    if let Some(Value::Object(tcr)) = rec.get_mut("toolCallResult") {
+        let call_id = tcr.get("callId").and_then(Value::as_str);
+        let target = result_target(&parts, call_id);
+        if let Some(i) = target
+            && let Content::ToolResult {
+                status,
+                display,
+                is_error,
+                ..
+            } = &mut parts[i].content
+        {
+            *status = take_string(tcr, "status");
+            *display = tcr.shift_remove("resultDisplay");
+            *is_error |= status.as_deref() == Some("error");
+        }
+    }
+    Message {
+        role,
+        parts,
+        model,
+        usage,
+        extra,
+    }
+}
+
+/// The index of the result part a `toolCallResult` describes: the one answering `call_id`,
+/// else the first result part.
+pub(super) fn result_target(parts: &[crate::model::Part], call_id: Option<&str>) -> Option<usize> {
+    let is_result = |p: &crate::model::Part| matches!(p.content, Content::ToolResult { .. });
+    call_id
+        .and_then(|id| {
+            parts.iter().position(
+                |p| matches!(&p.content, Content::ToolResult { call_id: Some(c), .. } if c == id),
+            )
+        })
+        .or_else(|| parts.iter().position(is_result))
+}
+
+fn read_system(rec: &mut Map<String, Value>) -> Event {
+    let subtype = take_string(rec, "subtype").unwrap_or_default();
+    let data = rec.shift_remove("systemPayload").unwrap_or(Value::Null);
+    match subtype.as_str() {
+        "chat_compression" => Event::Compaction {
+            summary: data
+                .get("summary")
+                .and_then(Value::as_str)
+                .map(String::from),
+            tokens_before: data
+                .get("info")
+                .and_then(|i| i.get("originalTokenCount"))
+                .and_then(Value::as_u64),
+            first_kept: None,
+            data,
+        },
+        "custom_title" => Event::Title {
+            title: data
+                .get("customTitle")
+                .and_then(Value::as_str)
+                .map(String::from),
+            data,
+        },
+        "rewind" => Event::Rewind {
+            target: None,
+            count: data.get("truncatedCount").and_then(Value::as_u64),
+            data,
+        },
+        _ => Event::Custom {
+            kind: subtype,
+            data,
+        },
+    }
+}
+
+fn take_object(map: &mut Map<String, Value>, key: &str) -> Option<Map<String, Value>> {
+    match map.shift_remove(key) {
+        Some(Value::Object(o)) => Some(o),
+        _ => None,
+    }
+}
+
+fn usage_from(mut map: Map<String, Value>, names: &[&str; 6]) -> Usage {
+    let mut v = [None; 6];
+    for (slot, name) in v.iter_mut().zip(names) {
+        if let Some(n) = map.get(*name).and_then(Value::as_u64) {
+            *slot = Some(n);
+            map.shift_remove(*name);
+        }
+    }
+    Usage {
+        input: v[0],
+        output: v[1],
+        cached: v[2],
+        thoughts: v[3],
+        tool: v[4],
+        total: v[5],
+        extra: map,
+    }
+}
+
+/// The key orders of a record and of the nested objects the writer rebuilds.
+#[derive(Debug, PartialEq)]
+struct Layout {
+    record: Vec<String>,
+    message: Option<Vec<String>>,
+    usage: Option<Vec<String>>,
+    result: Option<Vec<String>>,
+}
+
+impl Layout {
+    fn of(map: &Map<String, Value>) -> Self {
+        let keys = |v: Option<&Value>| {
+            v.and_then(Value::as_object)
+                .map(|o| o.keys().cloned().collect::<Vec<_>>())
+        };
+        let usage = match map.get("usageMetadata") {
+            Some(u @ Value::Object(_)) => Some(u),
+            _ => map.get("tokens"),
+        };
+        Layout {
+            record: map.keys().cloned().collect(),
+            message: keys(map.get("message")),
+            usage: keys(usage),
+            result: keys(map.get("toolCallResult")),
+        }
+    }
+}
+
+/// Compares the record the writer would build with what was read, and records in hints what
+/// it would get wrong: key orders, and as a last resort the record's text.
+fn layout_hints(node: &mut Node, layout: &Layout, text: Option<&[u8]>, defaults: &Defaults) {
+    let built = write::native_record(node, defaults);
+    let Some(built) = built else {
+        // Kept whole: written from its value; keep the text when that differs.
+        if let (Some(text), Body::Event(Event::Custom { data, .. })) = (text, &node.body)
+            && serde_json::to_vec(data).ok().as_deref() != Some(text)
+        {
+            let text = String::from_utf8_lossy(text).into_owned();
+            node.hints.insert(HINT_RAW.into(), text.into());
+        }
+        return;
+    };
+    let ours = Layout::of(&built);
+    if ours != *layout {
+        let mut keys = Map::new();
+        let list =
+            |v: &[String]| Value::Array(v.iter().map(|k| Value::String(k.clone())).collect());
+        if ours.record != layout.record {
+            keys.insert("record".into(), list(&layout.record));
+        }
+        for (name, theirs, mine) in [
+            ("message", &layout.message, &ours.message),
+            ("usage", &layout.usage, &ours.usage),
+            ("toolCallResult", &layout.result, &ours.result),
+        ] {
+            if let Some(theirs) = theirs
+                && mine.as_ref() != Some(theirs)
+            {
+                keys.insert(name.into(), list(theirs));
+            }
+        }
+        if !keys.is_empty() {
+            node.hints.insert(HINT_KEYS.into(), Value::Object(keys));
+        }
+    }
+    if let Some(text) = text {
+        let written = serde_json::to_vec(&write::apply_hints(built, node)).unwrap_or_default();
+        if written != text {
+            let text = String::from_utf8_lossy(text).into_owned();
+            node.hints.insert(HINT_RAW.into(), text.into());
+        }
+    }
+}

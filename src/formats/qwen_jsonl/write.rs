@@ -1,0 +1,639 @@
+//! Nodes to records. A session read from this format is rebuilt exactly (see the hints in
+//! `read`); a session from another format is mapped onto the tool's own record shapes.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::super::gemini_content::parts_to_json;
+use super::super::{WriteError, WriteOptions, Written, ordered};
+use super::foreign::{api_parts, foreign_event, result_groups};
+use super::read::{read_record, result_target};
+use super::{
+    ASSISTANT_ORDER, BASE_ORDER, Common, Defaults, HINT_KEYS, HINT_RAW, HINT_USAGE, NAME, RECORD,
+    RESULT_ORDER, SYSTEM_ORDER, TOKENS_NAMES, TOOL_ORDER, USAGE_NAMES, USAGE_ORDER, USER_ORDER,
+    usage_fields,
+};
+use crate::diag::LossReport;
+use crate::ids::{derived_uuid, is_uuid};
+use crate::model::{Body, Content, Event, Message, Node, Part, Role, Session, Usage};
+use crate::tree::Tree;
+
+/// The fields every record starts with.
+struct Base<'a> {
+    uuid: &'a str,
+    parent: Option<&'a str>,
+    timestamp: &'a str,
+    defaults: &'a Defaults,
+}
+
+fn base_map(kind: &str, b: &Base) -> Map<String, Value> {
+    let mut r = Map::new();
+    r.insert("uuid".into(), b.uuid.into());
+    r.insert(
+        "parentUuid".into(),
+        b.parent.map_or(Value::Null, |p| p.into()),
+    );
+    r.insert("sessionId".into(), b.defaults.session_id.clone().into());
+    r.insert("timestamp".into(), b.timestamp.into());
+    r.insert("type".into(), kind.into());
+    r.insert("cwd".into(), b.defaults.cwd.clone().into());
+    r.insert("version".into(), b.defaults.version.clone().into());
+    if let Some(branch) = &b.defaults.git_branch {
+        r.insert("gitBranch".into(), branch.clone().into());
+    }
+    r
+}
+
+fn record_order(kind: &str) -> Vec<&'static str> {
+    let rest: &[&'static str] = match kind {
+        "user" => &USER_ORDER,
+        "assistant" => &ASSISTANT_ORDER,
+        "tool_result" => &TOOL_ORDER,
+        _ => &SYSTEM_ORDER,
+    };
+    BASE_ORDER.iter().chain(rest).copied().collect()
+}
+
+/// The record a node read from this format becomes, before its hints are applied; `None` for
+/// a record kept whole.
+pub(super) fn native_record(node: &Node, defaults: &Defaults) -> Option<Map<String, Value>> {
+    let base = Base {
+        uuid: &node.id,
+        parent: node.parent.as_deref(),
+        timestamp: node.timestamp.as_deref().unwrap_or(""),
+        defaults,
+    };
+    match &node.body {
+        Body::Message(m) => Some(message_record(node, m, m.role, &m.parts, &base, true)),
+        Body::Event(e) => {
+            let (subtype, payload) = native_event(e)?;
+            Some(system_record(node, subtype, payload, &base, true))
+        }
+    }
+}
+
+/// The subtype and payload of an event read from this format.
+fn native_event(e: &Event) -> Option<(&str, Value)> {
+    Some(match e {
+        Event::Custom { kind, .. } if kind == RECORD => return None,
+        Event::Custom { kind, data } => (kind.as_str(), data.clone()),
+        Event::Compaction { data, .. } => ("chat_compression", data.clone()),
+        Event::Rewind { data, .. } => ("rewind", data.clone()),
+        Event::Title { title, data } => {
+            let mut data = data.clone();
+            if let (Some(t), Value::Object(d)) = (title, &mut data) {
+                d.insert("customTitle".into(), t.clone().into());
+            }
+            ("custom_title", data)
+        }
+        Event::ModelChange { .. } => return None,
+    })
+}
+
+/// A message as one record. `native`: the node was read from this format, so its unknown
+/// fields are written back; otherwise they have no place here (the caller reports them).
+fn message_record(
+    node: &Node,
+    m: &Message,
+    role: Role,
+    parts: &[Part],
+    base: &Base,
+    native: bool,
+) -> Map<String, Value> {
+    let kind = match role {
+        Role::Assistant => "assistant",
+        Role::Tool => "tool_result",
+        _ => "user",
+    };
+    let mut r = base_map(kind, base);
+    if let Some(model) = &m.model {
+        r.insert("model".into(), model.clone().into());
+    }
+    let mut msg = Map::new();
+    let api_role = if role == Role::Assistant {
+        "model"
+    } else {
+        "user"
+    };
+    msg.insert("role".into(), api_role.into());
+    msg.insert("parts".into(), parts_to_json(parts));
+    if native {
+        for (k, v) in &m.extra {
+            msg.insert(k.clone(), v.clone());
+        }
+    }
+    r.insert("message".into(), Value::Object(msg));
+    if let Some(u) = &m.usage {
+        let tokens = native && node.hints.get(HINT_USAGE).and_then(Value::as_str) == Some("tokens");
+        let key = if tokens { "tokens" } else { "usageMetadata" };
+        r.insert(key.into(), usage_value(u, tokens, native));
+    }
+    let remainder = if native {
+        node.extra.get("toolCallResult").and_then(Value::as_object)
+    } else {
+        None
+    };
+    let result = if native || role == Role::Tool {
+        tool_call_result(parts, remainder, native)
+    } else {
+        None
+    };
+    if let Some(t) = result {
+        r.insert("toolCallResult".into(), Value::Object(t));
+    }
+    if native {
+        for (k, v) in &node.extra {
+            if k == "toolCallResult" && remainder.is_some() {
+                continue;
+            }
+            r.insert(k.clone(), v.clone());
+        }
+    }
+    ordered(r, &record_order(kind))
+}
+
+fn usage_value(u: &Usage, tokens: bool, with_extra: bool) -> Value {
+    let (names, order) = if tokens {
+        (&TOKENS_NAMES, &TOKENS_NAMES)
+    } else {
+        (&USAGE_NAMES, &USAGE_ORDER)
+    };
+    let mut m = Map::new();
+    for (v, name) in usage_fields(u).iter().zip(names) {
+        if let Some(v) = v {
+            m.insert((*name).into(), (*v).into());
+        }
+    }
+    if with_extra {
+        for (k, v) in &u.extra {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(ordered(m, order))
+}
+
+/// `toolCallResult`: what the reader left of it (`remainder`) with the status and display put
+/// back from the result part it describes; for other formats, built from that part.
+fn tool_call_result(
+    parts: &[Part],
+    remainder: Option<&Map<String, Value>>,
+    native: bool,
+) -> Option<Map<String, Value>> {
+    let call_id = remainder
+        .and_then(|r| r.get("callId"))
+        .and_then(Value::as_str);
+    let target = result_target(parts, call_id).and_then(|i| match &parts[i].content {
+        Content::ToolResult {
+            call_id,
+            status,
+            display,
+            is_error,
+            ..
+        } => Some((call_id, status, display, *is_error)),
+        _ => None,
+    });
+    let mut out = match (remainder, target) {
+        (Some(r), _) => r.clone(),
+        (None, None) => return None,
+        (None, Some((_, None, None, _))) if native => return None,
+        (None, Some((id, ..))) => {
+            let mut m = Map::new();
+            if let Some(id) = id {
+                m.insert("callId".into(), id.clone().into());
+            }
+            m
+        }
+    };
+    if let Some((_, status, display, is_error)) = target {
+        let status = status
+            .clone()
+            .or_else(|| (!native).then(|| if is_error { "error" } else { "success" }.to_string()));
+        if let Some(s) = status {
+            out.insert("status".into(), s.into());
+        }
+        if let Some(d) = display {
+            out.insert("resultDisplay".into(), d.clone());
+        }
+    }
+    Some(ordered(out, &RESULT_ORDER))
+}
+
+fn system_record(
+    node: &Node,
+    subtype: &str,
+    payload: Value,
+    base: &Base,
+    native: bool,
+) -> Map<String, Value> {
+    let mut r = base_map("system", base);
+    r.insert("subtype".into(), subtype.into());
+    r.insert("systemPayload".into(), payload);
+    if native {
+        for (k, v) in &node.extra {
+            r.insert(k.clone(), v.clone());
+        }
+    }
+    ordered(r, &record_order("system"))
+}
+
+/// Puts keys in the order the reader saw (hint `qwen-jsonl.keys`). Keys the writer made up
+/// that the record did not have (a default `cwd`, an empty `message`) are left out.
+pub(super) fn apply_hints(mut map: Map<String, Value>, node: &Node) -> Map<String, Value> {
+    let Some(Value::Object(h)) = node.hints.get(HINT_KEYS) else {
+        return map;
+    };
+    let list = |name: &str| -> Option<Vec<&str>> {
+        h.get(name)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+    };
+    if let (Some(keys), Some(Value::Object(m))) = (list("message"), map.get_mut("message")) {
+        let empty_parts = m
+            .get("parts")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty);
+        *m = reorder(std::mem::take(m), &keys, |k| {
+            k == "role" || (k == "parts" && empty_parts)
+        });
+    }
+    let usage_key = match map.get("usageMetadata") {
+        Some(Value::Object(_)) => "usageMetadata",
+        _ => "tokens",
+    };
+    for (name, key) in [("usage", usage_key), ("toolCallResult", "toolCallResult")] {
+        if let (Some(keys), Some(Value::Object(m))) = (list(name), map.get_mut(key)) {
+            *m = reorder(std::mem::take(m), &keys, |_| false);
+        }
+    }
+    if let Some(keys) = list("record") {
+        let empty_message = map.get("message").is_some_and(|m| {
+            m.as_object().is_some_and(|o| {
+                o.len() <= 2
+                    && o.get("parts")
+                        .and_then(Value::as_array)
+                        .is_none_or(Vec::is_empty)
+                    && o.keys().all(|k| k == "role" || k == "parts")
+            })
+        });
+        let null_payload = map.get("systemPayload") == Some(&Value::Null);
+        map = reorder(map, &keys, |k| {
+            matches!(
+                k,
+                "parentUuid" | "sessionId" | "timestamp" | "cwd" | "version" | "gitBranch"
+            ) || (k == "message" && empty_message)
+                || (k == "systemPayload" && null_payload)
+        });
+    }
+    map
+}
+
+/// `keys` first, in that order; then the other keys, except those `made_up`.
+fn reorder(
+    mut map: Map<String, Value>,
+    keys: &[&str],
+    made_up: impl Fn(&str) -> bool,
+) -> Map<String, Value> {
+    let mut out = Map::with_capacity(map.len());
+    for k in keys {
+        if let Some(v) = map.shift_remove(*k) {
+            out.insert((*k).to_string(), v);
+        }
+    }
+    for (k, v) in map {
+        if !made_up(&k) {
+            out.insert(k, v);
+        }
+    }
+    out
+}
+
+/// The original text of a record read from this format, when the node still reads as it did.
+fn raw_record<'a>(node: &'a Node, common: &Common, parent: Option<&str>) -> Option<&'a str> {
+    let raw = node.hints.get(HINT_RAW)?.as_str()?;
+    if let Body::Event(Event::Custom { kind, data }) = &node.body
+        && kind == RECORD
+    {
+        let same = data.as_str() == Some(raw)
+            || serde_json::from_str::<Value>(raw).is_ok_and(|v| v == *data);
+        return same.then_some(raw);
+    }
+    if parent != node.parent.as_deref() {
+        return None;
+    }
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(raw) else {
+        return None;
+    };
+    if map.get("uuid").and_then(Value::as_str) != Some(node.id.as_str()) {
+        return None;
+    }
+    let (again, _) = read_record(map, node.id.clone(), common);
+    let same = again.parent == node.parent
+        && again.timestamp == node.timestamp
+        && again.body == node.body
+        && again.extra == node.extra;
+    same.then_some(raw)
+}
+
+/// Node ids as record uuids, and where the children of nodes without a record attach.
+struct Ids<'a> {
+    native: bool,
+    session_id: &'a str,
+    /// Node id -> the uuid its children name as parent (skipped nodes: their own parent;
+    /// split tool nodes: their last record).
+    alias: HashMap<String, Option<String>>,
+}
+
+impl Ids<'_> {
+    fn uuid(&self, id: &str) -> String {
+        if self.native || is_uuid(id) {
+            id.to_string()
+        } else {
+            derived_uuid(&format!("{}/{id}", self.session_id))
+        }
+    }
+
+    fn parent(&self, parent: Option<&str>) -> Option<String> {
+        let p = parent?;
+        match self.alias.get(p) {
+            Some(a) => a.clone(),
+            None => Some(self.uuid(p)),
+        }
+    }
+}
+
+/// Whether a node becomes at least one record.
+fn writes_record(node: &Node, native: bool) -> bool {
+    match &node.body {
+        Body::Message(m) => matches!(m.role, Role::User | Role::Assistant | Role::Tool),
+        Body::Event(Event::Custom { kind, .. }) => native && kind != RECORD,
+        Body::Event(Event::ModelChange { .. }) => false,
+        Body::Event(_) => true,
+    }
+}
+
+/// File order, with the head moved last when it is a leaf (Qwen Code resumes from the last
+/// record in the file).
+fn write_order(
+    session: &Session,
+    tree: &Tree,
+    options: &WriteOptions,
+    native: bool,
+    losses: &mut LossReport,
+) -> Result<Vec<usize>, WriteError> {
+    let nodes = &session.nodes;
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    let head = match options.leaf.as_deref() {
+        Some(l) => Some(
+            tree.index_of(l)
+                .ok_or_else(|| WriteError(format!("no node with id {l:?} in this session")))?,
+        ),
+        None => session.meta.head.as_deref().and_then(|h| tree.index_of(h)),
+    };
+    let Some(h) = head.filter(|&h| writes_record(&nodes[h], native)) else {
+        return Ok(order);
+    };
+    let last = (0..nodes.len())
+        .rev()
+        .find(|&i| writes_record(&nodes[i], native));
+    if last != Some(h) {
+        if tree.children(h).is_empty() {
+            order.retain(|&i| i != h);
+            order.push(h);
+        } else {
+            losses.add(
+                "head",
+                1,
+                "the head has children, so it cannot be the last record (Qwen Code resumes from the last record in the file)",
+            );
+        }
+    }
+    Ok(order)
+}
+
+fn push_line(out: &mut Vec<u8>, map: &Map<String, Value>) {
+    serde_json::to_writer(&mut *out, map).expect("a JSON map always serializes");
+    out.push(b'\n');
+}
+
+pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+    let meta = &session.meta;
+    let native = meta.source_format.as_deref() == Some(NAME);
+    let mut losses = LossReport::default();
+    let common = Common::from_meta(meta);
+    let cwd = meta
+        .cwd
+        .clone()
+        .or_else(|| options.cwd.clone())
+        .or_else(|| meta.directories.as_ref().and_then(|d| d.first().cloned()));
+    let cwd_known = cwd.is_some();
+    let defaults = Defaults {
+        session_id: meta.id.clone().unwrap_or_else(|| {
+            let first = session.nodes.first().map_or("", |n| n.id.as_str());
+            derived_uuid(&format!("{NAME}/{first}"))
+        }),
+        cwd: cwd.unwrap_or_default(),
+        version: meta
+            .tool_version
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
+        git_branch: meta.git_branch.clone(),
+    };
+    let tree = session.tree();
+    let order = write_order(session, &tree, options, native, &mut losses)?;
+    let mut ids = Ids {
+        native,
+        session_id: &defaults.session_id,
+        alias: HashMap::new(),
+    };
+    let mut out = Vec::new();
+    let mut last_ts: Option<String> = None;
+    let mut last_uuid: Option<String> = None;
+    let mut wrote_title = false;
+    let mut blank_cwd = 0usize;
+    for &i in &order {
+        let node = &session.nodes[i];
+        if let Body::Event(Event::Custom { kind, data }) = &node.body
+            && kind == RECORD
+        {
+            match raw_record(node, &common, None) {
+                Some(raw) => {
+                    out.extend_from_slice(raw.as_bytes());
+                    out.push(b'\n');
+                }
+                None => {
+                    serde_json::to_writer(&mut out, data).expect("a JSON value always serializes");
+                    out.push(b'\n');
+                }
+            }
+            continue;
+        }
+        let parent = ids.parent(node.parent.as_deref());
+        if !writes_record(node, native) {
+            let (code, message) = match &node.body {
+                Body::Message(m) if m.role == Role::System => (
+                    "system-messages",
+                    "system messages (Qwen Code records have no system role)",
+                ),
+                Body::Message(_) => (
+                    "notices",
+                    "notices (info, warning and error messages): Qwen Code records have no place for them",
+                ),
+                Body::Event(_) => (
+                    "events",
+                    "session events of kinds Qwen Code does not record (model changes, other tools' events)",
+                ),
+            };
+            losses.add(code, 1, message);
+            ids.alias.insert(node.id.clone(), parent);
+            continue;
+        }
+        let ts = node
+            .timestamp
+            .clone()
+            .or_else(|| last_ts.clone())
+            .or_else(|| options.now.clone())
+            .or_else(|| meta.start_time.clone());
+        if ts.is_none() && !native {
+            losses.add(
+                "timestamps",
+                1,
+                "records without any time to give them (pass --now)",
+            );
+        }
+        let ts = ts.unwrap_or_default();
+        let uuid = ids.uuid(&node.id);
+        if native && let Some(raw) = raw_record(node, &common, parent.as_deref()) {
+            out.extend_from_slice(raw.as_bytes());
+            out.push(b'\n');
+            last_ts = Some(ts);
+            last_uuid = Some(uuid);
+            continue;
+        }
+        let base = Base {
+            uuid: &uuid,
+            parent: parent.as_deref(),
+            timestamp: &ts,
+            defaults: &defaults,
+        };
+        let mut records: Vec<Map<String, Value>> = Vec::with_capacity(1);
+        match &node.body {
+            Body::Message(m) if native => {
+                records.push(message_record(node, m, m.role, &m.parts, &base, true));
+            }
+            Body::Message(m) => {
+                let parts = api_parts(node, m, &mut losses);
+                let all_results = !parts.is_empty()
+                    && parts
+                        .iter()
+                        .all(|p| matches!(p.content, Content::ToolResult { .. }));
+                let role = if m.role == Role::User && all_results {
+                    Role::Tool
+                } else {
+                    m.role
+                };
+                if role != Role::Tool {
+                    records.push(message_record(node, m, role, &parts, &base, false));
+                } else {
+                    // One record per call, chained, as the tool writes them.
+                    let mut prev = parent.clone();
+                    for (k, group) in result_groups(&parts).into_iter().enumerate() {
+                        let id = if k == 0 {
+                            uuid.clone()
+                        } else {
+                            derived_uuid(&format!("{}/{}#{k}", defaults.session_id, node.id))
+                        };
+                        let b = Base {
+                            uuid: &id,
+                            parent: prev.as_deref(),
+                            ..base
+                        };
+                        records.push(message_record(node, m, role, group, &b, false));
+                        prev = Some(id);
+                    }
+                    if records.len() > 1 {
+                        ids.alias.insert(node.id.clone(), prev);
+                    }
+                }
+            }
+            Body::Event(e) if native => {
+                if let Some((subtype, payload)) = native_event(e) {
+                    records.push(system_record(node, subtype, payload, &base, true));
+                }
+            }
+            Body::Event(e) => {
+                let payload = foreign_event(session, &tree, i, e, &mut losses);
+                if let Some((subtype, payload)) = payload {
+                    wrote_title |= subtype == "custom_title";
+                    records.push(system_record(node, subtype, payload, &base, false));
+                }
+            }
+        }
+        for record in records {
+            let record = if native {
+                apply_hints(record, node)
+            } else {
+                record
+            };
+            if !cwd_known
+                && record.get("cwd").and_then(Value::as_str) == Some("")
+                && !node.extra.contains_key("cwd")
+            {
+                blank_cwd += 1;
+            }
+            last_uuid = record.get("uuid").and_then(Value::as_str).map(String::from);
+            push_line(&mut out, &record);
+        }
+        last_ts = Some(ts);
+    }
+    if !native {
+        if let Some(title) = meta
+            .title
+            .as_ref()
+            .filter(|_| !wrote_title && last_uuid.is_some())
+        {
+            // Qwen Code finds the name in a trailing custom_title record, chained to the tail.
+            let uuid = derived_uuid(&format!("{}/title", defaults.session_id));
+            let ts = last_ts
+                .or_else(|| options.now.clone())
+                .or_else(|| meta.last_updated.clone())
+                .unwrap_or_default();
+            let base = Base {
+                uuid: &uuid,
+                parent: last_uuid.as_deref(),
+                timestamp: &ts,
+                defaults: &defaults,
+            };
+            let mut r = base_map("system", &base);
+            r.insert("subtype".into(), "custom_title".into());
+            r.insert(
+                "systemPayload".into(),
+                json!({"customTitle": title, "titleSource": "manual"}),
+            );
+            if !cwd_known {
+                blank_cwd += 1;
+            }
+            push_line(&mut out, &r);
+        }
+        if meta.summary.is_some() {
+            losses.add(
+                "session-summary",
+                1,
+                "the session summary (Qwen Code records have no field for it)",
+            );
+        }
+        losses.add(
+            "session-fields",
+            meta.extra.len(),
+            "session-level fields of the source format",
+        );
+    }
+    if blank_cwd > 0 {
+        losses.add(
+            "cwd-unknown",
+            blank_cwd,
+            "Qwen finds sessions by the cwd in the first record; pass --cwd",
+        );
+    }
+    Ok(Written { bytes: out, losses })
+}
