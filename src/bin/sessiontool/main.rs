@@ -11,8 +11,6 @@ mod show;
 
 use clap::{Parser, Subcommand};
 
-use error::CliError;
-
 /// Read, check, repair and convert the session files AI coding agents write.
 #[derive(Parser)]
 #[command(name = "sessiontool", version, about, long_about = None)]
@@ -49,9 +47,4 @@ fn main() {
             std::process::exit(e.exit_code());
         }
     }
-}
-
-#[allow(dead_code)]
-fn _assert_error_is_send(e: CliError) -> impl Send {
-    e
 }
