@@ -14,23 +14,8 @@ use sessiontool::model::{Content, Role, Session};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
-const GEMINI_JSON: &[&str] = &[
-    "plain.json",
-    "tools.json",
-    "thoughts.json",
-    "v028-parts.json",
-    "notices.json",
-    "unknown-fields.json",
-    "unicode.json",
-    "empty.json",
-    "every-part.json",
-    "seed003.json",
-];
-const CHECKPOINT: &[&str] = &[
-    "checkpoint-object.json",
-    "checkpoint-array.json",
-    "checkpoint-my%20tag.json",
-];
+mod common;
+use common::{CHECKPOINT, GEMINI_JSON};
 
 // Qwen Code sessions, written here in the layout Qwen Code 0.15 writes (FORMATS.md 5): compact
 // JSON, one record per line, base keys `uuid, parentUuid, sessionId, timestamp, type, cwd,

@@ -17,24 +17,8 @@ const POMODORO: &str = concat!(
     "/../shared/samples/gemini/pomodoro-timer.json"
 );
 
-/// Every fixture of each of the two formats; a test below checks this list is the whole folder.
-const GEMINI_JSON: &[&str] = &[
-    "plain.json",
-    "tools.json",
-    "thoughts.json",
-    "v028-parts.json",
-    "notices.json",
-    "unknown-fields.json",
-    "unicode.json",
-    "empty.json",
-    "every-part.json",
-    "seed003.json",
-];
-const CHECKPOINT: &[&str] = &[
-    "checkpoint-object.json",
-    "checkpoint-array.json",
-    "checkpoint-my%20tag.json",
-];
+mod common;
+use common::{CHECKPOINT, GEMINI_JSON};
 
 fn format(name: &str) -> &'static dyn Format {
     formats::by_name(name).unwrap_or_else(|| panic!("no format named {name}"))
