@@ -4,6 +4,7 @@
 //! records into the one [`model`] and back; [`convert`] moves a session between formats with a
 //! loss report; the binary in `src/bin` is a thin command line over these.
 
+pub mod check;
 pub mod convert;
 pub mod diag;
 pub mod formats;
@@ -11,4 +12,5 @@ pub mod ids;
 pub mod io;
 pub mod model;
 pub mod records;
+pub mod repair;
 pub mod tree;

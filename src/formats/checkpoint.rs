@@ -281,7 +281,7 @@ impl Format for Checkpoint {
         })
     }
 
-    fn keys(&self, record: &[u8]) -> Option<Keys> {
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
         #[derive(serde::Deserialize)]
         struct K<'a> {
             #[serde(borrow)]
@@ -289,7 +289,7 @@ impl Format for Checkpoint {
         }
         let k: K = serde_json::from_slice(record).ok()?;
         Some(Keys {
-            kind: k.role.map(Into::into),
+            kind: k.role,
             ..Keys::default()
         })
     }

@@ -6,6 +6,8 @@
 //! the results stored inside its `toolCalls[].result` become a tool message right after it,
 //! so that every format sees calls and results the same way. The writer folds them back.
 
+pub mod salvage;
+
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -323,7 +325,7 @@ impl Format for GeminiJson {
         })
     }
 
-    fn keys(&self, record: &[u8]) -> Option<Keys> {
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
         #[derive(serde::Deserialize)]
         struct K<'a> {
             #[serde(borrow)]
@@ -333,8 +335,8 @@ impl Format for GeminiJson {
         }
         let k: K = serde_json::from_slice(record).ok()?;
         Some(Keys {
-            id: k.id.map(Into::into),
-            kind: k.kind.map(Into::into),
+            id: k.id,
+            kind: k.kind,
             ..Keys::default()
         })
     }

@@ -7,11 +7,12 @@
 pub mod checkpoint;
 pub mod gemini_content;
 pub mod gemini_json;
+pub(crate) mod keys;
 pub mod qwen_jsonl;
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::path::Path;
-
-use serde::Serialize;
 
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::model::Session;
@@ -82,14 +83,51 @@ pub struct Written {
 #[error("{0}")]
 pub struct WriteError(pub String);
 
-/// The cheap facts about one record that tree and format checks need, borrowed from the line.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Keys {
-    pub id: Option<String>,
-    pub parent: Option<String>,
-    pub session_id: Option<String>,
-    pub kind: Option<String>,
+/// The cheap facts about one record that tree, format and conversation checks need, borrowed
+/// from the record where its text allows (escaped strings are unescaped into owned ones).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keys<'a> {
+    pub id: Option<Cow<'a, str>>,
+    pub parent: Parent<'a>,
+    /// Bytes of the parent value (a JSON string, quotes included) within the record: where a
+    /// repair splices another parent without touching any other byte.
+    pub parent_span: Option<Range<usize>>,
+    pub session_id: Option<Cow<'a, str>>,
+    /// The record's type (`user`, `assistant`, `tool_result`, `session_start`, ...).
+    pub kind: Option<Cow<'a, str>>,
+    /// A sequence number, for formats that number their records.
     pub seq: Option<u64>,
+    /// Ids of the tool calls this record makes.
+    pub calls: Vec<Cow<'a, str>>,
+    /// Ids of the tool calls this record answers.
+    pub results: Vec<Cow<'a, str>>,
+    /// Required fields (by the format's own reader) that are absent or of the wrong type.
+    pub missing: Vec<&'static str>,
+}
+
+/// The parent link of a record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Parent<'a> {
+    /// The format has no parent links, or the field is absent.
+    #[default]
+    None,
+    /// Explicitly no parent (`null`, or `""` where the format uses that): a root.
+    Root,
+    Id(Cow<'a, str>),
+}
+
+/// What a format needs to write a result for a tool call that never got one.
+#[derive(Debug, Clone)]
+pub struct OpenCall<'a> {
+    /// The whole record that made the call.
+    pub call_record: &'a [u8],
+    pub call_id: &'a str,
+    /// Id for the new record, and the record it hangs under (the call's record, or the
+    /// result written just before this one).
+    pub new_id: &'a str,
+    pub parent_id: &'a str,
+    /// What to say in the result.
+    pub message: &'a str,
 }
 
 /// How sure a format is that some content is its own (0 = not at all, 100 = certain).
@@ -108,8 +146,19 @@ pub trait Format: Sync {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence;
     fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError>;
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError>;
-    /// The keys of one record (a JSONL line, or one message of a whole-file format).
-    fn keys(&self, record: &[u8]) -> Option<Keys>;
+    /// The keys of one record (a JSONL line, or one message of a whole-file format); `None`
+    /// when the record is not a JSON object.
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>>;
+    /// For JSONL formats: one record (bytes without `\n`) that answers a tool call with an
+    /// error result in this format's own shape, marked as written by sessiontool. `None`
+    /// when the format cannot express one.
+    fn synthetic_result(&self, _call: &OpenCall) -> Option<Vec<u8>> {
+        None
+    }
+    /// Whether [`synthetic_result`](Self::synthetic_result) can close an unanswered call.
+    fn closes_tool_calls(&self) -> bool {
+        false
+    }
 }
 
 /// Every format, in the order detection breaks ties.

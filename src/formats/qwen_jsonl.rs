@@ -26,20 +26,21 @@
 //! reported as losses and their children are chained to their parent.
 
 mod foreign;
+mod keys;
 mod read;
+mod synthetic;
 mod write;
 
 #[cfg(test)]
 mod tests;
 
-use std::borrow::Cow;
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::{
-    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
-    trim_start,
+    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
+    Written, trim_start,
 };
 use crate::model::{Meta, Session, Usage};
 
@@ -168,29 +169,16 @@ impl Format for QwenJsonl {
         write::write(session, options)
     }
 
-    fn keys(&self, record: &[u8]) -> Option<Keys> {
-        #[derive(serde::Deserialize)]
-        struct K<'a> {
-            #[serde(borrow, default)]
-            uuid: Lenient<'a>,
-            #[serde(borrow, default, rename = "parentUuid")]
-            parent: Lenient<'a>,
-            #[serde(borrow, default, rename = "sessionId")]
-            session_id: Lenient<'a>,
-            #[serde(borrow, default, rename = "type")]
-            kind: Lenient<'a>,
-        }
-        if trim_start(record).first() != Some(&b'{') {
-            return None;
-        }
-        let k: K = serde_json::from_slice(record).ok()?;
-        Some(Keys {
-            id: k.uuid.0.map(Cow::into_owned),
-            parent: k.parent.0.map(Cow::into_owned),
-            session_id: k.session_id.0.map(Cow::into_owned),
-            kind: k.kind.0.map(Cow::into_owned),
-            seq: None,
-        })
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::qwen_keys(record)
+    }
+
+    fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
+        synthetic::synthetic_result(call)
+    }
+
+    fn closes_tool_calls(&self) -> bool {
+        true
     }
 }
 
@@ -246,66 +234,5 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
         40
     } else {
         0
-    }
-}
-
-/// A string field read without failing on other types (`None` for null, numbers, objects).
-#[derive(Default)]
-struct Lenient<'a>(Option<Cow<'a, str>>);
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Lenient<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Lenient<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Lenient(Some(Cow::Borrowed(v))))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Lenient(Some(Cow::Owned(v.to_owned()))))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Lenient(Some(Cow::Owned(v))))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_none<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Self::Value, A::Error> {
-                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Lenient(None))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Self::Value, A::Error> {
-                while a
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(Lenient(None))
-            }
-        }
-        d.deserialize_any(V)
     }
 }

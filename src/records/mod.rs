@@ -41,6 +41,7 @@
 //! ends: just before the events of the first line that does not end in `\r\n`, or at the end
 //! of the input; its span points back to the run's first line.
 
+mod blocks;
 mod damage;
 mod glue;
 mod jsonl;
@@ -57,6 +58,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::Read;
 
+pub use blocks::{Block, BlockReader, Piece};
 pub use damage::{Damage, Finding, Span};
 pub use jsonl::{DEFAULT_CHUNK_SIZE, Splitter};
 
@@ -129,24 +131,90 @@ pub fn read_all<R: Read>(
 /// Same as [`read_all`] over bytes already in memory; records borrow `data` (unless invalid
 /// UTF-8 was replaced). Gives exactly what [`Splitter`] gives.
 pub fn split_slice(data: &[u8], options: Options) -> (Vec<Record<'_>>, Vec<Finding>) {
-    let mut core = Core::new(options.max_line_len);
-    let mut queue = VecDeque::new();
+    let mut lines = LineSplitter::new(options);
     let mut records = Vec::new();
     let mut findings = Vec::new();
-    let mut pos = 0;
-    let mut line = 1;
-    for newline in memchr::memchr_iter(b'\n', data) {
-        core.line(&data[pos..newline], line, pos as u64, true, &mut queue);
-        drain(&mut queue, &data[pos..], &mut records, &mut findings);
-        pos = newline + 1;
-        line += 1;
+    for (content, line, offset, terminated) in lines_of(data, 1, 0) {
+        lines.line(
+            content,
+            line,
+            offset,
+            terminated,
+            &mut records,
+            &mut findings,
+        );
     }
-    if pos < data.len() {
-        core.line(&data[pos..], line, pos as u64, false, &mut queue);
-    }
-    core.finish(&mut queue);
-    drain(&mut queue, &data[pos..], &mut records, &mut findings);
+    lines.finish(&mut findings);
     (records, findings)
+}
+
+/// The lines of `data`, whose first byte is at file `offset` and starts line number `line`:
+/// `(content without its \n, line, offset, terminated)`.
+pub fn lines_of(
+    data: &[u8],
+    line: u64,
+    offset: u64,
+) -> impl Iterator<Item = (&[u8], u64, u64, bool)> + '_ {
+    let mut pos = 0;
+    let mut line = line;
+    std::iter::from_fn(move || {
+        if pos >= data.len() {
+            return None;
+        }
+        let start = pos;
+        let (end, terminated) = match memchr::memchr(b'\n', &data[pos..]) {
+            Some(i) => (pos + i, true),
+            None => (data.len(), false),
+        };
+        pos = end + 1;
+        line += 1;
+        Some((
+            &data[start..end],
+            line - 1,
+            offset + start as u64,
+            terminated,
+        ))
+    })
+}
+
+/// Line-at-a-time access to the splitter's analysis, for callers that bring their own lines
+/// (a block of a large file processed on another thread, or a fast path that only hands over
+/// the lines it could not take itself). Results are those of [`split_slice`] for the same
+/// lines, as long as lines are given in order and [`finish`](Self::finish) is called at the
+/// end (and whenever lines are skipped, so a CRLF run does not reach across them).
+pub struct LineSplitter {
+    core: Core,
+    queue: VecDeque<Item>,
+}
+
+impl LineSplitter {
+    pub fn new(options: Options) -> Self {
+        LineSplitter {
+            core: Core::new(options.max_line_len),
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Analyses one line (`content` without its `\n`) at absolute `offset`.
+    pub fn line<'a>(
+        &mut self,
+        content: &'a [u8],
+        line: u64,
+        offset: u64,
+        terminated: bool,
+        records: &mut Vec<Record<'a>>,
+        findings: &mut Vec<Finding>,
+    ) {
+        self.core
+            .line(content, line, offset, terminated, &mut self.queue);
+        drain(&mut self.queue, content, records, findings);
+    }
+
+    /// Reports a CRLF run still open.
+    pub fn finish(&mut self, findings: &mut Vec<Finding>) {
+        self.core.finish(&mut self.queue);
+        drain(&mut self.queue, &[], &mut Vec::new(), findings);
+    }
 }
 
 /// Moves a line's items out of the queue; records borrow `line` (the bytes from the line's

@@ -5,7 +5,10 @@ mod convert;
 mod detect;
 mod error;
 mod formats;
+mod fsck;
 mod input;
+mod progress;
+mod repair;
 mod report;
 mod show;
 
@@ -27,15 +30,36 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Convert(convert::Args),
+    Fsck(fsck::Args),
+    Repair(repair::Args),
     Show(show::Args),
     Detect(detect::Args),
     Formats(formats::Args),
 }
 
+/// fsck(8) gives usage errors their own exit code; the other commands use 2.
+const FSCK_USAGE: i32 = 16;
+
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let fsck_like = std::env::args()
+                .nth(1)
+                .is_some_and(|c| c == "fsck" || c == "repair");
+            let usage = e.use_stderr();
+            let _ = e.print();
+            std::process::exit(match (usage, fsck_like) {
+                (false, _) => 0,
+                (true, true) => FSCK_USAGE,
+                (true, false) => 2,
+            });
+        }
+    };
     let result = match cli.command {
         Command::Convert(a) => convert::run(a),
+        Command::Fsck(a) => fsck::run(a),
+        Command::Repair(a) => repair::run(a),
         Command::Show(a) => show::run(a),
         Command::Detect(a) => detect::run(a),
         Command::Formats(a) => formats::run(a),

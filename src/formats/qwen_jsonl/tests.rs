@@ -808,22 +808,59 @@ fn gemini_sample_is_not_qwen() {
 
 #[test]
 fn keys_are_borrowed_and_lenient() {
+    use crate::formats::Parent;
+    use std::borrow::Cow;
     let k = QwenJsonl
         .keys(br#"{"uuid":"u1","parentUuid":null,"sessionId":"s","type":"user","message":{"parts":[]}}"#)
         .unwrap();
-    assert_eq!(k.id.as_deref(), Some("u1"));
-    assert_eq!(k.parent, None);
+    assert!(matches!(k.id, Some(Cow::Borrowed("u1"))));
+    assert_eq!(k.parent, Parent::Root);
     assert_eq!(k.session_id.as_deref(), Some("s"));
     assert_eq!(k.kind.as_deref(), Some("user"));
-    let k = QwenJsonl
-        .keys(br#"{"uuid":7,"parentUuid":"p\u00e9","type":{"x":[1]}}"#)
-        .unwrap();
-    assert_eq!(
-        (k.id, k.parent.as_deref(), k.kind),
-        (None, Some("pé"), None)
-    );
+    assert!(k.missing.is_empty());
+    let record = br#"{"uuid":7,"parentUuid":"p\u00e9","type":{"x":[1]}}"#;
+    let k = QwenJsonl.keys(record).unwrap();
+    assert_eq!((&k.id, &k.kind), (&None, &None));
+    assert_eq!(k.parent, Parent::Id("pé".into()));
+    // The span covers the parent value exactly, quotes included, for a repair to splice.
+    assert_eq!(&record[k.parent_span.unwrap()], br#""p\u00e9""#);
+    assert_eq!(k.missing, ["uuid", "sessionId", "type"]);
     assert!(QwenJsonl.keys(b"[1]").is_none());
     assert!(QwenJsonl.keys(b"{").is_none());
+}
+
+#[test]
+fn keys_name_tool_calls_and_results() {
+    let call = br#"{"uuid":"a","parentUuid":"u","sessionId":"s","type":"assistant","message":{"role":"model","parts":[{"text":"x"},{"functionCall":{"id":"c1","name":"f","args":{}}},{"functionCall":{"id":"c2","name":"g","args":{}}}]}}"#;
+    let k = QwenJsonl.keys(call).unwrap();
+    assert_eq!(k.calls, ["c1", "c2"]);
+    assert!(k.results.is_empty());
+    let result = br#"{"uuid":"b","parentUuid":"a","sessionId":"s","type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"f","response":{}}}]},"toolCallResult":{"callId":"c1","status":"success"}}"#;
+    let k = QwenJsonl.keys(result).unwrap();
+    assert_eq!(k.results, ["c1"]);
+}
+
+#[test]
+fn synthetic_result_answers_the_call_in_qwen_shape() {
+    use crate::formats::OpenCall;
+    let call = br#"{"uuid":"a","parentUuid":"u","sessionId":"s","timestamp":"t","type":"assistant","cwd":"/p","version":"0.15.6","gitBranch":"main","model":"m","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"run","args":{}}}]}}"#;
+    let bytes = QwenJsonl
+        .synthetic_result(&OpenCall {
+            call_record: call,
+            call_id: "c1",
+            new_id: "n1",
+            parent_id: "a",
+            message: "no result",
+        })
+        .unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.starts_with(r#"{"uuid":"n1","parentUuid":"a","sessionId":"s","timestamp":"t","type":"tool_result","cwd":"/p","version":"0.15.6","gitBranch":"main","message":"#), "{text}");
+    let k = QwenJsonl.keys(&bytes).unwrap();
+    assert_eq!(k.results, ["c1"]);
+    assert!(k.missing.is_empty());
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["message"]["parts"][0]["functionResponse"]["name"], "run");
+    assert_eq!(v["toolCallResult"]["status"], "error");
 }
 
 #[test]

@@ -1,0 +1,447 @@
+//! `sessiontool fsck`: check session files and folders for every kind of damage; with
+//! `--repair`, fix what can be fixed without guessing (backup first, atomic replace).
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use rayon::prelude::*;
+use serde::Serialize;
+use sessiontool::check::{self, CheckOptions, FileReport, Issue};
+use sessiontool::diag::Severity;
+use sessiontool::repair::{self, RepairOptions, Repaired};
+
+use crate::error::CliError;
+use crate::input::format_arg;
+
+const EXAMPLES: &str = "Examples:
+  sessiontool fsck ~/.qwen/projects                 check every session below a folder
+  sessiontool fsck --repair -n chat.jsonl           show what a repair would change
+  sessiontool fsck --repair chat.jsonl              fix it (the original is kept as chat.jsonl.bak-<time>)
+  sessiontool fsck --json ~/.gemini/tmp > report.json
+  sessiontool fsck --codes                          list every finding code
+
+Exit codes (as fsck(8), added together): 0 clean; 1 errors were corrected; 4 errors are left
+uncorrected; 8 operational error (a file could not be read or written); 16 usage error.";
+
+pub const EXIT_CORRECTED: i32 = 1;
+pub const EXIT_UNCORRECTED: i32 = 4;
+pub const EXIT_OPERATIONAL: i32 = 8;
+
+/// Check session files for damage (torn lines, glued records, broken parent links,
+/// unanswered tool calls, truncated documents); repair it with --repair.
+#[derive(Parser)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Session files and folders (folders are searched recursively).
+    #[arg(required_unless_present = "codes")]
+    paths: Vec<PathBuf>,
+    /// Fix what can be fixed; the original is backed up first.
+    #[arg(long)]
+    repair: bool,
+    /// With --repair: show what would be changed, change nothing.
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+    /// Report tool calls without a result, but do not close them.
+    #[arg(long)]
+    keep_open_tool_calls: bool,
+    /// Put backups in this folder instead of beside each file.
+    #[arg(long, value_name = "DIR")]
+    backup_dir: Option<PathBuf>,
+    /// Replace files without keeping a backup of the original.
+    #[arg(long)]
+    no_backup: bool,
+    /// Read every file as this format instead of detecting it.
+    #[arg(long, value_name = "FORMAT")]
+    from: Option<String>,
+    /// Also list clean files and files that are not sessions.
+    #[arg(short, long)]
+    verbose: bool,
+    /// One machine-readable JSON document on standard output.
+    #[arg(long)]
+    json: bool,
+    /// List every finding code with its severity and meaning, and exit.
+    #[arg(long)]
+    codes: bool,
+}
+
+/// The result for one file.
+#[derive(Serialize)]
+struct Checked {
+    #[serde(flatten)]
+    report: FileReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repair: Option<Repaired>,
+    /// Why the file could not be checked or repaired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    /// Folder walks: not a session file (listed, not checked).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    skipped: bool,
+}
+
+#[derive(Serialize, Default)]
+struct Summary {
+    files: usize,
+    skipped: usize,
+    bytes: u64,
+    records: u64,
+    damaged: usize,
+    errors: usize,
+    warnings: usize,
+    fixable: usize,
+    repaired: usize,
+    failed: usize,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    exit_code: i32,
+    summary: &'a Summary,
+    files: &'a [Checked],
+}
+
+pub fn run(mut args: Args) -> Result<i32, CliError> {
+    if args.codes {
+        return print_codes(args.json);
+    }
+    if args.dry_run && !args.repair {
+        args.repair = true;
+    }
+    let format = args.from.as_deref().map(format_arg).transpose()?;
+    let files = collect(&args.paths)?;
+    let options = CheckOptions {
+        keep_open_tool_calls: args.keep_open_tool_calls,
+        format: format.map(|f| f.name()),
+        ..CheckOptions::default()
+    };
+    let repair_options = RepairOptions {
+        backup_dir: args.backup_dir.clone(),
+        no_backup: args.no_backup,
+        dry_run: args.dry_run,
+        stamp: None,
+    };
+    if let Some(dir) = &args.backup_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::output(format!(
+                "cannot create backup folder {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    let bar = crate::progress::bar(files.len() as u64, "files", args.json);
+    let results: Vec<Checked> = files
+        .par_iter()
+        .map(|(path, named)| {
+            let checked = check_one(
+                path,
+                *named,
+                &options,
+                args.repair.then_some(&repair_options),
+            );
+            bar.inc(1);
+            checked
+        })
+        .collect();
+    bar.finish_and_clear();
+    let summary = summarize(&results);
+    let code = exit_code(&results);
+    if args.json {
+        let doc = Document {
+            schema: "sessiontool.fsck/1",
+            exit_code: code,
+            summary: &summary,
+            files: &results,
+        };
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        for c in &results {
+            print_file(c, args.verbose);
+        }
+        print_summary(&summary, &args, code);
+    }
+    Ok(code)
+}
+
+/// The files to check: `(path, named on the command line)`. Backups and sidecars that
+/// sessiontool wrote are not sessions to check again.
+fn collect(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, CliError> {
+    let mut files = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| {
+            CliError {
+                code: EXIT_OPERATIONAL,
+                message: format!("cannot read {}: {e}", p.display()),
+                location: None,
+                hint: None,
+            }
+            .hint("check the path")
+        })?;
+        if meta.is_dir() {
+            for entry in walkdir::WalkDir::new(p).sort_by_file_name() {
+                let entry = entry.map_err(|e| CliError {
+                    code: EXIT_OPERATIONAL,
+                    message: format!("cannot walk {}: {e}", p.display()),
+                    location: None,
+                    hint: None,
+                })?;
+                if entry.file_type().is_file() && !is_ours(entry.path()) {
+                    files.push((entry.into_path(), false));
+                }
+            }
+        } else {
+            files.push((p.clone(), true));
+        }
+    }
+    Ok(files)
+}
+
+/// Backups, sidecars and temp files sessiontool itself writes.
+fn is_ours(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.contains(".bak-") || name.contains(".torn-") || name.ends_with(".repair.tmp")
+}
+
+fn check_one(
+    path: &Path,
+    named: bool,
+    options: &CheckOptions,
+    repair: Option<&RepairOptions>,
+) -> Checked {
+    let diagnosis = match check::diagnose(path, options) {
+        Ok(d) => d,
+        Err(e) => {
+            return Checked {
+                report: empty_report(path),
+                repair: None,
+                error: Some(e.to_string()),
+                skipped: false,
+            };
+        }
+    };
+    let skipped = diagnosis.format.is_none() && !named;
+    let mut checked = Checked {
+        report: diagnosis.report.clone(),
+        repair: None,
+        error: None,
+        skipped,
+    };
+    if let Some(repair_options) = repair
+        && diagnosis.format.is_some()
+        && diagnosis.report.fixable() > 0
+    {
+        match repair::repair(path, diagnosis, repair_options) {
+            Ok(r) => checked.repair = Some(r),
+            Err(e) => checked.error = Some(e.to_string()),
+        }
+    }
+    checked
+}
+
+fn empty_report(path: &Path) -> FileReport {
+    FileReport {
+        file: path.display().to_string(),
+        format: None,
+        bytes: 0,
+        records: 0,
+        issues: Vec::new(),
+    }
+}
+
+fn summarize(results: &[Checked]) -> Summary {
+    let mut s = Summary::default();
+    for c in results {
+        if c.skipped {
+            s.skipped += 1;
+            continue;
+        }
+        s.files += 1;
+        s.bytes += c.report.bytes;
+        s.records += c.report.records;
+        s.errors += c.report.count(Severity::Error);
+        s.warnings += c.report.count(Severity::Warning);
+        s.fixable += c.report.fixable();
+        if !c.report.is_clean() {
+            s.damaged += 1;
+        }
+        if c.repair.as_ref().is_some_and(|r| r.changed) {
+            s.repaired += 1;
+        }
+        if c.error.is_some() {
+            s.failed += 1;
+        }
+    }
+    s
+}
+
+/// fsck(8) style: the codes of all files added together (each at most once).
+fn exit_code(results: &[Checked]) -> i32 {
+    let mut code = 0;
+    for c in results.iter().filter(|c| !c.skipped) {
+        let io_error = c.error.is_some() && c.report.format.is_none();
+        if io_error {
+            code |= EXIT_OPERATIONAL;
+            continue;
+        }
+        let errors_left = match &c.repair {
+            Some(r) if r.changed => r.left.iter().any(|i| i.severity == Severity::Error),
+            _ => c.report.count(Severity::Error) > 0,
+        };
+        if errors_left || c.error.is_some() {
+            code |= EXIT_UNCORRECTED;
+        }
+        if c.repair.as_ref().is_some_and(|r| r.changed) {
+            code |= EXIT_CORRECTED;
+        }
+    }
+    code
+}
+
+fn print_file(c: &Checked, verbose: bool) {
+    let r = &c.report;
+    if c.skipped {
+        if verbose {
+            println!("{}: not a session file, skipped", r.file);
+        }
+        return;
+    }
+    if r.issues.is_empty() && c.error.is_none() {
+        if verbose {
+            println!(
+                "{}: ok ({}, {} records)",
+                r.file,
+                r.format.unwrap_or("?"),
+                r.records
+            );
+        }
+        return;
+    }
+    let mut counts = Vec::new();
+    for (sev, name) in [
+        (Severity::Error, "error"),
+        (Severity::Warning, "warning"),
+        (Severity::Info, "note"),
+    ] {
+        let n = r.count(sev);
+        if n > 0 {
+            counts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+        }
+    }
+    println!(
+        "{} ({}, {} records, {} bytes): {}",
+        r.file,
+        r.format.unwrap_or("unknown format"),
+        r.records,
+        r.bytes,
+        if counts.is_empty() {
+            "ok".to_string()
+        } else {
+            counts.join(", ")
+        }
+    );
+    let repaired = c.repair.as_ref().is_some_and(|r| r.changed);
+    for i in &r.issues {
+        print_issue(i, repaired);
+    }
+    if let Some(rep) = &c.repair {
+        if rep.changed {
+            println!(
+                "  repaired: {} fix(es) applied; {} records before, {} after",
+                rep.fixed.len(),
+                rep.records_before,
+                rep.records_after
+            );
+            if let Some(b) = &rep.backup {
+                println!("  original kept as {}", b.display());
+            }
+            if let Some(s) = &rep.sidecar {
+                println!("  dropped bytes saved in {}", s.display());
+            }
+        } else if !rep.fixed.is_empty() {
+            println!(
+                "  dry run: {} fix(es) would be applied; nothing changed",
+                rep.fixed.len()
+            );
+        }
+    }
+    if let Some(e) = &c.error {
+        println!("  not repaired: {e}");
+    }
+}
+
+fn print_issue(i: &Issue, repaired: bool) {
+    let at = match (i.line, i.offset) {
+        (Some(l), Some(o)) => format!("line {l} (byte {o})"),
+        (Some(l), None) => format!("line {l}"),
+        _ => "file".to_string(),
+    };
+    println!(
+        "  {at:<24} {:<7} {:<22} {}",
+        i.severity.as_str(),
+        i.code,
+        i.message
+    );
+    if let Some(fix) = &i.fix {
+        let verb = if repaired { "fixed" } else { "fix" };
+        println!("  {:<24} {verb}: {fix}", "");
+    }
+}
+
+fn print_summary(s: &Summary, args: &Args, code: i32) {
+    let mut line = format!(
+        "checked {} file(s), {} bytes, {} records: {} damaged",
+        s.files, s.bytes, s.records, s.damaged
+    );
+    if s.skipped > 0 {
+        line.push_str(&format!(
+            "; {} not session files (skipped; -v lists them)",
+            s.skipped
+        ));
+    }
+    println!("{line}");
+    if s.repaired > 0 {
+        println!("repaired {} file(s)", s.repaired);
+    }
+    if s.failed > 0 {
+        println!(
+            "{} file(s) could not be checked or repaired (see above)",
+            s.failed
+        );
+    }
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if code & EXIT_UNCORRECTED != 0 && s.fixable > 0 && !args.repair {
+        println!(
+            "{} issue(s) can be fixed; see what would change: sessiontool fsck --repair -n {paths}",
+            s.fixable
+        );
+        println!("then fix them: sessiontool fsck --repair {paths}");
+    } else if args.dry_run && s.fixable > 0 {
+        println!("to apply: sessiontool fsck --repair {paths}");
+    }
+}
+
+fn print_codes(json: bool) -> Result<i32, CliError> {
+    if json {
+        let list: Vec<_> = check::CODES
+            .iter()
+            .map(|(c, s, m)| serde_json::json!({"code": c, "severity": s, "meaning": m}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        );
+    } else {
+        for (code, severity, meaning) in check::CODES {
+            println!("{code:<22} {:<7} {meaning}", severity.as_str());
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,18 @@
+//! Progress bars on standard error, only on a terminal and never with --json.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+pub fn bar(len: u64, unit: &str, json: bool) -> ProgressBar {
+    if json || len < 2 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {unit} {{elapsed}}"))
+    {
+        bar.set_style(style);
+    }
+    bar
+}

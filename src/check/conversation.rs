@@ -1,0 +1,116 @@
+//! Conversation checks: every tool call needs a result (the model APIs reject a history with
+//! an unanswered call) and every result a call. Unanswered calls are closed by a synthetic
+//! error result inserted right after the call, in the format's own shape.
+
+use super::ident::{Ident, QuickMap};
+use super::issue::Issue;
+use super::plan::{Insert, Plan};
+use super::scan::{JsonlScan, Link};
+use super::tree::{Nodes, planned_parent};
+use crate::diag::Severity;
+use crate::formats::Format;
+
+/// What a synthetic result says.
+pub const RECOVERED: &str = "[sessiontool] this tool call never got a result (the session was interrupted); result added by `sessiontool repair` so the history is valid again";
+
+pub struct Options {
+    /// Report unanswered calls but do not close them (`--keep-open-tool-calls`).
+    pub keep_open: bool,
+}
+
+pub fn check(
+    scan: &mut JsonlScan,
+    nodes: &Nodes,
+    format: &dyn Format,
+    options: &Options,
+    issues: &mut Vec<Issue>,
+    plan: &mut Plan,
+) {
+    let answered: QuickMap<u32, ()> = scan.results.iter().map(|&(_, id)| (id, ())).collect();
+    let called: QuickMap<u32, ()> = scan.calls.iter().map(|&(_, id)| (id, ())).collect();
+    for &(rec, id) in &scan.results {
+        if !called.contains_key(&id) {
+            let r = &scan.records[rec as usize];
+            issues.push(
+                Issue::new(
+                    "tool-result-orphan",
+                    Severity::Warning,
+                    format!(
+                        "result for tool call {} that is not in the file",
+                        scan.ids.name(id)
+                    ),
+                )
+                .at(r.line, r.offset),
+            );
+        }
+    }
+    let open: Vec<(u32, u32)> = scan
+        .calls
+        .iter()
+        .copied()
+        .filter(|(_, id)| !answered.contains_key(id))
+        .collect();
+    let can_fix = !options.keep_open && !nodes.ambiguous && format.closes_tool_calls();
+    // The new results of one call record, chained in order; they go after the last record
+    // that shares the call record's id (records with one id are one message).
+    let mut last_of: QuickMap<u32, u32> = QuickMap::default();
+    for (i, r) in scan.records.iter().enumerate() {
+        if let Some(id) = r.id {
+            last_of.insert(id, i as u32);
+        }
+    }
+    let mut tail_of: QuickMap<u32, u32> = QuickMap::default();
+    for (rec, call) in open {
+        let r = scan.records[rec as usize].clone();
+        let mut issue = Issue::new(
+            "tool-call-unanswered",
+            Severity::Error,
+            format!(
+                "tool call {} has no result; model APIs reject a history with an unanswered call",
+                scan.ids.name(call)
+            ),
+        )
+        .at(r.line, r.offset);
+        if can_fix {
+            let owner = r.id;
+            let after = owner
+                .and_then(|id| last_of.get(&id).copied())
+                .unwrap_or(rec);
+            let parent = owner.map(|id| *tail_of.get(&id).unwrap_or(&id));
+            let seed = format!(
+                "sessiontool-recovered-result:{}:{}",
+                scan.ids.name(call),
+                r.offset
+            );
+            let new_id = scan
+                .ids
+                .intern(Ident::new(&crate::ids::derived_uuid(&seed)));
+            if let Some(owner) = owner {
+                tail_of.insert(owner, new_id);
+            }
+            plan.inserts.entry(after).or_default().push(Insert {
+                call_record: rec,
+                call_id: call,
+                new_id,
+                parent,
+            });
+            issue = issue.fix("add an error result marked as recovered right after the call");
+        }
+        issues.push(issue);
+    }
+    // What hung under a call record now hangs under its last new result.
+    if !tail_of.is_empty() {
+        for &id in &nodes.order {
+            if let Link::Id(p) = planned_parent(nodes, plan, id)
+                && let Some(&tail) = tail_of.get(&p)
+                && !is_new(plan, id)
+            {
+                plan.relink.insert(id, Link::Id(tail));
+            }
+        }
+    }
+}
+
+fn is_new(plan: &Plan, id: u32) -> bool {
+    plan.inserts.values().flatten().any(|i| i.new_id == id)
+}

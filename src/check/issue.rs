@@ -1,0 +1,245 @@
+//! What fsck reports: one [`Issue`] per problem, with a stable code, a severity, where it is,
+//! a message a person understands and, when `--repair` can fix it, what the fix does.
+
+use serde::Serialize;
+
+use crate::diag::Severity;
+use crate::records::{Damage, Finding};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    /// Stable (scripts match on it); see [`CODES`].
+    pub code: &'static str,
+    pub severity: Severity,
+    /// 1-based line of the file, when the issue has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// Byte offset in the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    pub message: String,
+    /// What `--repair` does about it; `None` when it cannot (or must not) fix it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Issue {
+    pub fn new(code: &'static str, severity: Severity, message: impl Into<String>) -> Self {
+        Issue {
+            code,
+            severity,
+            line: None,
+            offset: None,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    pub fn at(mut self, line: u64, offset: u64) -> Self {
+        self.line = Some(line);
+        self.offset = Some(offset);
+        self
+    }
+
+    pub fn fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
+    }
+
+    pub fn fixable(&self) -> bool {
+        self.fix.is_some()
+    }
+}
+
+/// Every code fsck can report, with its severity and one line on what it means: the list
+/// `sessiontool fsck --codes` prints and README documents.
+pub const CODES: &[(&str, Severity, &str)] = &[
+    (
+        "bom",
+        Severity::Warning,
+        "the file starts with a UTF-8 byte order mark",
+    ),
+    (
+        "crlf",
+        Severity::Warning,
+        "lines end with CRLF instead of LF",
+    ),
+    ("blank-line", Severity::Info, "an empty line"),
+    (
+        "nul-padding",
+        Severity::Error,
+        "NUL bytes left by a crash or power loss",
+    ),
+    ("invalid-utf8", Severity::Error, "bytes that are not UTF-8"),
+    (
+        "glued-records",
+        Severity::Error,
+        "several records on one line (an append after a torn line)",
+    ),
+    (
+        "torn-record-glued",
+        Severity::Error,
+        "a torn record with a complete one glued after it",
+    ),
+    (
+        "torn-tail",
+        Severity::Error,
+        "the last line is cut off (the writer crashed)",
+    ),
+    ("invalid-json", Severity::Error, "a line that is not JSON"),
+    (
+        "oversized-line",
+        Severity::Warning,
+        "a line over the size limit, not checked",
+    ),
+    (
+        "missing-final-newline",
+        Severity::Warning,
+        "the last line has no newline",
+    ),
+    (
+        "not-a-record",
+        Severity::Warning,
+        "a JSON line that is not a record of this format",
+    ),
+    (
+        "missing-field",
+        Severity::Error,
+        "a record without a field its tool requires",
+    ),
+    (
+        "orphan-parent",
+        Severity::Error,
+        "a record whose parent is not in the file: history before it is cut off",
+    ),
+    (
+        "cycle",
+        Severity::Error,
+        "parent links that go round in a circle",
+    ),
+    (
+        "duplicate-id-conflict",
+        Severity::Error,
+        "records with the same id that disagree",
+    ),
+    (
+        "several-roots",
+        Severity::Warning,
+        "more than one record without a parent",
+    ),
+    (
+        "dead-branches",
+        Severity::Info,
+        "records not on the branch the tool resumes (earlier edits or retries)",
+    ),
+    (
+        "session-id-mismatch",
+        Severity::Warning,
+        "records of another session inside this file",
+    ),
+    (
+        "tool-call-unanswered",
+        Severity::Error,
+        "a tool call without a result (model APIs reject the history)",
+    ),
+    (
+        "tool-result-orphan",
+        Severity::Warning,
+        "a tool result for a call that is not in the file",
+    ),
+    (
+        "truncated-document",
+        Severity::Error,
+        "a whole-file JSON session cut off by a crash",
+    ),
+    (
+        "unreadable",
+        Severity::Error,
+        "the file cannot be read as its format",
+    ),
+    (
+        "reader",
+        Severity::Warning,
+        "something the format's reader noticed",
+    ),
+    (
+        "unknown-format",
+        Severity::Warning,
+        "not a session file of any supported format",
+    ),
+];
+
+/// The severity a code has (Error for a code not in [`CODES`], which is a bug).
+pub fn severity_of(code: &str) -> Severity {
+    CODES
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map_or(Severity::Error, |(_, s, _)| *s)
+}
+
+/// The issue for a records-layer finding, with the fix repair makes.
+pub fn from_finding(f: &Finding) -> Issue {
+    let (code, message, fix): (&'static str, String, Option<&str>) = match &f.damage {
+        Damage::Bom => (
+            "bom",
+            "file starts with a UTF-8 byte order mark".into(),
+            Some("remove it"),
+        ),
+        Damage::Crlf { lines } => (
+            "crlf",
+            format!("{lines} line(s) from here end with CRLF"),
+            Some("end them with LF"),
+        ),
+        Damage::BlankLine => ("blank-line", "blank line".into(), Some("remove it")),
+        Damage::NulPadding { len } => (
+            "nul-padding",
+            format!("{len} NUL bytes (left by a crash or power loss)"),
+            Some("strip them"),
+        ),
+        Damage::InvalidUtf8 { at } => (
+            "invalid-utf8",
+            format!("invalid UTF-8 at byte {at}"),
+            Some(
+                "replace the bad bytes with U+FFFD, as the tool reads them; the original line goes to the sidecar file",
+            ),
+        ),
+        Damage::Glued { records } => (
+            "glued-records",
+            format!("{records} records glued on one line (a write after a torn line)"),
+            Some("put each record on its own line"),
+        ),
+        Damage::TornRecordGlued { fragment_len } => (
+            "torn-record-glued",
+            format!("a torn record ({fragment_len} bytes) with a complete record glued after it"),
+            Some("move the torn bytes to the sidecar file, keep the complete record"),
+        ),
+        Damage::TornTail => (
+            "torn-tail",
+            format!(
+                "the last line ({} bytes) is cut off: the writer crashed",
+                f.span.len
+            ),
+            Some("move the cut-off bytes to the sidecar file"),
+        ),
+        Damage::InvalidJson { message } => (
+            "invalid-json",
+            format!("line is not valid JSON ({message})"),
+            Some("move the line to the sidecar file"),
+        ),
+        Damage::Oversized { len } => (
+            "oversized-line",
+            format!("line of {len} bytes is over the size limit; not checked"),
+            None,
+        ),
+        Damage::MissingFinalNewline => (
+            "missing-final-newline",
+            "the last line has no newline (the next append would glue onto it)".into(),
+            Some("add the newline"),
+        ),
+    };
+    let issue = Issue::new(code, severity_of(code), message).at(f.span.line, f.span.offset);
+    match fix {
+        Some(fix) => issue.fix(fix),
+        None => issue,
+    }
+}

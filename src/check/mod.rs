@@ -1,0 +1,209 @@
+//! fsck: find every kind of damage in a session file, say precisely where, and work out the
+//! fixes `repair` can make without guessing.
+//!
+//! JSONL formats are checked in one streaming pass that keeps offsets and interned ids, never
+//! content ([`scan`]), then tree ([`tree`]) and conversation ([`conversation`]) checks run on
+//! those facts. Whole-file JSON formats go through their reader ([`document`]).
+
+pub mod conversation;
+pub mod document;
+pub mod ident;
+pub mod issue;
+pub mod plan;
+pub mod scan;
+pub mod tree;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Serialize;
+
+pub use issue::{CODES, Issue};
+pub use plan::Plan;
+pub use scan::{JsonlScan, ScanOptions};
+
+use crate::diag::Severity;
+use crate::formats::gemini_json::salvage::Salvage;
+use crate::formats::{self, Format};
+
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    pub scan: ScanOptions,
+    /// Report unanswered tool calls without planning to close them.
+    pub keep_open_tool_calls: bool,
+    /// Read the file as this format instead of detecting it.
+    pub format: Option<&'static str>,
+}
+
+/// What fsck says about one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    pub file: String,
+    /// `None` when no format recognised the file.
+    pub format: Option<&'static str>,
+    pub bytes: u64,
+    pub records: u64,
+    /// In file order (issues without a place last).
+    pub issues: Vec<Issue>,
+}
+
+impl FileReport {
+    pub fn count(&self, severity: Severity) -> usize {
+        self.issues
+            .iter()
+            .filter(|i| i.severity == severity)
+            .count()
+    }
+
+    /// Errors `--repair` cannot fix.
+    pub fn unfixable_errors(&self) -> usize {
+        self.issues
+            .iter()
+            .filter(|i| i.severity == Severity::Error && !i.fixable())
+            .count()
+    }
+
+    pub fn fixable(&self) -> usize {
+        self.issues.iter().filter(|i| i.fixable()).count()
+    }
+
+    /// No errors and nothing to fix.
+    pub fn is_clean(&self) -> bool {
+        self.count(Severity::Error) == 0 && self.fixable() == 0
+    }
+}
+
+/// A report, and what repair needs to act on it.
+pub struct Diagnosis {
+    pub report: FileReport,
+    /// The file as it was when checked: a repair refuses to replace a file that changed.
+    pub stamp: Stamp,
+    pub format: Option<&'static dyn Format>,
+    pub fixes: Fixes,
+}
+
+/// Size and modification time of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub len: u64,
+    pub modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    pub fn of(path: &Path) -> std::io::Result<Stamp> {
+        let m = std::fs::metadata(path)?;
+        Ok(Stamp {
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
+pub enum Fixes {
+    None,
+    Jsonl { scan: Box<JsonlScan>, plan: Plan },
+    Document { salvage: Option<Salvage> },
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {source}")]
+pub struct CheckError {
+    pub file: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Checks one file and keeps what a repair needs.
+pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckError> {
+    let file = path.display().to_string();
+    let io = |source| CheckError {
+        file: file.clone(),
+        source,
+    };
+    let stamp = Stamp::of(path).map_err(io)?;
+    let format = match options.format {
+        Some(name) => formats::by_name(name),
+        None => {
+            let mut head = Vec::with_capacity(formats::DETECT_HEAD);
+            File::open(path)
+                .map_err(io)?
+                .take(formats::DETECT_HEAD as u64)
+                .read_to_end(&mut head)
+                .map_err(io)?;
+            formats::detect(Some(path), &head)
+        }
+    };
+    let mut report = FileReport {
+        file: file.clone(),
+        format: format.map(|f| f.name()),
+        bytes: 0,
+        records: 0,
+        issues: Vec::new(),
+    };
+    let Some(format) = format else {
+        report.bytes = std::fs::metadata(path).map_err(io)?.len();
+        report.issues.push(Issue::new(
+            "unknown-format",
+            Severity::Warning,
+            "not a session file of any supported format (see `sessiontool formats`); not checked",
+        ));
+        return Ok(Diagnosis {
+            report,
+            stamp,
+            format: None,
+            fixes: Fixes::None,
+        });
+    };
+    let fixes = if format.is_jsonl() {
+        let mut scan =
+            scan::scan(File::open(path).map_err(io)?, format, options.scan).map_err(io)?;
+        let plan = check_jsonl(&mut scan, format, options, &mut report.issues);
+        report.bytes = scan.bytes;
+        report.records = scan.records.len() as u64;
+        Fixes::Jsonl {
+            scan: Box::new(scan),
+            plan,
+        }
+    } else {
+        let bytes = std::fs::read(path).map_err(io)?;
+        report.bytes = bytes.len() as u64;
+        let (records, salvage) = document::check(&file, &bytes, format, &mut report.issues);
+        report.records = records;
+        Fixes::Document { salvage }
+    };
+    sort(&mut report.issues);
+    Ok(Diagnosis {
+        report,
+        stamp,
+        format: Some(format),
+        fixes,
+    })
+}
+
+/// Checks one file.
+pub fn check_file(path: &Path, options: &CheckOptions) -> Result<FileReport, CheckError> {
+    diagnose(path, options).map(|d| d.report)
+}
+
+/// Every check on the facts of pass one; returns the fixes.
+fn check_jsonl(
+    scan: &mut JsonlScan,
+    format: &dyn Format,
+    options: &CheckOptions,
+    issues: &mut Vec<Issue>,
+) -> Plan {
+    let mut plan = Plan::default();
+    issues.extend(scan.findings.iter().map(issue::from_finding));
+    issues.append(&mut scan.issues);
+    let nodes = tree::check(scan, issues, &mut plan);
+    let conv = conversation::Options {
+        keep_open: options.keep_open_tool_calls,
+    };
+    conversation::check(scan, &nodes, format, &conv, issues, &mut plan);
+    plan
+}
+
+fn sort(issues: &mut [Issue]) {
+    issues.sort_by_key(|i| (i.offset.is_none(), i.offset.unwrap_or(0)));
+}

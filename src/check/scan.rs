@@ -1,0 +1,300 @@
+//! Pass one over a JSONL session: split into records (naming every damage), take each
+//! record's keys, and keep only small facts: offsets and interned ids, never content. Large
+//! files go in blocks that end on a line break, several blocks at a time on the thread pool.
+
+use std::io::Read;
+
+use rayon::prelude::*;
+
+use super::ident::{Ident, Interner};
+use super::issue::Issue;
+use crate::diag::Severity;
+use crate::formats::{Format, Keys, Parent};
+use crate::records::{Block, BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record};
+
+/// A record's parent link, interned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// No parent field (or the format has no links).
+    None,
+    Root,
+    Id(u32),
+}
+
+/// What pass one keeps of a record.
+#[derive(Debug, Clone)]
+pub struct Rec {
+    pub line: u64,
+    pub offset: u64,
+    pub len: u64,
+    pub id: Option<u32>,
+    pub parent: Link,
+    pub session: Option<u32>,
+    pub kind: Option<u32>,
+}
+
+/// Everything pass one learnt about a file.
+#[derive(Default)]
+pub struct JsonlScan {
+    pub bytes: u64,
+    pub records: Vec<Rec>,
+    /// Records-layer damage, in file order.
+    pub findings: Vec<Finding>,
+    /// Record-level issues (missing fields, records that are not of this format).
+    pub issues: Vec<Issue>,
+    pub ids: Interner,
+    pub kinds: Interner,
+    /// `(record index, call id)` for each tool call made and each result given.
+    pub calls: Vec<(u32, u32)>,
+    pub results: Vec<(u32, u32)>,
+}
+
+/// How pass one reads.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanOptions {
+    pub records: Options,
+    pub block_size: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            records: Options::default(),
+            block_size: 8 << 20,
+        }
+    }
+}
+
+/// Blocks analysed together; while they are, the next ones are read.
+fn window_len() -> usize {
+    2 * rayon::current_num_threads().max(1)
+}
+
+pub fn scan<R: Read + Send>(
+    reader: R,
+    format: &dyn Format,
+    options: ScanOptions,
+) -> std::io::Result<JsonlScan> {
+    let mut blocks = BlockReader::new(reader, options.block_size, options.records.max_line_len);
+    let mut scan = JsonlScan::default();
+    let mut window = read_window(&mut blocks)?;
+    while !window.is_empty() {
+        let (outs, next) = rayon::join(
+            || {
+                window
+                    .par_iter()
+                    .map(|piece| analyse(piece, format, options.records))
+                    .collect::<Vec<_>>()
+            },
+            || read_window(&mut blocks),
+        );
+        for out in outs {
+            scan.merge(out);
+        }
+        window = next?;
+    }
+    merge_crlf_runs(&mut scan.findings);
+    Ok(scan)
+}
+
+fn read_window<R: Read>(blocks: &mut BlockReader<R>) -> std::io::Result<Vec<Piece>> {
+    let mut window = Vec::new();
+    while window.len() < window_len() {
+        match blocks.next_piece()? {
+            Some(piece) => window.push(piece),
+            None => break,
+        }
+    }
+    Ok(window)
+}
+
+/// One block's facts, with ids not yet interned.
+#[derive(Default)]
+struct BlockOut {
+    bytes: u64,
+    records: Vec<LocalRec>,
+    findings: Vec<Finding>,
+    issues: Vec<Issue>,
+    calls: Vec<(u32, Ident)>,
+    results: Vec<(u32, Ident)>,
+}
+
+struct LocalRec {
+    line: u64,
+    offset: u64,
+    len: u64,
+    id: Option<Ident>,
+    parent: Option<Option<Ident>>,
+    session: Option<Ident>,
+    kind: Option<Ident>,
+}
+
+fn analyse(piece: &Piece, format: &dyn Format, options: Options) -> BlockOut {
+    let mut out = BlockOut::default();
+    match piece {
+        Piece::Oversized { line, offset, len } => {
+            out.bytes = len + 1;
+            out.findings.push(Finding {
+                span: crate::records::Span {
+                    line: *line,
+                    offset: *offset,
+                    len: *len,
+                },
+                damage: Damage::Oversized { len: *len },
+            });
+        }
+        Piece::Block(block) => analyse_block(block, format, options, &mut out),
+    }
+    out
+}
+
+fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut BlockOut) {
+    out.bytes = block.data.len() as u64;
+    let mut splitter = LineSplitter::new(options);
+    let mut slow_before = false;
+    let mut records: Vec<Record> = Vec::new();
+    for (content, line, offset, terminated) in block.lines() {
+        if terminated
+            && is_plain(content, options.max_line_len)
+            && let Some(keys) = format.keys(content)
+        {
+            if slow_before {
+                splitter.finish(&mut out.findings);
+                slow_before = false;
+            }
+            let span = crate::records::Span {
+                line,
+                offset,
+                len: content.len() as u64,
+            };
+            out.add(span, keys);
+            continue;
+        }
+        slow_before = true;
+        records.clear();
+        splitter.line(
+            content,
+            line,
+            offset,
+            terminated,
+            &mut records,
+            &mut out.findings,
+        );
+        for record in &records {
+            match format.keys(&record.bytes) {
+                Some(keys) => out.add(record.span, keys),
+                None => {
+                    out.issues.push(
+                        Issue::new(
+                            "not-a-record",
+                            Severity::Warning,
+                            format!(
+                                "a JSON value that is not a {} record; left as it is",
+                                format.name()
+                            ),
+                        )
+                        .at(record.span.line, record.span.offset),
+                    );
+                    // Still a record of the file: repair copies it, and indices must match.
+                    out.add(record.span, Keys::default());
+                }
+            }
+        }
+    }
+    splitter.finish(&mut out.findings);
+}
+
+/// A line the fast path may take whole: an object with nothing around it that the records
+/// layer would strip or name (BOM, CR, NUL, white space, invalid UTF-8).
+fn is_plain(content: &[u8], max_line_len: usize) -> bool {
+    content.first() == Some(&b'{')
+        && content.last() == Some(&b'}')
+        && content.len() <= max_line_len
+        && memchr::memchr(0, content).is_none()
+        && std::str::from_utf8(content).is_ok()
+}
+
+impl BlockOut {
+    fn add(&mut self, span: crate::records::Span, keys: Keys) {
+        let index = self.records.len() as u32;
+        if !keys.missing.is_empty() {
+            self.issues.push(
+                Issue::new(
+                    "missing-field",
+                    Severity::Error,
+                    format!("record has no usable {}", keys.missing.join(", ")),
+                )
+                .at(span.line, span.offset),
+            );
+        }
+        for call in &keys.calls {
+            self.calls.push((index, Ident::new(call)));
+        }
+        for result in &keys.results {
+            self.results.push((index, Ident::new(result)));
+        }
+        self.records.push(LocalRec {
+            line: span.line,
+            offset: span.offset,
+            len: span.len,
+            id: keys.id.as_deref().map(Ident::new),
+            parent: match &keys.parent {
+                Parent::None => None,
+                Parent::Root => Some(None),
+                Parent::Id(p) => Some(Some(Ident::new(p))),
+            },
+            session: keys.session_id.as_deref().map(Ident::new),
+            kind: keys.kind.as_deref().map(Ident::new),
+        });
+    }
+}
+
+impl JsonlScan {
+    fn merge(&mut self, out: BlockOut) {
+        let base = self.records.len() as u32;
+        self.bytes += out.bytes;
+        self.findings.extend(out.findings);
+        self.issues.extend(out.issues);
+        for r in out.records {
+            let rec = Rec {
+                line: r.line,
+                offset: r.offset,
+                len: r.len,
+                id: r.id.map(|i| self.ids.intern(i)),
+                parent: match r.parent {
+                    None => Link::None,
+                    Some(None) => Link::Root,
+                    Some(Some(p)) => Link::Id(self.ids.intern(p)),
+                },
+                session: r.session.map(|s| self.ids.intern(s)),
+                kind: r.kind.map(|k| self.kinds.intern(k)),
+            };
+            self.records.push(rec);
+        }
+        for (rec, call) in out.calls {
+            let id = self.ids.intern(call);
+            self.calls.push((base + rec, id));
+        }
+        for (rec, result) in out.results {
+            let id = self.ids.intern(result);
+            self.results.push((base + rec, id));
+        }
+    }
+}
+
+/// Blocks are analysed apart, so a CRLF run over a block boundary comes as two findings:
+/// join them back into one.
+fn merge_crlf_runs(findings: &mut Vec<Finding>) {
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings.drain(..) {
+        if let (Damage::Crlf { lines }, Some(prev)) = (&f.damage, out.last_mut())
+            && let Damage::Crlf { lines: prev_lines } = &mut prev.damage
+            && prev.span.line + *prev_lines == f.span.line
+        {
+            *prev_lines += lines;
+            continue;
+        }
+        out.push(f);
+    }
+    *findings = out;
+}

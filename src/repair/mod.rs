@@ -1,0 +1,198 @@
+//! repair: apply the fixes fsck found. Untouched records are copied byte for byte; dropped
+//! bytes go to a sidecar file; the original is backed up first and replaced atomically (temp
+//! file in the same folder, fsync, rename, fsync of the folder). A file that changed since it
+//! was checked, or that a live lock says a tool is writing, is left alone.
+
+pub mod jsonl;
+pub mod safety;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::check::{CheckOptions, Diagnosis, Fixes, Issue};
+
+#[derive(Debug, Clone, Default)]
+pub struct RepairOptions {
+    /// Where backups go (default: beside the file).
+    pub backup_dir: Option<PathBuf>,
+    /// Replace without keeping the original (only when asked).
+    pub no_backup: bool,
+    /// Say what would change, change nothing.
+    pub dry_run: bool,
+    /// Time stamp used in backup and sidecar names (default: now, UTC, to the millisecond).
+    pub stamp: Option<String>,
+}
+
+/// What a repair did (or, on a dry run, would do) to one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Repaired {
+    pub file: String,
+    /// The file was replaced (false on a dry run, or when there was nothing to fix).
+    pub changed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sidecar: Option<PathBuf>,
+    /// Issues fixed (or to be fixed), then those left as they are.
+    pub fixed: Vec<Issue>,
+    pub left: Vec<Issue>,
+    pub records_before: u64,
+    pub records_after: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RepairError {
+    #[error("{file}: {message}")]
+    Refused { file: String, message: String },
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Repairs the file a [`Diagnosis`] is about.
+pub fn repair(
+    path: &Path,
+    diagnosis: Diagnosis,
+    options: &RepairOptions,
+) -> Result<Repaired, RepairError> {
+    let file = path.display().to_string();
+    let refused = |message: String| RepairError::Refused {
+        file: file.clone(),
+        message,
+    };
+    let io = |source| RepairError::Io {
+        file: file.clone(),
+        source,
+    };
+    let (fixed, left): (Vec<Issue>, Vec<Issue>) = diagnosis
+        .report
+        .issues
+        .iter()
+        .cloned()
+        .partition(Issue::fixable);
+    let mut outcome = Repaired {
+        file: file.clone(),
+        changed: false,
+        backup: None,
+        sidecar: None,
+        fixed,
+        left,
+        records_before: diagnosis.report.records,
+        records_after: diagnosis.report.records,
+    };
+    if outcome.fixed.is_empty() || options.dry_run {
+        return Ok(outcome);
+    }
+    if let Some(lock) = safety::live_lock(path) {
+        return Err(refused(format!(
+            "{} says a tool is writing this session; close it (or wait) and run the repair again",
+            lock.display()
+        )));
+    }
+    let stamp = options.stamp.clone().unwrap_or_else(now_stamp);
+    let dir = safety::parent(path);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(
+            ".{}.",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        ))
+        .suffix(".repair.tmp")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    let mut sidecar = Vec::new();
+    match &diagnosis.fixes {
+        Fixes::Jsonl { scan, plan } => {
+            let Some(format) = diagnosis.format else {
+                return Err(refused("no format".into()));
+            };
+            let source = File::open(path).map_err(io)?;
+            let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+            let done = jsonl::rewrite(&source, scan, plan, format, &mut out, &mut sidecar)
+                .map_err(|e| match e {
+                    jsonl::RewriteError::Io(source) => io(source),
+                    other => refused(other.to_string()),
+                })?;
+            out.flush().map_err(io)?;
+            drop(out);
+            outcome.records_after = done.records_out;
+        }
+        Fixes::Document { salvage: Some(s) } => {
+            let bytes = std::fs::read(path).map_err(io)?;
+            sidecar.extend_from_slice(bytes.get(s.cut_at as usize..).unwrap_or_default());
+            tmp.as_file_mut().write_all(&s.document).map_err(io)?;
+            outcome.records_after = s.messages_kept as u64;
+        }
+        _ => {
+            // Only fixes without a rewrite path: report them as left.
+            outcome.left.append(&mut outcome.fixed);
+            return Ok(outcome);
+        }
+    }
+    // Read back what was written: it must check clean of record damage before it replaces
+    // anything (a bug here must never cost the user their session).
+    tmp.as_file().sync_all().map_err(io)?;
+    verify(tmp.path(), &diagnosis, outcome.records_after).map_err(refused)?;
+    if !safety::unchanged(path, &diagnosis.stamp).map_err(io)? {
+        return Err(refused(
+            "the file changed since it was checked (is a tool still writing it?); nothing was changed, run the repair again".into(),
+        ));
+    }
+    if !sidecar.is_empty() {
+        let p = safety::fresh_name(path, None, "torn", &stamp);
+        safety::write_new(&p, &sidecar).map_err(io)?;
+        outcome.sidecar = Some(p);
+    }
+    if !options.no_backup {
+        let p = safety::fresh_name(path, options.backup_dir.as_deref(), "bak", &stamp);
+        safety::backup(path, &p).map_err(io)?;
+        outcome.backup = Some(p);
+    }
+    let permissions = std::fs::metadata(path).map_err(io)?.permissions();
+    tmp.as_file().set_permissions(permissions).map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    crate::io::sync_dir(dir).map_err(io)?;
+    outcome.changed = true;
+    Ok(outcome)
+}
+
+/// The repaired file has no record damage and the records it should have.
+fn verify(path: &Path, diagnosis: &Diagnosis, records: u64) -> Result<(), String> {
+    let options = CheckOptions {
+        format: diagnosis.format.map(|f| f.name()),
+        keep_open_tool_calls: true,
+        ..CheckOptions::default()
+    };
+    let check = crate::check::check_file(path, &options).map_err(|e| e.to_string())?;
+    let bad: Vec<&Issue> = check
+        .issues
+        .iter()
+        .filter(|i| i.fixable() && !matches!(i.code, "tool-call-unanswered"))
+        .collect();
+    if let Some(i) = bad.first() {
+        return Err(format!(
+            "refusing to replace the file: the repaired copy still has `{}` ({}); this is a bug in sessiontool, please report it",
+            i.code, i.message
+        ));
+    }
+    if check.records != records {
+        return Err(format!(
+            "refusing to replace the file: the repaired copy has {} records, {records} expected; this is a bug in sessiontool, please report it",
+            check.records
+        ));
+    }
+    Ok(())
+}
+
+fn now_stamp() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%S%.3fZ")
+        .to_string()
+}
