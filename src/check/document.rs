@@ -4,18 +4,27 @@
 
 use std::collections::HashSet;
 
+use super::conversation::RECOVERED;
 use super::issue::Issue;
 use crate::diag::Severity;
 use crate::formats::gemini_json::salvage::{Salvage, salvage};
 use crate::formats::{Format, Input};
 use crate::model::{Content, Session};
 
+/// What a repair of a whole-file session writes instead of the file.
+pub enum Rewrite {
+    Salvage(Salvage),
+    /// The document with its unanswered tool calls closed.
+    Closed(Vec<u8>),
+}
+
 pub fn check(
     name: &str,
     bytes: &[u8],
     format: &dyn Format,
+    keep_open: bool,
     issues: &mut Vec<Issue>,
-) -> (u64, Option<Salvage>) {
+) -> (u64, Option<Rewrite>) {
     let input = Input {
         name,
         path: None,
@@ -29,13 +38,35 @@ pub fn check(
                 issue.offset = d.location.offset;
                 issues.push(issue);
             }
+            let first = issues.len();
             open_calls(&outcome.session, issues);
-            (outcome.session.nodes.len() as u64, None)
+            let closed = (issues.len() > first && !keep_open)
+                .then(|| format.close_calls_in_document(bytes, RECOVERED))
+                .flatten();
+            if closed.is_some() {
+                for issue in &mut issues[first..] {
+                    issue.fix = Some(
+                        "give the call an error result marked as recovered (in its `result`)"
+                            .into(),
+                    );
+                }
+            }
+            let rewrite = closed.map(|(b, _)| Rewrite::Closed(b));
+            (outcome.session.nodes.len() as u64, rewrite)
         }
         Err(err) => {
-            let salvaged = (format.name() == crate::formats::gemini_json::NAME)
+            let mut salvaged = (format.name() == crate::formats::gemini_json::NAME)
                 .then(|| salvage(bytes))
                 .flatten();
+            // What is saved must be resumable too: close the calls it leaves open.
+            let mut closed = 0;
+            if let Some(s) = salvaged.as_mut()
+                && !keep_open
+                && let Some((doc, n)) = format.close_calls_in_document(&s.document, RECOVERED)
+            {
+                s.document = doc;
+                closed = n;
+            }
             let mut issue = match &salvaged {
                 Some(s) => Issue::new(
                     "truncated-document",
@@ -46,8 +77,14 @@ pub fn check(
                     ),
                 )
                 .fix(format!(
-                    "rebuild the file from the {} complete message(s); bytes from offset {} go to the sidecar file",
-                    s.messages_kept, s.cut_at
+                    "rebuild the file from the {} complete message(s){}; bytes from offset {} go to the sidecar file",
+                    s.messages_kept,
+                    if closed > 0 {
+                        format!(" and give its {closed} unanswered tool call(s) an error result")
+                    } else {
+                        String::new()
+                    },
+                    s.cut_at
                 )),
                 None => Issue::new(
                     "unreadable",
@@ -58,7 +95,7 @@ pub fn check(
             issue.line = err.location.line;
             issue.offset = err.location.offset;
             issues.push(issue);
-            (0, salvaged)
+            (0, salvaged.map(Rewrite::Salvage))
         }
     }
 }

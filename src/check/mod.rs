@@ -24,7 +24,6 @@ pub use plan::Plan;
 pub use scan::{JsonlScan, ScanOptions};
 
 use crate::diag::Severity;
-use crate::formats::gemini_json::salvage::Salvage;
 use crate::formats::{self, Format};
 
 #[derive(Debug, Clone, Default)]
@@ -79,6 +78,8 @@ pub struct Diagnosis {
     pub report: FileReport,
     /// The file as it was when checked: a repair refuses to replace a file that changed.
     pub stamp: Stamp,
+    /// The options it was checked with (a repair checks its result the same way).
+    pub options: CheckOptions,
     pub format: Option<&'static dyn Format>,
     pub fixes: Fixes,
 }
@@ -103,7 +104,7 @@ impl Stamp {
 pub enum Fixes {
     None,
     Jsonl { scan: Box<JsonlScan>, plan: Plan },
-    Document { salvage: Option<Salvage> },
+    Document { rewrite: Option<document::Rewrite> },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -151,6 +152,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         return Ok(Diagnosis {
             report,
             stamp,
+            options: options.clone(),
             format: None,
             fixes: Fixes::None,
         });
@@ -168,14 +170,21 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
     } else {
         let bytes = std::fs::read(path).map_err(io)?;
         report.bytes = bytes.len() as u64;
-        let (records, salvage) = document::check(&file, &bytes, format, &mut report.issues);
+        let (records, rewrite) = document::check(
+            &file,
+            &bytes,
+            format,
+            options.keep_open_tool_calls,
+            &mut report.issues,
+        );
         report.records = records;
-        Fixes::Document { salvage }
+        Fixes::Document { rewrite }
     };
     sort(&mut report.issues);
     Ok(Diagnosis {
         report,
         stamp,
+        options: options.clone(),
         format: Some(format),
         fixes,
     })

@@ -6,6 +6,7 @@
 //! the results stored inside its `toolCalls[].result` become a tool message right after it,
 //! so that every format sees calls and results the same way. The writer folds them back.
 
+pub mod close_calls;
 pub mod salvage;
 
 use std::path::Path;
@@ -323,6 +324,10 @@ impl Format for GeminiJson {
             bytes: to_pretty_js(&Value::Object(root), newline),
             losses,
         })
+    }
+
+    fn close_calls_in_document(&self, bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
+        close_calls::close_open_calls(bytes, message)
     }
 
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {

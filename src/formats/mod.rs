@@ -159,6 +159,12 @@ pub trait Format: Sync {
     fn closes_tool_calls(&self) -> bool {
         false
     }
+    /// For whole-file formats: the document with every unanswered tool call closed by an
+    /// error result saying `message`, and how many were closed; `None` when the format
+    /// cannot do that without changing other bytes.
+    fn close_calls_in_document(&self, _bytes: &[u8], _message: &str) -> Option<(Vec<u8>, usize)> {
+        None
+    }
 }
 
 /// Every format, in the order detection breaks ties.

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::check::document::Rewrite;
 use crate::check::{CheckOptions, Diagnosis, Fixes, Issue};
+
+const CHANGED: &str = "the file changed since it was checked (is a tool still writing it?); nothing was changed, run the repair again";
 
 #[derive(Debug, Clone, Default)]
 pub struct RepairOptions {
@@ -108,6 +111,7 @@ pub fn repair(
         .tempfile_in(dir)
         .map_err(io)?;
     let mut sidecar = Vec::new();
+    let mut expected = Some(0);
     match &diagnosis.fixes {
         Fixes::Jsonl { scan, plan } => {
             let Some(format) = diagnosis.format else {
@@ -124,11 +128,23 @@ pub fn repair(
             drop(out);
             outcome.records_after = done.records_out;
         }
-        Fixes::Document { salvage: Some(s) } => {
+        Fixes::Document {
+            rewrite: Some(Rewrite::Salvage(s)),
+        } => {
             let bytes = std::fs::read(path).map_err(io)?;
+            if bytes.len() as u64 != diagnosis.stamp.len {
+                return Err(refused(CHANGED.into()));
+            }
             sidecar.extend_from_slice(bytes.get(s.cut_at as usize..).unwrap_or_default());
             tmp.as_file_mut().write_all(&s.document).map_err(io)?;
-            outcome.records_after = s.messages_kept as u64;
+            expected = None;
+        }
+        Fixes::Document {
+            rewrite: Some(Rewrite::Closed(bytes)),
+        } => {
+            tmp.as_file_mut().write_all(bytes).map_err(io)?;
+            // Each closed call adds a result to the model: the count is taken from the read-back.
+            expected = None;
         }
         _ => {
             // Only fixes without a rewrite path: report them as left.
@@ -139,11 +155,12 @@ pub fn repair(
     // Read back what was written: it must check clean of record damage before it replaces
     // anything (a bug here must never cost the user their session).
     tmp.as_file().sync_all().map_err(io)?;
-    verify(tmp.path(), &diagnosis, outcome.records_after).map_err(refused)?;
+    if expected.is_some() {
+        expected = Some(outcome.records_after);
+    }
+    outcome.records_after = verify(tmp.path(), &diagnosis, expected).map_err(refused)?;
     if !safety::unchanged(path, &diagnosis.stamp).map_err(io)? {
-        return Err(refused(
-            "the file changed since it was checked (is a tool still writing it?); nothing was changed, run the repair again".into(),
-        ));
+        return Err(refused(CHANGED.into()));
     }
     if !sidecar.is_empty() {
         let p = safety::fresh_name(path, None, "torn", &stamp);
@@ -163,32 +180,30 @@ pub fn repair(
     Ok(outcome)
 }
 
-/// The repaired file has no record damage and the records it should have.
-fn verify(path: &Path, diagnosis: &Diagnosis, records: u64) -> Result<(), String> {
+/// The repaired file has nothing left to fix and the records it should have; returns how
+/// many records it has.
+fn verify(path: &Path, diagnosis: &Diagnosis, expected: Option<u64>) -> Result<u64, String> {
     let options = CheckOptions {
         format: diagnosis.format.map(|f| f.name()),
-        keep_open_tool_calls: true,
-        ..CheckOptions::default()
+        ..diagnosis.options.clone()
     };
     let check = crate::check::check_file(path, &options).map_err(|e| e.to_string())?;
-    let bad: Vec<&Issue> = check
-        .issues
-        .iter()
-        .filter(|i| i.fixable() && !matches!(i.code, "tool-call-unanswered"))
-        .collect();
+    let bad: Vec<&Issue> = check.issues.iter().filter(|i| i.fixable()).collect();
     if let Some(i) = bad.first() {
         return Err(format!(
             "refusing to replace the file: the repaired copy still has `{}` ({}); this is a bug in sessiontool, please report it",
             i.code, i.message
         ));
     }
-    if check.records != records {
+    if let Some(records) = expected
+        && check.records != records
+    {
         return Err(format!(
             "refusing to replace the file: the repaired copy has {} records, {records} expected; this is a bug in sessiontool, please report it",
             check.records
         ));
     }
-    Ok(())
+    Ok(check.records)
 }
 
 fn now_stamp() -> String {
