@@ -205,11 +205,9 @@ fn repair_leaves_untouched_records_byte_identical() {
         let file = dir.path().join(name);
         let original = fs::read(fixtures().join("damaged").join(name)).unwrap();
         fs::write(&file, &original).unwrap();
-        tool()
-            .args(["repair", "--no-backup"])
-            .arg(&file)
-            .assert()
-            .code(1);
+        let status = tool().args(["repair", "--no-backup"]).arg(&file).status().unwrap();
+        // 1: repaired; 0: only warnings without a fix (the file is left as it is).
+        assert!(matches!(status.code(), Some(0 | 1)), "{name}: {status}");
         let repaired = fs::read(&file).unwrap();
         let out_lines: Vec<&[u8]> = repaired.split(|&b| b == b'\n').collect();
         for line in original.split(|&b| b == b'\n') {
