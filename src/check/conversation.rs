@@ -26,10 +26,17 @@ pub fn check(
     issues: &mut Vec<Issue>,
     plan: &mut Plan,
 ) {
-    let answered: QuickMap<u32, ()> = scan.results.iter().map(|&(_, id)| (id, ())).collect();
-    let called: QuickMap<u32, ()> = scan.calls.iter().map(|&(_, id)| (id, ())).collect();
+    // Call ids are interned: flags indexed by id number, no hashing.
+    let mut answered = vec![false; scan.ids.len()];
+    let mut called = vec![false; scan.ids.len()];
+    for &(_, id) in &scan.results {
+        answered[id as usize] = true;
+    }
+    for &(_, id) in &scan.calls {
+        called[id as usize] = true;
+    }
     for &(rec, id) in &scan.results {
-        if !called.contains_key(&id) {
+        if !called[id as usize] {
             let r = &scan.records[rec as usize];
             issues.push(
                 Issue::new(
@@ -48,15 +55,18 @@ pub fn check(
         .calls
         .iter()
         .copied()
-        .filter(|(_, id)| !answered.contains_key(id))
+        .filter(|&(_, id)| !answered[id as usize])
         .collect();
     let can_fix = !options.keep_open && !nodes.ambiguous && format.closes_tool_calls();
     // The new results of one call record, chained in order; they go after the last record
     // that shares the call record's id (records with one id are one message).
-    let mut last_of: QuickMap<u32, u32> = QuickMap::default();
-    for (i, r) in scan.records.iter().enumerate() {
-        if let Some(id) = r.id {
-            last_of.insert(id, i as u32);
+    let mut last_of: Vec<u32> = Vec::new();
+    if can_fix && !open.is_empty() {
+        last_of = vec![u32::MAX; scan.ids.len()];
+        for (i, r) in scan.records.iter().enumerate() {
+            if let Some(id) = r.id {
+                last_of[id as usize] = i as u32;
+            }
         }
     }
     let mut tail_of: QuickMap<u32, u32> = QuickMap::default();
@@ -74,7 +84,8 @@ pub fn check(
         if can_fix {
             let owner = r.id;
             let after = owner
-                .and_then(|id| last_of.get(&id).copied())
+                .and_then(|id| last_of.get(id as usize).copied())
+                .filter(|&i| i != u32::MAX)
                 .unwrap_or(rec);
             let parent = owner.map(|id| *tail_of.get(&id).unwrap_or(&id));
             let seed = format!(

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
+/// Two `u64`s rather than one `u128`: 8-byte alignment keeps an `Ident` at 24 bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Ident {
-    Uuid(u128),
+    Uuid(u64, u64),
     Text(Box<str>),
 }
 
@@ -18,7 +19,8 @@ impl Ident {
             && !s.bytes().any(|b| b.is_ascii_uppercase())
             && let Ok(u) = uuid::Uuid::try_parse(s)
         {
-            return Ident::Uuid(u.as_u128());
+            let n = u.as_u128();
+            return Ident::Uuid((n >> 64) as u64, n as u64);
         }
         Ident::Text(s.into())
     }
@@ -27,7 +29,10 @@ impl Ident {
 impl fmt::Display for Ident {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Ident::Uuid(u) => write!(f, "{}", uuid::Uuid::from_u128(*u).hyphenated()),
+            Ident::Uuid(hi, lo) => {
+                let n = (u128::from(*hi) << 64) | u128::from(*lo);
+                write!(f, "{}", uuid::Uuid::from_u128(n).hyphenated())
+            }
             Ident::Text(s) => f.write_str(s),
         }
     }
@@ -75,38 +80,36 @@ impl Hasher for QuickHasher {
 
 pub type QuickMap<K, V> = HashMap<K, V, BuildHasherDefault<QuickHasher>>;
 
-/// Ids to dense numbers and back.
+/// Ids to dense numbers and back: one table holds each id once (an index set), so a large
+/// file's ids cost about 50 bytes each.
 #[derive(Default)]
 pub struct Interner {
-    map: QuickMap<Ident, u32>,
-    names: Vec<Ident>,
+    set: indexmap::IndexSet<Ident, BuildHasherDefault<QuickHasher>>,
 }
 
 impl Interner {
     pub fn intern(&mut self, id: Ident) -> u32 {
-        if let Some(&n) = self.map.get(&id) {
-            return n;
-        }
-        let n = self.names.len() as u32;
-        self.names.push(id.clone());
-        self.map.insert(id, n);
-        n
+        self.set.insert_full(id).0 as u32
+    }
+
+    pub fn reserve(&mut self, more: usize) {
+        self.set.reserve(more);
     }
 
     pub fn get(&self, id: &Ident) -> Option<u32> {
-        self.map.get(id).copied()
+        self.set.get_index_of(id).map(|n| n as u32)
     }
 
     pub fn name(&self, n: u32) -> &Ident {
-        &self.names[n as usize]
+        &self.set[n as usize]
     }
 
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.set.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.set.is_empty()
     }
 }
 
@@ -117,7 +120,7 @@ mod tests {
     #[test]
     fn canonical_uuids_pack_and_print_back() {
         let s = "7a8b890b-d829-4530-93cc-a80420f4da5c";
-        assert!(matches!(Ident::new(s), Ident::Uuid(_)));
+        assert!(matches!(Ident::new(s), Ident::Uuid(..)));
         assert_eq!(Ident::new(s).to_string(), s);
         let upper = "7A8B890B-D829-4530-93CC-A80420F4DA5C";
         assert_eq!(Ident::new(upper), Ident::Text(upper.into()));

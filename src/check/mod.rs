@@ -158,8 +158,12 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         });
     };
     let fixes = if format.is_jsonl() {
+        let scan_options = ScanOptions {
+            expected_bytes: stamp.len,
+            ..options.scan
+        };
         let mut scan =
-            scan::scan(File::open(path).map_err(io)?, format, options.scan).map_err(io)?;
+            scan::scan(File::open(path).map_err(io)?, format, scan_options).map_err(io)?;
         let plan = check_jsonl(&mut scan, format, options, &mut report.issues);
         report.bytes = scan.bytes;
         report.records = scan.records.len() as u64;

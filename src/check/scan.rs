@@ -26,11 +26,12 @@ pub enum Link {
 pub struct Rec {
     pub line: u64,
     pub offset: u64,
-    pub len: u64,
+    /// Bytes (a record is never longer than the line limit, which fits).
+    pub len: u32,
     pub id: Option<u32>,
     pub parent: Link,
     pub session: Option<u32>,
-    pub kind: Option<u32>,
+    pub kind: Option<u16>,
 }
 
 /// Everything pass one learnt about a file.
@@ -54,13 +55,16 @@ pub struct JsonlScan {
 pub struct ScanOptions {
     pub records: Options,
     pub block_size: usize,
+    /// The size of the input, when known: tables are sized once instead of growing.
+    pub expected_bytes: u64,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             records: Options::default(),
-            block_size: 8 << 20,
+            block_size: 4 << 20,
+            expected_bytes: 0,
         }
     }
 }
@@ -89,6 +93,9 @@ pub fn scan<R: Read + Send>(
             || read_window(&mut blocks),
         );
         for out in outs {
+            if scan.records.is_empty() {
+                scan.reserve_like(&out, options.expected_bytes);
+            }
             scan.merge(out);
         }
         window = next?;
@@ -117,16 +124,29 @@ struct BlockOut {
     issues: Vec<Issue>,
     calls: Vec<(u32, Ident)>,
     results: Vec<(u32, Ident)>,
+    /// Record types seen in the block (a handful), by local number.
+    kinds: Vec<Box<str>>,
+    /// The id and session of the block's last record so far: most records name them again
+    /// (as parent, as session), and saying "the same" spares the merge a table lookup.
+    prev_id: Option<Ident>,
+    prev_session: Option<Ident>,
+}
+
+/// An id as the merge sees it.
+enum Local {
+    /// The previous record's id (parents) or session (sessions).
+    Same,
+    New(Ident),
 }
 
 struct LocalRec {
     line: u64,
     offset: u64,
-    len: u64,
+    len: u32,
     id: Option<Ident>,
-    parent: Option<Option<Ident>>,
-    session: Option<Ident>,
-    kind: Option<Ident>,
+    parent: Option<Option<Local>>,
+    session: Option<Local>,
+    kind: Option<u16>,
 }
 
 fn analyse(piece: &Piece, format: &dyn Format, options: Options) -> BlockOut {
@@ -211,7 +231,7 @@ fn is_plain(content: &[u8], max_line_len: usize) -> bool {
         && content.last() == Some(&b'}')
         && content.len() <= max_line_len
         && memchr::memchr(0, content).is_none()
-        && std::str::from_utf8(content).is_ok()
+        && simdutf8::basic::from_utf8(content).is_ok()
 }
 
 impl BlockOut {
@@ -233,43 +253,108 @@ impl BlockOut {
         for result in &keys.results {
             self.results.push((index, Ident::new(result)));
         }
+        let kind = keys.kind.as_deref().map(|k| self.kind(k));
+        let id = keys.id.as_deref().map(Ident::new);
+        let parent = match &keys.parent {
+            Parent::None => None,
+            Parent::Root => Some(None),
+            Parent::Id(p) => Some(Some(same_or_new(&self.prev_id, p))),
+        };
+        let session = keys
+            .session_id
+            .as_deref()
+            .map(|s| same_or_new(&self.prev_session, s));
+        if let Some(Local::New(s)) = &session {
+            self.prev_session = Some(s.clone());
+        }
+        self.prev_id.clone_from(&id);
         self.records.push(LocalRec {
             line: span.line,
             offset: span.offset,
-            len: span.len,
-            id: keys.id.as_deref().map(Ident::new),
-            parent: match &keys.parent {
-                Parent::None => None,
-                Parent::Root => Some(None),
-                Parent::Id(p) => Some(Some(Ident::new(p))),
-            },
-            session: keys.session_id.as_deref().map(Ident::new),
-            kind: keys.kind.as_deref().map(Ident::new),
+            len: span.len as u32,
+            id,
+            parent,
+            session,
+            kind,
         });
+    }
+
+    fn kind(&mut self, kind: &str) -> u16 {
+        match self.kinds.iter().position(|k| &**k == kind) {
+            Some(i) => i as u16,
+            None => {
+                self.kinds.push(kind.into());
+                (self.kinds.len() - 1) as u16
+            }
+        }
+    }
+}
+
+/// `Same` when `text` is the id in `prev`.
+fn same_or_new(prev: &Option<Ident>, text: &str) -> Local {
+    let id = Ident::new(text);
+    if prev.as_ref() == Some(&id) {
+        Local::Same
+    } else {
+        Local::New(id)
     }
 }
 
 impl JsonlScan {
+    /// Sizes the tables for a whole file of `bytes` from what its first block holds.
+    fn reserve_like(&mut self, first: &BlockOut, bytes: u64) {
+        if first.records.is_empty() || first.bytes == 0 || bytes <= first.bytes {
+            return;
+        }
+        let per_record = first.bytes / first.records.len() as u64;
+        let records = (bytes / per_record.max(1)) as usize;
+        let records = records + records / 16;
+        self.records.reserve(records);
+        // Ids: one per record, plus the session and call ids.
+        self.ids.reserve(records + records / 8);
+    }
+
     fn merge(&mut self, out: BlockOut) {
         let base = self.records.len() as u32;
+        let kinds: Vec<u16> = out
+            .kinds
+            .iter()
+            .map(|k| self.kinds.intern(Ident::Text(k.clone())) as u16)
+            .collect();
         self.bytes += out.bytes;
         self.findings.extend(out.findings);
         self.issues.extend(out.issues);
+        // Within a block `Same` refers to the block's own previous record; the first record
+        // of a block always comes as `New` (its block did not know the one before).
+        let mut prev_id = None;
+        let mut prev_session = None;
         for r in out.records {
-            let rec = Rec {
+            let parent = match r.parent {
+                None => Link::None,
+                Some(None) => Link::Root,
+                Some(Some(Local::Same)) => prev_id.map_or(Link::None, Link::Id),
+                Some(Some(Local::New(p))) => Link::Id(self.ids.intern(p)),
+            };
+            let session = match r.session {
+                None => None,
+                Some(Local::Same) => prev_session,
+                Some(Local::New(s)) => {
+                    let n = self.ids.intern(s);
+                    prev_session = Some(n);
+                    Some(n)
+                }
+            };
+            let id = r.id.map(|i| self.ids.intern(i));
+            prev_id = id;
+            self.records.push(Rec {
                 line: r.line,
                 offset: r.offset,
                 len: r.len,
-                id: r.id.map(|i| self.ids.intern(i)),
-                parent: match r.parent {
-                    None => Link::None,
-                    Some(None) => Link::Root,
-                    Some(Some(p)) => Link::Id(self.ids.intern(p)),
-                },
-                session: r.session.map(|s| self.ids.intern(s)),
-                kind: r.kind.map(|k| self.kinds.intern(k)),
-            };
-            self.records.push(rec);
+                id,
+                parent,
+                session,
+                kind: r.kind.map(|k| kinds[k as usize]),
+            });
         }
         for (rec, call) in out.calls {
             let id = self.ids.intern(call);

@@ -81,7 +81,7 @@ pub fn rewrite(
                 let Some(rec) = scan.records.get(index as usize) else {
                     return Err(RewriteError::Changed(u64::from(index) + 1));
                 };
-                if rec.offset != record.span.offset || rec.len != record.span.len {
+                if rec.offset != record.span.offset || u64::from(rec.len) != record.span.len {
                     return Err(RewriteError::Changed(u64::from(index) + 1));
                 }
                 done.records_in += 1;
