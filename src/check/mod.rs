@@ -220,3 +220,6 @@ fn check_jsonl(
 fn sort(issues: &mut [Issue]) {
     issues.sort_by_key(|i| (i.offset.is_none(), i.offset.unwrap_or(0)));
 }
+
+#[cfg(test)]
+mod tests;

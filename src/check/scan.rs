@@ -48,6 +48,8 @@ pub struct JsonlScan {
     /// `(record index, call id)` for each tool call made and each result given.
     pub calls: Vec<(u32, u32)>,
     pub results: Vec<(u32, u32)>,
+    /// The last sequence number seen (formats that number their records).
+    last_seq: Option<u64>,
 }
 
 /// How pass one reads.
@@ -130,6 +132,9 @@ struct BlockOut {
     /// (as parent, as session), and saying "the same" spares the merge a table lookup.
     prev_id: Option<Ident>,
     prev_session: Option<Ident>,
+    /// Sequence numbers: the block's first `(seq, line, offset)`, and its last `seq`.
+    first_seq: Option<(u64, u64, u64)>,
+    last_seq: Option<u64>,
 }
 
 /// An id as the merge sees it.
@@ -236,6 +241,17 @@ fn is_plain(content: &[u8], max_line_len: usize) -> bool {
 
 impl BlockOut {
     fn add(&mut self, span: crate::records::Span, keys: Keys) {
+        if let Some(seq) = keys.seq {
+            match self.last_seq {
+                None => self.first_seq = Some((seq, span.line, span.offset)),
+                Some(prev) if seq <= prev => {
+                    self.issues
+                        .push(seq_issue(prev, seq, span.line, span.offset))
+                }
+                Some(_) => {}
+            }
+            self.last_seq = Some(seq);
+        }
         let index = self.records.len() as u32;
         if !keys.missing.is_empty() {
             self.issues.push(
@@ -290,6 +306,17 @@ impl BlockOut {
     }
 }
 
+/// A record whose sequence number does not follow the one before (llxprt-code refuses to
+/// resume such a file).
+fn seq_issue(prev: u64, seq: u64, line: u64, offset: u64) -> Issue {
+    Issue::new(
+        "seq-not-increasing",
+        Severity::Error,
+        format!("sequence number {seq} after {prev}: the numbers must increase"),
+    )
+    .at(line, offset)
+}
+
 /// `Same` when `text` is the id in `prev`.
 fn same_or_new(prev: &Option<Ident>, text: &str) -> Local {
     let id = Ident::new(text);
@@ -314,7 +341,15 @@ impl JsonlScan {
         self.ids.reserve(records + records / 8);
     }
 
-    fn merge(&mut self, out: BlockOut) {
+    fn merge(&mut self, mut out: BlockOut) {
+        if let (Some(prev), Some((seq, line, offset))) = (self.last_seq, out.first_seq)
+            && seq <= prev
+        {
+            out.issues.insert(0, seq_issue(prev, seq, line, offset));
+        }
+        if out.last_seq.is_some() {
+            self.last_seq = out.last_seq;
+        }
         let base = self.records.len() as u32;
         let kinds: Vec<u16> = out
             .kinds

@@ -304,7 +304,10 @@ fn print_file(c: &Checked, verbose: bool) {
     let r = &c.report;
     if c.skipped {
         if verbose {
-            println!("{}: not a session file, skipped", r.file);
+            println!(
+                "{}: not a session file of a supported format, skipped",
+                r.file
+            );
         }
         return;
     }
@@ -397,7 +400,7 @@ fn print_summary(s: &Summary, args: &Args, code: i32) {
     );
     if s.skipped > 0 {
         line.push_str(&format!(
-            "; {} not session files (skipped; -v lists them)",
+            "; {} not session files of a supported format (skipped; -v lists them)",
             s.skipped
         ));
     }

@@ -1,0 +1,180 @@
+//! The checks on small inputs, through a test format whose records are
+//! `{"id", "parent", "seq", "calls", "results"}`, so each rule is seen on its own.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use super::scan::{ScanOptions, scan};
+use super::*;
+use crate::formats::{
+    Confidence, Input, Keys, Parent, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+};
+use crate::model::Session;
+
+struct Test;
+
+impl Format for Test {
+    fn name(&self) -> &'static str {
+        "test"
+    }
+    fn description(&self) -> &'static str {
+        "test"
+    }
+    fn tool(&self) -> &'static str {
+        "test"
+    }
+    fn is_jsonl(&self) -> bool {
+        true
+    }
+    fn detect(&self, _: Option<&Path>, _: &[u8]) -> Confidence {
+        0
+    }
+    fn read(&self, _: &Input) -> Result<ReadOutcome, ReadError> {
+        unreachable!()
+    }
+    fn write(&self, _: &Session, _: &WriteOptions) -> Result<Written, WriteError> {
+        unreachable!()
+    }
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        let v: serde_json::Value = serde_json::from_slice(record).ok()?;
+        let s = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .map(|x| Cow::Owned(x.to_string()))
+        };
+        let list = |k: &str| -> Vec<Cow<'a, str>> {
+            v.get(k)
+                .and_then(|x| x.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str())
+                        .map(|x| Cow::Owned(x.to_string()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Some(Keys {
+            id: s("id"),
+            parent: match v.get("parent") {
+                Some(serde_json::Value::Null) => Parent::Root,
+                Some(serde_json::Value::String(p)) => Parent::Id(Cow::Owned(p.clone())),
+                _ => Parent::None,
+            },
+            session_id: s("session"),
+            seq: v.get("seq").and_then(|x| x.as_u64()),
+            calls: list("calls"),
+            results: list("results"),
+            ..Keys::default()
+        })
+    }
+}
+
+/// Every finding code for `lines`, read in blocks of `block` bytes.
+fn codes(lines: &[&str], block: usize) -> Vec<(&'static str, Option<u64>)> {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let options = ScanOptions {
+        block_size: block,
+        ..ScanOptions::default()
+    };
+    let mut s = scan(text.as_bytes(), &Test, options).unwrap();
+    let mut issues = Vec::new();
+    let check = CheckOptions::default();
+    check_jsonl(&mut s, &Test, &check, &mut issues);
+    issues.iter().map(|i| (i.code, i.line)).collect()
+}
+
+#[test]
+fn a_clean_chain_has_no_findings() {
+    let lines = [
+        r#"{"id":"a","parent":null,"seq":1}"#,
+        r#"{"id":"b","parent":"a","seq":2,"calls":["c1"]}"#,
+        r#"{"id":"c","parent":"b","seq":3,"results":["c1"]}"#,
+    ];
+    for block in [1, 10, 1 << 20] {
+        assert_eq!(codes(&lines, block), [], "block {block}");
+    }
+}
+
+#[test]
+fn sequence_numbers_must_increase_also_across_blocks() {
+    let lines = [
+        r#"{"id":"a","parent":null,"seq":1}"#,
+        r#"{"id":"b","parent":"a","seq":2}"#,
+        r#"{"id":"c","parent":"b","seq":2}"#,
+        r#"{"id":"d","parent":"c","seq":1}"#,
+    ];
+    for block in [1, 40, 1 << 20] {
+        let found = codes(&lines, block);
+        let seq: Vec<_> = found
+            .iter()
+            .filter(|c| c.0 == "seq-not-increasing")
+            .collect();
+        assert_eq!(
+            seq,
+            [
+                &("seq-not-increasing", Some(3)),
+                &("seq-not-increasing", Some(4))
+            ],
+            "block {block}"
+        );
+    }
+}
+
+#[test]
+fn orphan_cycle_and_roots() {
+    let orphan = [r#"{"id":"a","parent":null}"#, r#"{"id":"c","parent":"b"}"#];
+    assert_eq!(codes(&orphan, 1 << 20), [("orphan-parent", Some(2))]);
+    let cycle = [
+        r#"{"id":"a","parent":"c"}"#,
+        r#"{"id":"b","parent":"a"}"#,
+        r#"{"id":"c","parent":"b"}"#,
+    ];
+    assert_eq!(codes(&cycle, 1 << 20), [("cycle", Some(1))]);
+    let roots = [r#"{"id":"a","parent":null}"#, r#"{"id":"b","parent":null}"#];
+    let found = codes(&roots, 1 << 20);
+    assert!(found.contains(&("several-roots", Some(2))), "{found:?}");
+    assert!(found.contains(&("dead-branches", Some(1))), "{found:?}");
+}
+
+#[test]
+fn the_same_id_may_repeat_when_the_records_agree() {
+    let agree = [
+        r#"{"id":"a","parent":null}"#,
+        r#"{"id":"b","parent":"a"}"#,
+        r#"{"id":"b","parent":"a"}"#,
+    ];
+    assert_eq!(codes(&agree, 1 << 20), []);
+    let disagree = [
+        r#"{"id":"a","parent":null}"#,
+        r#"{"id":"b","parent":"a"}"#,
+        r#"{"id":"b","parent":null}"#,
+    ];
+    assert!(codes(&disagree, 1 << 20).contains(&("duplicate-id-conflict", Some(3))));
+}
+
+#[test]
+fn tool_calls_and_results_must_pair() {
+    let lines = [
+        r#"{"id":"a","parent":null,"calls":["c1","c2"]}"#,
+        r#"{"id":"b","parent":"a","results":["c2","c3"]}"#,
+    ];
+    let found = codes(&lines, 1 << 20);
+    assert!(
+        found.contains(&("tool-call-unanswered", Some(1))),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("tool-result-orphan", Some(2))),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn sessions_are_compared_with_the_first_record() {
+    let lines = [
+        r#"{"id":"a","parent":null,"session":"s"}"#,
+        r#"{"id":"b","parent":"a","session":"s"}"#,
+        r#"{"id":"c","parent":"b","session":"t"}"#,
+    ];
+    assert_eq!(codes(&lines, 1 << 20), [("session-id-mismatch", Some(3))]);
+}
