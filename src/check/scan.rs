@@ -81,7 +81,8 @@ pub fn scan<R: Read + Send>(
     format: &dyn Format,
     options: ScanOptions,
 ) -> std::io::Result<JsonlScan> {
-    let mut blocks = BlockReader::new(reader, options.block_size, options.records.max_line_len);
+    let mut blocks = BlockReader::new(reader, options.block_size, options.records.max_line_len)
+        .expect(options.expected_bytes);
     let mut scan = JsonlScan::default();
     let mut window = read_window(&mut blocks)?;
     while !window.is_empty() {
@@ -94,6 +95,11 @@ pub fn scan<R: Read + Send>(
             },
             || read_window(&mut blocks),
         );
+        for piece in window {
+            if let Piece::Block(block) = piece {
+                blocks.recycle(block.data);
+            }
+        }
         for out in outs {
             if scan.records.is_empty() {
                 scan.reserve_like(&out, options.expected_bytes);

@@ -183,10 +183,37 @@ impl Format for QwenJsonl {
 }
 
 fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
-    let head = trim_start(head);
-    let line_end = memchr::memchr(b'\n', head).unwrap_or(head.len());
-    let first = &head[..line_end];
-    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(first) {
+    // Judged from the first lines that say something: a damaged file may start with a stub
+    // record, a torn line or padding.
+    for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
+        match judge_line(line) {
+            Some(confidence) => return confidence,
+            None => continue,
+        }
+    }
+    let jsonl_name = path
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".jsonl"));
+    let text = String::from_utf8_lossy(head);
+    if jsonl_name && text.contains("\"parentUuid\"") && !text.contains("\"userType\"") {
+        40
+    } else {
+        0
+    }
+}
+
+/// How many leading lines detection looks at.
+const DETECT_LINES: usize = 8;
+
+/// What one line says: `Some(0)` it is another tool's record, `Some(n)` a Qwen record,
+/// `None` nothing either way (blank, padding, a stub without the fields).
+fn judge_line(line: &[u8]) -> Option<Confidence> {
+    let line = trim_start(line);
+    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
+        return None;
+    }
+    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(line) {
         let s = |k: &str| o.get(k).and_then(Value::as_str);
         let message = o.get("message").and_then(Value::as_object);
         let has_parts = message.is_some_and(|m| m.get("parts").is_some_and(Value::is_array));
@@ -194,7 +221,7 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
             || message.is_some_and(|m| m.contains_key("content"))
             || (o.contains_key("isSidechain") && !has_parts);
         if claude {
-            return 0;
+            return Some(0);
         }
         let tree_record = s("uuid").is_some()
             && o.contains_key("parentUuid")
@@ -203,36 +230,17 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
         let qwen_body = has_parts
             || (s("type") == Some("system") && s("subtype").is_some())
             || s("cwd").is_some();
-        if tree_record && qwen_body {
-            return 90;
-        }
-    } else {
-        // A first line longer than the head (or torn): judge from its text.
-        let text = String::from_utf8_lossy(first);
-        let has = |k: &str| text.contains(&format!("\"{k}\":"));
-        if has("uuid")
-            && has("parentUuid")
-            && has("sessionId")
-            && has("type")
-            && (has("parts") || has("subtype") || has("cwd"))
-            && !has("userType")
-            && !has("isSidechain")
-        {
-            return 80;
-        }
+        return (tree_record && qwen_body).then_some(90);
     }
-    let jsonl_name = path
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".jsonl"));
-    let text = String::from_utf8_lossy(head);
-    if jsonl_name
-        && text.contains("\"parentUuid\"")
-        && !text.contains("\"userType\"")
-        && !text.contains("\"isSidechain\"")
-    {
-        40
-    } else {
-        0
-    }
+    // A line longer than the head, or torn: judge from its text.
+    let text = String::from_utf8_lossy(line);
+    let has = |k: &str| text.contains(&format!("\"{k}\":"));
+    (has("uuid")
+        && has("parentUuid")
+        && has("sessionId")
+        && has("type")
+        && (has("parts") || has("subtype") || has("cwd"))
+        && !has("userType")
+        && !has("isSidechain"))
+    .then_some(80)
 }

@@ -43,6 +43,11 @@ pub struct BlockReader<R: Read> {
     offset: u64,
     line: u64,
     eof: bool,
+    /// Buffers of blocks handed back by [`recycle`](Self::recycle), to be filled again:
+    /// allocating (and faulting in) a fresh block every time costs more than reading it.
+    spare: Vec<Vec<u8>>,
+    /// Bytes the stream is expected to hold (0: unknown): a small file gets a small buffer.
+    expected: u64,
 }
 
 impl<R: Read> BlockReader<R> {
@@ -55,11 +60,29 @@ impl<R: Read> BlockReader<R> {
             offset: 0,
             line: 1,
             eof: false,
+            spare: Vec::new(),
+            expected: 0,
+        }
+    }
+
+    /// Sizes buffers for a stream of about `bytes` (reading still goes to its real end).
+    pub fn expect(mut self, bytes: u64) -> Self {
+        self.expected = bytes;
+        self
+    }
+
+    /// Gives a block's buffer back for reuse.
+    pub fn recycle(&mut self, mut data: Vec<u8>) {
+        if self.spare.len() < 16 {
+            data.clear();
+            self.spare.push(data);
         }
     }
 
     pub fn next_piece(&mut self) -> io::Result<Option<Piece>> {
-        let mut buf = std::mem::take(&mut self.carry);
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.extend_from_slice(&self.carry);
+        self.carry.clear();
         // Where the search for the last `\n` may start (bytes before it hold none).
         let mut searched = 0;
         loop {
@@ -77,9 +100,16 @@ impl<R: Read> BlockReader<R> {
                 }
                 let before = buf.len();
                 searched = before;
-                buf.resize(before + wanted, 0);
-                let n = read_full(&mut self.reader, &mut buf[before..])?;
-                buf.truncate(before + n);
+                let left = self.expected.saturating_sub(self.offset + before as u64) as usize;
+                buf.reserve(if left > 0 {
+                    wanted.min(left + 1)
+                } else {
+                    wanted
+                });
+                // `read_to_end` fills spare capacity without zeroing it first.
+                let n = (&mut self.reader)
+                    .take(wanted as u64)
+                    .read_to_end(&mut buf)?;
                 if n < wanted {
                     self.eof = true;
                 }
@@ -93,7 +123,8 @@ impl<R: Read> BlockReader<R> {
             } else {
                 memchr::memrchr(b'\n', &buf).map_or(buf.len(), |i| i + 1)
             };
-            self.carry = buf.split_off(cut);
+            self.carry.extend_from_slice(&buf[cut..]);
+            buf.truncate(cut);
             let block = Block {
                 line: self.line,
                 offset: self.offset,

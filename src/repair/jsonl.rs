@@ -4,6 +4,7 @@
 //! call. Bytes that are not records (torn tails, fragments, lines that are not JSON, lines
 //! with invalid UTF-8 in their original form) go to the sidecar, never to nowhere.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -85,7 +86,7 @@ pub fn rewrite(
                     return Err(RewriteError::Changed(u64::from(index) + 1));
                 }
                 done.records_in += 1;
-                if record.bytes.len() as u64 != record.span.len {
+                if matches!(record.bytes, Cow::Owned(_)) {
                     // Invalid UTF-8 was replaced: the original line is kept in the sidecar.
                     copy_range(source, record.span.offset, record.span.len, sidecar)?;
                     sidecar.write_all(b"\n")?;
