@@ -33,6 +33,26 @@ pub struct CheckOptions {
     pub keep_open_tool_calls: bool,
     /// Read the file as this format instead of detecting it.
     pub format: Option<&'static str>,
+    /// Told how many more bytes were checked, as the work goes (for a progress bar).
+    pub progress: Option<Progress>,
+}
+
+/// A callback taking the number of bytes just checked.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
+impl Progress {
+    fn add(progress: &Option<Progress>, bytes: u64) {
+        if let Some(p) = progress {
+            (p.0)(bytes);
+        }
+    }
 }
 
 /// What fsck says about one file.
@@ -143,7 +163,8 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         issues: Vec::new(),
     };
     let Some(format) = format else {
-        report.bytes = std::fs::metadata(path).map_err(io)?.len();
+        report.bytes = stamp.len;
+        Progress::add(&options.progress, report.bytes);
         report.issues.push(Issue::new(
             "unknown-format",
             Severity::Warning,
@@ -162,8 +183,14 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
             expected_bytes: stamp.len,
             ..options.scan
         };
-        let mut scan =
-            scan::scan(File::open(path).map_err(io)?, format, scan_options).map_err(io)?;
+        let progress = |bytes| Progress::add(&options.progress, bytes);
+        let mut scan = scan::scan(
+            File::open(path).map_err(io)?,
+            format,
+            scan_options,
+            &progress,
+        )
+        .map_err(io)?;
         let plan = check_jsonl(&mut scan, format, options, &mut report.issues);
         report.bytes = scan.bytes;
         report.records = scan.records.len() as u64;
@@ -174,6 +201,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
     } else {
         let bytes = std::fs::read(path).map_err(io)?;
         report.bytes = bytes.len() as u64;
+        Progress::add(&options.progress, report.bytes);
         let (records, rewrite) = document::check(
             &file,
             &bytes,

@@ -76,10 +76,12 @@ fn window_len() -> usize {
     2 * rayon::current_num_threads().max(1)
 }
 
+/// Pass one over `reader`; `progress` is told the bytes of each block as it is done.
 pub fn scan<R: Read + Send>(
     reader: R,
     format: &dyn Format,
     options: ScanOptions,
+    progress: &dyn Fn(u64),
 ) -> std::io::Result<JsonlScan> {
     let mut blocks = BlockReader::new(reader, options.block_size, options.records.max_line_len)
         .expect(options.expected_bytes);
@@ -101,6 +103,7 @@ pub fn scan<R: Read + Send>(
             }
         }
         for out in outs {
+            progress(out.bytes);
             if scan.records.is_empty() {
                 scan.reserve_like(&out, options.expected_bytes);
             }

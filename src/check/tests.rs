@@ -76,7 +76,7 @@ fn codes(lines: &[&str], block: usize) -> Vec<(&'static str, Option<u64>)> {
         block_size: block,
         ..ScanOptions::default()
     };
-    let mut s = scan(text.as_bytes(), &Test, options).unwrap();
+    let mut s = scan(text.as_bytes(), &Test, options, &|_| {}).unwrap();
     let mut issues = Vec::new();
     let check = CheckOptions::default();
     check_jsonl(&mut s, &Test, &check, &mut issues);

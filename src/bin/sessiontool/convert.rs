@@ -191,7 +191,7 @@ fn run_dir(
         .collect();
     std::fs::create_dir_all(&args.output)
         .map_err(|e| CliError::output(format!("cannot create {}: {e}", args.output.display())))?;
-    let bar = progress_bar(files.len() as u64);
+    let bar = crate::progress::bar(files.len() as u64, "files", false);
     let reports = Mutex::new(Vec::new());
     files.par_iter().for_each(|file| {
         let r = convert_one(file, args, from, to, options);
@@ -311,20 +311,6 @@ fn output_name(rel: &Path, to: &dyn Format) -> PathBuf {
         _ => format!("{stem}.json"),
     };
     rel.with_file_name(name)
-}
-
-fn progress_bar(len: u64) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// The current time as the tools write it (UTC, milliseconds, `Z`).

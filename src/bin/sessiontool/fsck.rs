@@ -2,16 +2,20 @@
 //! `--repair`, fix what can be fixed without guessing (backup first, atomic replace).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Parser;
 use rayon::prelude::*;
 use serde::Serialize;
-use sessiontool::check::{self, CheckOptions, FileReport, Issue};
+use sessiontool::check::{self, CheckOptions, FileReport, Progress};
 use sessiontool::diag::Severity;
 use sessiontool::repair::{self, RepairOptions, Repaired};
 
 use crate::error::CliError;
 use crate::input::format_arg;
+use output::{print_codes, print_file, print_summary};
+
+mod output;
 
 const EXAMPLES: &str = "Examples:
   sessiontool fsck ~/.qwen/projects                 check every session below a folder
@@ -66,7 +70,7 @@ pub struct Args {
 
 /// The result for one file.
 #[derive(Serialize)]
-struct Checked {
+pub(crate) struct Checked {
     #[serde(flatten)]
     report: FileReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,7 +84,7 @@ struct Checked {
 }
 
 #[derive(Serialize, Default)]
-struct Summary {
+pub(crate) struct Summary {
     files: usize,
     skipped: usize,
     bytes: u64,
@@ -110,9 +114,18 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     }
     let format = args.from.as_deref().map(format_arg).transpose()?;
     let files = collect(&args.paths)?;
+    // Progress in bytes: one big file moves the bar as smoothly as many small ones.
+    let total: u64 = files
+        .iter()
+        .filter_map(|(p, _)| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = crate::progress::bytes_bar(total, args.json);
+    let ticker = bar.clone();
     let options = CheckOptions {
         keep_open_tool_calls: args.keep_open_tool_calls,
         format: format.map(|f| f.name()),
+        progress: Some(Progress(Arc::new(move |n| ticker.inc(n)))),
         ..CheckOptions::default()
     };
     let repair_options = RepairOptions {
@@ -129,18 +142,15 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
             ))
         })?;
     }
-    let bar = crate::progress::bar(files.len() as u64, "files", args.json);
     let results: Vec<Checked> = files
         .par_iter()
         .map(|(path, named)| {
-            let checked = check_one(
+            check_one(
                 path,
                 *named,
                 &options,
                 args.repair.then_some(&repair_options),
-            );
-            bar.inc(1);
-            checked
+            )
         })
         .collect();
     bar.finish_and_clear();
@@ -298,153 +308,4 @@ fn exit_code(results: &[Checked]) -> i32 {
         }
     }
     code
-}
-
-fn print_file(c: &Checked, verbose: bool) {
-    let r = &c.report;
-    if c.skipped {
-        if verbose {
-            println!(
-                "{}: not a session file of a supported format, skipped",
-                r.file
-            );
-        }
-        return;
-    }
-    if r.issues.is_empty() && c.error.is_none() {
-        if verbose {
-            println!(
-                "{}: ok ({}, {} records)",
-                r.file,
-                r.format.unwrap_or("?"),
-                r.records
-            );
-        }
-        return;
-    }
-    let mut counts = Vec::new();
-    for (sev, name) in [
-        (Severity::Error, "error"),
-        (Severity::Warning, "warning"),
-        (Severity::Info, "note"),
-    ] {
-        let n = r.count(sev);
-        if n > 0 {
-            counts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
-        }
-    }
-    println!(
-        "{} ({}, {} records, {} bytes): {}",
-        r.file,
-        r.format.unwrap_or("unknown format"),
-        r.records,
-        r.bytes,
-        if counts.is_empty() {
-            "ok".to_string()
-        } else {
-            counts.join(", ")
-        }
-    );
-    let repaired = c.repair.as_ref().is_some_and(|r| r.changed);
-    for i in &r.issues {
-        print_issue(i, repaired);
-    }
-    if let Some(rep) = &c.repair {
-        if rep.changed {
-            println!(
-                "  repaired: {} fix(es) applied; {} records before, {} after",
-                rep.fixed.len(),
-                rep.records_before,
-                rep.records_after
-            );
-            if let Some(b) = &rep.backup {
-                println!("  original kept as {}", b.display());
-            }
-            if let Some(s) = &rep.sidecar {
-                println!("  dropped bytes saved in {}", s.display());
-            }
-        } else if !rep.fixed.is_empty() {
-            println!(
-                "  dry run: {} fix(es) would be applied; nothing changed",
-                rep.fixed.len()
-            );
-        }
-    }
-    if let Some(e) = &c.error {
-        println!("  not repaired: {e}");
-    }
-}
-
-fn print_issue(i: &Issue, repaired: bool) {
-    let at = match (i.line, i.offset) {
-        (Some(l), Some(o)) => format!("line {l} (byte {o})"),
-        (Some(l), None) => format!("line {l}"),
-        _ => "file".to_string(),
-    };
-    println!(
-        "  {at:<24} {:<7} {:<22} {}",
-        i.severity.as_str(),
-        i.code,
-        i.message
-    );
-    if let Some(fix) = &i.fix {
-        let verb = if repaired { "fixed" } else { "fix" };
-        println!("  {:<24} {verb}: {fix}", "");
-    }
-}
-
-fn print_summary(s: &Summary, args: &Args, code: i32) {
-    let mut line = format!(
-        "checked {} file(s), {} bytes, {} records: {} damaged",
-        s.files, s.bytes, s.records, s.damaged
-    );
-    if s.skipped > 0 {
-        line.push_str(&format!(
-            "; {} not session files of a supported format (skipped; -v lists them)",
-            s.skipped
-        ));
-    }
-    println!("{line}");
-    if s.repaired > 0 {
-        println!("repaired {} file(s)", s.repaired);
-    }
-    if s.failed > 0 {
-        println!(
-            "{} file(s) could not be checked or repaired (see above)",
-            s.failed
-        );
-    }
-    let paths = args
-        .paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(" ");
-    if code & EXIT_UNCORRECTED != 0 && s.fixable > 0 && !args.repair {
-        println!(
-            "{} issue(s) can be fixed; see what would change: sessiontool fsck --repair -n {paths}",
-            s.fixable
-        );
-        println!("then fix them: sessiontool fsck --repair {paths}");
-    } else if args.dry_run && s.fixable > 0 {
-        println!("to apply: sessiontool fsck --repair {paths}");
-    }
-}
-
-fn print_codes(json: bool) -> Result<i32, CliError> {
-    if json {
-        let list: Vec<_> = check::CODES
-            .iter()
-            .map(|(c, s, m)| serde_json::json!({"code": c, "severity": s, "meaning": m}))
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list).unwrap_or_default()
-        );
-    } else {
-        for (code, severity, meaning) in check::CODES {
-            println!("{code:<22} {:<7} {meaning}", severity.as_str());
-        }
-    }
-    Ok(0)
 }

@@ -16,3 +16,17 @@ pub fn bar(len: u64, unit: &str, json: bool) -> ProgressBar {
     }
     bar
 }
+
+/// A bar counting bytes, for jobs whose files differ wildly in size.
+pub fn bytes_bar(total: u64, json: bool) -> ProgressBar {
+    if json || total < (64 << 20) || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {elapsed}",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}

@@ -1,0 +1,157 @@
+//! What `fsck` prints for people: each damaged file with its findings and fixes, a summary
+//! that ends with the command to run next, and the list of codes.
+
+use sessiontool::check::{self, Issue};
+use sessiontool::diag::Severity;
+
+use super::{Args, Checked, EXIT_UNCORRECTED, Summary};
+use crate::error::CliError;
+
+pub(super) fn print_file(c: &Checked, verbose: bool) {
+    let r = &c.report;
+    if c.skipped {
+        if verbose {
+            println!(
+                "{}: not a session file of a supported format, skipped",
+                r.file
+            );
+        }
+        return;
+    }
+    if r.issues.is_empty() && c.error.is_none() {
+        if verbose {
+            println!(
+                "{}: ok ({}, {} records)",
+                r.file,
+                r.format.unwrap_or("?"),
+                r.records
+            );
+        }
+        return;
+    }
+    let mut counts = Vec::new();
+    for (sev, name) in [
+        (Severity::Error, "error"),
+        (Severity::Warning, "warning"),
+        (Severity::Info, "note"),
+    ] {
+        let n = r.count(sev);
+        if n > 0 {
+            counts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+        }
+    }
+    println!(
+        "{} ({}, {} records, {} bytes): {}",
+        r.file,
+        r.format.unwrap_or("unknown format"),
+        r.records,
+        r.bytes,
+        if counts.is_empty() {
+            "ok".to_string()
+        } else {
+            counts.join(", ")
+        }
+    );
+    let repaired = c.repair.as_ref().is_some_and(|r| r.changed);
+    for i in &r.issues {
+        print_issue(i, repaired);
+    }
+    if let Some(rep) = &c.repair {
+        if rep.changed {
+            println!(
+                "  repaired: {} fix(es) applied; {} records before, {} after",
+                rep.fixed.len(),
+                rep.records_before,
+                rep.records_after
+            );
+            if let Some(b) = &rep.backup {
+                println!("  original kept as {}", b.display());
+            }
+            if let Some(s) = &rep.sidecar {
+                println!("  dropped bytes saved in {}", s.display());
+            }
+        } else if !rep.fixed.is_empty() {
+            println!(
+                "  dry run: {} fix(es) would be applied; nothing changed",
+                rep.fixed.len()
+            );
+        }
+    }
+    if let Some(e) = &c.error {
+        println!("  not repaired: {e}");
+    }
+}
+
+fn print_issue(i: &Issue, repaired: bool) {
+    let at = match (i.line, i.offset) {
+        (Some(l), Some(o)) => format!("line {l} (byte {o})"),
+        (Some(l), None) => format!("line {l}"),
+        _ => "file".to_string(),
+    };
+    println!(
+        "  {at:<24} {:<7} {:<22} {}",
+        i.severity.as_str(),
+        i.code,
+        i.message
+    );
+    if let Some(fix) = &i.fix {
+        let verb = if repaired { "fixed" } else { "fix" };
+        println!("  {:<24} {verb}: {fix}", "");
+    }
+}
+
+pub(super) fn print_summary(s: &Summary, args: &Args, code: i32) {
+    let mut line = format!(
+        "checked {} file(s), {} bytes, {} records: {} damaged",
+        s.files, s.bytes, s.records, s.damaged
+    );
+    if s.skipped > 0 {
+        line.push_str(&format!(
+            "; {} not session files of a supported format (skipped; -v lists them)",
+            s.skipped
+        ));
+    }
+    println!("{line}");
+    if s.repaired > 0 {
+        println!("repaired {} file(s)", s.repaired);
+    }
+    if s.failed > 0 {
+        println!(
+            "{} file(s) could not be checked or repaired (see above)",
+            s.failed
+        );
+    }
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if code & EXIT_UNCORRECTED != 0 && s.fixable > 0 && !args.repair {
+        println!(
+            "{} issue(s) can be fixed; see what would change: sessiontool fsck --repair -n {paths}",
+            s.fixable
+        );
+        println!("then fix them: sessiontool fsck --repair {paths}");
+    } else if args.dry_run && s.fixable > 0 {
+        println!("to apply: sessiontool fsck --repair {paths}");
+    }
+}
+
+pub(super) fn print_codes(json: bool) -> Result<i32, CliError> {
+    if json {
+        let list: Vec<_> = check::CODES
+            .iter()
+            .map(|(c, s, m)| serde_json::json!({"code": c, "severity": s, "meaning": m}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        );
+    } else {
+        for (code, severity, meaning) in check::CODES {
+            println!("{code:<22} {:<7} {meaning}", severity.as_str());
+        }
+    }
+    Ok(0)
+}
