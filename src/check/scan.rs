@@ -81,12 +81,15 @@ pub fn scan<R: Read + Send>(
     reader: R,
     format: &dyn Format,
     options: ScanOptions,
-    progress: &dyn Fn(u64),
+    progress: &(dyn Fn(u64) + Sync),
 ) -> std::io::Result<JsonlScan> {
     let mut blocks = BlockReader::new(reader, options.block_size, options.records.max_line_len)
         .expect(options.expected_bytes);
     let mut scan = JsonlScan::default();
     let mut window = read_window(&mut blocks)?;
+    // A pipeline: while one window is analysed on the pool, the window before it is merged
+    // (interning is serial) and the next one is read.
+    let mut done: Vec<BlockOut> = Vec::new();
     while !window.is_empty() {
         let (outs, next) = rayon::join(
             || {
@@ -95,24 +98,37 @@ pub fn scan<R: Read + Send>(
                     .map(|piece| analyse(piece, format, options.records))
                     .collect::<Vec<_>>()
             },
-            || read_window(&mut blocks),
+            || {
+                merge_all(&mut scan, std::mem::take(&mut done), options, progress);
+                read_window(&mut blocks)
+            },
         );
         for piece in window {
             if let Piece::Block(block) = piece {
                 blocks.recycle(block.data);
             }
         }
-        for out in outs {
-            progress(out.bytes);
-            if scan.records.is_empty() {
-                scan.reserve_like(&out, options.expected_bytes);
-            }
-            scan.merge(out);
-        }
+        done = outs;
         window = next?;
     }
+    merge_all(&mut scan, done, options, progress);
     merge_crlf_runs(&mut scan.findings);
     Ok(scan)
+}
+
+fn merge_all(
+    scan: &mut JsonlScan,
+    outs: Vec<BlockOut>,
+    options: ScanOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) {
+    for out in outs {
+        progress(out.bytes);
+        if scan.records.is_empty() {
+            scan.reserve_like(&out, options.expected_bytes);
+        }
+        scan.merge(out);
+    }
 }
 
 fn read_window<R: Read>(blocks: &mut BlockReader<R>) -> std::io::Result<Vec<Piece>> {
