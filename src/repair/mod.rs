@@ -100,17 +100,11 @@ pub fn repair(
     }
     let stamp = options.stamp.clone().unwrap_or_else(now_stamp);
     let dir = safety::parent(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(
-            ".{}.",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        ))
-        .suffix(".repair.tmp")
-        .tempfile_in(dir)
-        .map_err(io)?;
-    let mut sidecar = Vec::new();
+    let mut tmp = temp_beside(path, dir).map_err(io)?;
+    // Dropped bytes stream to a temp file too (a sidecar can be large: a file of garbage
+    // lines); it gets its real name only when something was written to it.
+    let mut side_tmp = temp_beside(path, dir).map_err(io)?;
+    let mut sidecar = Counting::new(BufWriter::new(side_tmp.as_file_mut()));
     let mut expected = Some(0);
     match &diagnosis.fixes {
         Fixes::Jsonl { scan, plan } => {
@@ -135,7 +129,9 @@ pub fn repair(
             if bytes.len() as u64 != diagnosis.stamp.len {
                 return Err(refused(CHANGED.into()));
             }
-            sidecar.extend_from_slice(bytes.get(s.cut_at as usize..).unwrap_or_default());
+            sidecar
+                .write_all(bytes.get(s.cut_at as usize..).unwrap_or_default())
+                .map_err(io)?;
             tmp.as_file_mut().write_all(&s.document).map_err(io)?;
             expected = None;
         }
@@ -152,6 +148,9 @@ pub fn repair(
             return Ok(outcome);
         }
     }
+    sidecar.flush().map_err(io)?;
+    let side_bytes = sidecar.count;
+    drop(sidecar);
     // Read back what was written: it must check clean of record damage before it replaces
     // anything (a bug here must never cost the user their session).
     tmp.as_file().sync_all().map_err(io)?;
@@ -162,9 +161,10 @@ pub fn repair(
     if !safety::unchanged(path, &diagnosis.stamp).map_err(io)? {
         return Err(refused(CHANGED.into()));
     }
-    if !sidecar.is_empty() {
+    if side_bytes > 0 {
         let p = safety::fresh_name(path, None, "torn", &stamp);
-        safety::write_new(&p, &sidecar).map_err(io)?;
+        side_tmp.as_file().sync_all().map_err(io)?;
+        side_tmp.persist_noclobber(&p).map_err(|e| io(e.error))?;
         outcome.sidecar = Some(p);
     }
     if !options.no_backup {
@@ -204,6 +204,42 @@ fn verify(path: &Path, diagnosis: &Diagnosis, expected: Option<u64>) -> Result<u
         ));
     }
     Ok(check.records)
+}
+
+/// A temp file in `dir` named after `path` (fsck does not check such names).
+fn temp_beside(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".repair.tmp")
+        .tempfile_in(dir)
+}
+
+/// A writer that counts what goes through it.
+struct Counting<W: Write> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Counting<W> {
+    fn new(inner: W) -> Self {
+        Counting { inner, count: 0 }
+    }
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 fn now_stamp() -> String {

@@ -64,15 +64,6 @@ pub fn backup(path: &Path, backup: &Path) -> io::Result<()> {
     crate::io::sync_dir(parent(backup))
 }
 
-/// Writes a new file with `create_new` and makes it durable (sidecars).
-pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let mut f = OpenOptions::new().write(true).create_new(true).open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    crate::io::sync_dir(parent(path))
-}
-
 pub fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
