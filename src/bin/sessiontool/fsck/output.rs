@@ -7,6 +7,26 @@ use sessiontool::diag::Severity;
 use super::{Args, Checked, EXIT_UNCORRECTED, Summary};
 use crate::error::CliError;
 
+/// Findings printed per file (all with -v; --json always has all).
+const MAX_SHOWN: usize = 20;
+
+/// The findings not printed one by one, counted by code.
+fn print_rest(rest: &[Issue]) {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for i in rest {
+        match counts.iter_mut().find(|(c, _)| *c == i.code) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((i.code, 1)),
+        }
+    }
+    let list: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    println!(
+        "  ... and {} more: {} (-v or --json lists them all)",
+        rest.len(),
+        list.join(", ")
+    );
+}
+
 pub(super) fn print_file(c: &Checked, verbose: bool) {
     let r = &c.report;
     if c.skipped {
@@ -53,8 +73,12 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
         }
     );
     let repaired = c.repair.as_ref().is_some_and(|r| r.changed);
-    for i in &r.issues {
+    let shown = if verbose { r.issues.len() } else { MAX_SHOWN };
+    for i in r.issues.iter().take(shown) {
         print_issue(i, repaired);
+    }
+    if r.issues.len() > shown {
+        print_rest(&r.issues[shown..]);
     }
     if let Some(rep) = &c.repair {
         if rep.changed {
