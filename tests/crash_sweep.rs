@@ -588,7 +588,7 @@ fn flipped_bytes() {
 fn code_for(stem: &str) -> &str {
     match stem {
         "blank-lines" => "blank-line",
-        "tool-call-unanswered-at-end" => "tool-call-unanswered",
+        "tool-call-unanswered-at-end" | "checkpoint-tool-call-unanswered" => "tool-call-unanswered",
         "checkpoint-not-history" => "unreadable",
         other => other,
     }

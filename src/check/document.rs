@@ -46,7 +46,7 @@ pub fn check(
             if closed.is_some() {
                 for issue in &mut issues[first..] {
                     issue.fix = Some(
-                        "give the call an error result marked as recovered (in its `result`)"
+                        "answer the call with an error result marked as recovered, where this format keeps results"
                             .into(),
                     );
                 }

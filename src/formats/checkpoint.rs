@@ -10,6 +10,8 @@
 //! message, the writer puts a short context turn first unless the session already starts with
 //! one (or `checkpoint_no_context` is set); the entries after it are exactly the conversation.
 
+pub mod close_calls;
+
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -279,6 +281,10 @@ impl Format for Checkpoint {
             bytes: to_pretty_js(&value, newline),
             losses,
         })
+    }
+
+    fn close_calls_in_document(&self, bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
+        close_calls::close_open_calls(bytes, message)
     }
 
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
