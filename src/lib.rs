@@ -13,4 +13,5 @@ pub mod io;
 pub mod model;
 pub mod records;
 pub mod repair;
+pub mod store;
 pub mod tree;

@@ -298,3 +298,41 @@ fn every_command_has_help_with_an_example() {
             .stdout(predicate::str::contains("Example"));
     }
 }
+
+#[test]
+fn dirname_gives_each_schemes_folder_and_settles_gemini_slug_collisions() {
+    let home = tempfile::tempdir().unwrap();
+    // Another project already holds the slug `app`.
+    let taken = home.path().join(".gemini/tmp/app");
+    fs::create_dir_all(&taken).unwrap();
+    fs::write(taken.join(".project_root"), "/elsewhere/app").unwrap();
+    let out = tool()
+        .args(["dirname", "/work/app", "--json", "--home"])
+        .arg(home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name = |scheme: &str| {
+        doc["folders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["scheme"] == scheme)
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(name("gemini-slug"), "app-1");
+    assert_eq!(name("dashed"), "-work-app");
+    assert_eq!(name("pi"), "--work-app--");
+    assert_eq!(name("sha256"), sessiontool::ids::sha256_hex("/work/app"));
+    tool()
+        .args(["dirname", "/work/app", "--scheme", "dashed"])
+        .assert()
+        .success()
+        .stdout("-work-app\n");
+    tool()
+        .args(["dirname", "/work/app", "--scheme", "nope"])
+        .assert()
+        .code(2);
+}

@@ -3,6 +3,7 @@
 
 mod convert;
 mod detect;
+mod dirname;
 mod error;
 mod formats;
 mod fsck;
@@ -34,6 +35,7 @@ enum Command {
     Repair(repair::Args),
     Show(show::Args),
     Detect(detect::Args),
+    Dirname(dirname::Args),
     Formats(formats::Args),
 }
 
@@ -62,6 +64,7 @@ fn main() {
         Command::Repair(a) => repair::run(a),
         Command::Show(a) => show::run(a),
         Command::Detect(a) => detect::run(a),
+        Command::Dirname(a) => dirname::run(a),
         Command::Formats(a) => formats::run(a),
     };
     match result {

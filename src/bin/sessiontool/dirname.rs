@@ -1,0 +1,128 @@
+//! `sessiontool dirname`: the folder name each tool gives a project.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use serde::Serialize;
+use sessiontool::store::gemini::{SlugSource, slug_for};
+use sessiontool::store::scheme::{Scheme, claude, resolve};
+
+use crate::error::CliError;
+
+const EXAMPLES: &str = "Examples:
+  sessiontool dirname .                           every scheme for the current folder
+  sessiontool dirname ~/src/app --scheme dashed   just Qwen Code's name
+  sessiontool dirname /work/app --json
+
+The Gemini slug comes from ~/.gemini/projects.json and the .project_root markers when the
+project is registered; otherwise it is the slug Gemini CLI would claim now (read-only).
+Claude Code keys folders by the real path (symbolic links resolved); the others by the path as
+given, made absolute.";
+
+/// Print the project folder names of a path under each naming scheme.
+#[derive(Parser)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The project folder (made absolute against the current folder; it need not exist).
+    path: PathBuf,
+    /// Only this scheme: sha256, gemini-slug, dashed, claude, pi.
+    #[arg(long, value_name = "SCHEME")]
+    scheme: Option<String>,
+    /// The home folder whose tool stores to consult (default: $HOME).
+    #[arg(long, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Folder {
+    scheme: &'static str,
+    name: String,
+    used_by: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<i32, CliError> {
+    let schemes: Vec<Scheme> = match &args.scheme {
+        Some(name) => vec![Scheme::by_name(name).ok_or_else(|| {
+            CliError {
+                code: 2,
+                message: format!("unknown scheme {name:?}"),
+                location: None,
+                hint: None,
+            }
+            .hint("one of: sha256, gemini-slug, dashed, claude, pi")
+        })?],
+        None => Scheme::ALL.to_vec(),
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::input(format!("cannot read the current folder: {e}")))?;
+    let project = resolve(&args.path, &cwd).to_string_lossy().into_owned();
+    let home = args
+        .home
+        .clone()
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let folders: Vec<Folder> = schemes
+        .into_iter()
+        .map(|s| folder(s, &project, home.as_deref()))
+        .collect();
+    if args.json {
+        let doc = serde_json::json!({"schema": "sessiontool.dirname/1", "path": project, "folders": folders});
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else if folders.len() == 1 && args.scheme.is_some() {
+        println!("{}", folders[0].name);
+    } else {
+        println!("{project}");
+        for f in &folders {
+            let note = f
+                .note
+                .as_deref()
+                .map(|n| format!("  ({n})"))
+                .unwrap_or_default();
+            println!("  {:<12} {}{note}", f.scheme, f.name);
+            println!("  {:<12} {}", "", f.used_by);
+        }
+    }
+    Ok(0)
+}
+
+fn folder(scheme: Scheme, project: &str, home: Option<&std::path::Path>) -> Folder {
+    let (name, note) = match scheme {
+        Scheme::GeminiSlug => match home {
+            Some(home) => {
+                let (slug, source) = slug_for(home, project);
+                let note = match source {
+                    SlugSource::Registered => "registered in projects.json",
+                    SlugSource::Marker => "found by its .project_root marker",
+                    SlugSource::New => "not registered yet: the slug Gemini CLI would claim now",
+                };
+                (slug, Some(note.to_string()))
+            }
+            None => (
+                scheme.folder(project),
+                Some("no home folder to check for collisions".into()),
+            ),
+        },
+        Scheme::Claude => {
+            // Claude Code resolves symbolic links (realpath) when the folder exists.
+            let real = std::fs::canonicalize(project)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| project.to_string());
+            let c = claude(&real);
+            let note = c
+                .prefix
+                .then(|| "over 200 characters: Claude adds a hash of its own; folders starting with this name".to_string());
+            (c.name, note)
+        }
+        _ => (scheme.folder(project), None),
+    };
+    Folder {
+        scheme: scheme.name(),
+        name,
+        used_by: scheme.used_by(),
+        note,
+    }
+}
