@@ -1,0 +1,357 @@
+//! Sessions from other formats, written as entries the Claude CLI resumes: one entry per
+//! message, chained by `parentUuid`, `tool_use` blocks answered by `tool_result` blocks in the
+//! user entry after them, and a loss report for what has no Claude shape.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::WRITER_VERSION;
+use super::blocks::block_from_part;
+use super::write::{to_bytes, usage_object};
+use crate::diag::LossReport;
+use crate::formats::{WriteError, WriteOptions, Written};
+use crate::ids::{derived_uuid, is_uuid, sha256_hex};
+use crate::model::{Body, Content, Event, Message, Node, Part, Role, Session};
+
+struct Writer<'s> {
+    session_id: String,
+    cwd: String,
+    git_branch: String,
+    fallback_time: String,
+    /// Node id to the uuid its children hang under (a skipped node passes on its parent's).
+    uuids: HashMap<&'s str, Option<String>>,
+    /// Calls written and not yet answered: (name, id).
+    open: Vec<(String, String)>,
+    /// Call ids as the source named them, to the ids written.
+    call_ids: HashMap<String, String>,
+    last: Option<String>,
+    losses: LossReport,
+    out: Vec<u8>,
+}
+
+pub(super) fn write_foreign(
+    session: &Session,
+    options: &WriteOptions,
+) -> Result<Written, WriteError> {
+    let meta = &session.meta;
+    let session_id = meta
+        .id
+        .clone()
+        .ok_or_else(|| WriteError("the session has no id to name it by".into()))?;
+    let mut w = Writer {
+        session_id,
+        cwd: meta
+            .cwd
+            .clone()
+            .or_else(|| options.cwd.clone())
+            .unwrap_or_default(),
+        git_branch: meta.git_branch.clone().unwrap_or_default(),
+        fallback_time: options
+            .now
+            .clone()
+            .or_else(|| meta.last_updated.clone())
+            .or_else(|| meta.start_time.clone())
+            .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into()),
+        uuids: HashMap::new(),
+        open: Vec::new(),
+        call_ids: HashMap::new(),
+        last: None,
+        losses: LossReport::default(),
+        out: Vec::new(),
+    };
+    w.losses.add(
+        "session-fields",
+        meta.extra.len() + usize::from(meta.project_hash.is_some()),
+        "session fields of the source format with no place in a Claude entry",
+    );
+    for node in &session.nodes {
+        w.node(node);
+    }
+    w.losses.add(
+        "open-tool-calls",
+        w.open.len(),
+        "tool calls without a result (the Claude API rejects such a session until fsck --repair closes them)",
+    );
+    Ok(Written {
+        bytes: w.out,
+        losses: w.losses,
+    })
+}
+
+impl<'s> Writer<'s> {
+    fn parent_of(&self, node: &Node) -> Option<String> {
+        node.parent
+            .as_deref()
+            .and_then(|p| self.uuids.get(p).cloned().flatten())
+    }
+
+    fn uuid_for(&self, id: &str) -> String {
+        if is_uuid(id) {
+            id.to_string()
+        } else {
+            derived_uuid(&format!("{}/{id}", self.session_id))
+        }
+    }
+
+    fn skip(&mut self, node: &'s Node) {
+        let parent = self.parent_of(node);
+        self.uuids.insert(&node.id, parent);
+    }
+
+    fn node(&mut self, node: &'s Node) {
+        match &node.body {
+            Body::Event(Event::Title { title: Some(t), .. }) => {
+                let leaf = self.last.clone().unwrap_or_default();
+                let e = json!({"type": "summary", "summary": t, "leafUuid": leaf});
+                self.emit(&e);
+                self.skip(node);
+            }
+            Body::Event(e) => {
+                self.losses.add(
+                    "events",
+                    1,
+                    format!("events with no Claude entry (first: {})", e.kind()),
+                );
+                self.skip(node);
+            }
+            Body::Message(m) => {
+                let content = match m.role {
+                    Role::Assistant => self.assistant_content(node, m),
+                    Role::User | Role::Tool => self.user_content(m),
+                    Role::System | Role::Info | Role::Warning | Role::Error => {
+                        self.losses.add(
+                            "notices",
+                            1,
+                            "system messages and notices (Claude entries hold the conversation only)",
+                        );
+                        None
+                    }
+                };
+                match content {
+                    Some(content) => self.message(node, m, content),
+                    None => self.skip(node),
+                }
+            }
+        }
+    }
+
+    fn assistant_content(&mut self, node: &Node, m: &Message) -> Option<Value> {
+        let mut blocks = Vec::new();
+        for (i, p) in m.parts.iter().enumerate() {
+            match &p.content {
+                Content::Text { text } => blocks.push(json!({"type": "text", "text": text})),
+                Content::ToolCall { id, name, args, .. } => {
+                    let written = match id {
+                        Some(id) => sanitize(id),
+                        None => format!(
+                            "toolu_{}",
+                            &sha256_hex(&format!("{}/{}/{i}", self.session_id, node.id))[..24]
+                        ),
+                    };
+                    if let Some(id) = id {
+                        self.call_ids.insert(id.clone(), written.clone());
+                    }
+                    self.open.push((name.clone(), written.clone()));
+                    blocks.push(json!({"type": "tool_use", "id": written, "name": name, "input": args}));
+                }
+                Content::Thought { .. } => self.losses.add(
+                    "thoughts",
+                    1,
+                    "reasoning from another model (the Claude API accepts only its own signed thinking blocks)",
+                ),
+                _ => self.losses.add(
+                    "parts",
+                    1,
+                    format!("parts with no Claude block in an assistant reply (first: {})", p.kind()),
+                ),
+            }
+            self.part_fields(p);
+        }
+        (!blocks.is_empty()).then_some(Value::Array(blocks))
+    }
+
+    fn user_content(&mut self, m: &Message) -> Option<Value> {
+        if let [p] = m.parts.as_slice()
+            && let Content::Text { text } = &p.content
+        {
+            self.part_fields(p);
+            return Some(Value::String(text.clone()));
+        }
+        let mut blocks = Vec::new();
+        for p in &m.parts {
+            match &p.content {
+                Content::ToolResult {
+                    call_id,
+                    name,
+                    output,
+                    is_error,
+                    display,
+                    ..
+                } => {
+                    let id = self.answer(call_id.as_deref(), name.as_deref());
+                    let (text, error) = result_text(output);
+                    let mut b = json!({"tool_use_id": id, "type": "tool_result", "content": text});
+                    if *is_error || error {
+                        b["is_error"] = true.into();
+                    }
+                    blocks.push(b);
+                    self.losses.add(
+                        "tool-display",
+                        usize::from(display.is_some()),
+                        "what the source tool showed its user for a result",
+                    );
+                }
+                Content::Text { .. } | Content::Media { .. } => {
+                    blocks.extend(block_from_part(&Part::new(p.content.clone())));
+                }
+                _ => self.losses.add(
+                    "parts",
+                    1,
+                    format!(
+                        "parts with no Claude block in a user entry (first: {})",
+                        p.kind()
+                    ),
+                ),
+            }
+            self.part_fields(p);
+        }
+        (!blocks.is_empty()).then_some(Value::Array(blocks))
+    }
+
+    fn part_fields(&mut self, p: &Part) {
+        let mut p = p.clone();
+        let n = p.strip_extras();
+        self.losses.add(
+            "part-fields",
+            n,
+            "fields the source format keeps on parts (times, display names, descriptions)",
+        );
+        self.losses.add(
+            "signatures",
+            usize::from(p.signature.is_some()),
+            "thought signatures of another vendor's API",
+        );
+    }
+
+    /// The id a result answers: its call's written id, or the oldest open call of that name.
+    fn answer(&mut self, call_id: Option<&str>, name: Option<&str>) -> String {
+        let id = call_id
+            .map(|c| self.call_ids.get(c).cloned().unwrap_or_else(|| sanitize(c)))
+            .or_else(|| {
+                let i = self
+                    .open
+                    .iter()
+                    .position(|(n, _)| Some(n.as_str()) == name)
+                    .or((!self.open.is_empty()).then_some(0))?;
+                Some(self.open[i].1.clone())
+            })
+            .unwrap_or_default();
+        self.open.retain(|(_, o)| *o != id);
+        id
+    }
+
+    fn message(&mut self, node: &'s Node, m: &Message, content: Value) {
+        let uuid = self.uuid_for(&node.id);
+        let parent = self.parent_of(node);
+        let assistant = m.role == Role::Assistant;
+        self.losses.add(
+            "extra-fields",
+            node.extra.len() + m.extra.len(),
+            "fields of the source format with no place in a Claude entry",
+        );
+        let mut e = Map::new();
+        e.insert(
+            "parentUuid".into(),
+            parent.map_or(Value::Null, Value::String),
+        );
+        e.insert("isSidechain".into(), false.into());
+        e.insert("userType".into(), "external".into());
+        e.insert("cwd".into(), self.cwd.clone().into());
+        e.insert("sessionId".into(), self.session_id.clone().into());
+        e.insert("version".into(), WRITER_VERSION.into());
+        e.insert("gitBranch".into(), self.git_branch.clone().into());
+        if assistant {
+            let calls = content
+                .as_array()
+                .is_some_and(|b| b.iter().any(|b| b["type"] == "tool_use"));
+            let mut msg = Map::new();
+            msg.insert(
+                "model".into(),
+                m.model.clone().unwrap_or_else(|| "unknown".into()).into(),
+            );
+            let hash = sha256_hex(&format!("{}/{}", self.session_id, node.id));
+            msg.insert("id".into(), format!("msg_{}", &hash[..24]).into());
+            msg.insert("type".into(), "message".into());
+            msg.insert("role".into(), "assistant".into());
+            msg.insert("content".into(), content);
+            let stop = if calls { "tool_use" } else { "end_turn" };
+            msg.insert("stop_reason".into(), stop.into());
+            msg.insert("stop_sequence".into(), Value::Null);
+            let mut usage = m.usage.clone().unwrap_or_default();
+            self.losses.add(
+                "usage-fields",
+                usage.extra.len(),
+                "token counts the source format names that Claude's usage has no field for",
+            );
+            usage.extra.clear();
+            let mut u = usage_object(&usage);
+            u.entry("input_tokens").or_insert(0.into());
+            u.entry("output_tokens").or_insert(0.into());
+            msg.insert("usage".into(), Value::Object(u));
+            e.insert("message".into(), Value::Object(msg));
+            e.insert("requestId".into(), format!("req_{}", &hash[24..48]).into());
+            e.insert("type".into(), "assistant".into());
+        } else {
+            e.insert("type".into(), "user".into());
+            e.insert(
+                "message".into(),
+                json!({"role": "user", "content": content}),
+            );
+        }
+        e.insert("uuid".into(), uuid.clone().into());
+        let ts = node
+            .timestamp
+            .clone()
+            .unwrap_or_else(|| self.fallback_time.clone());
+        e.insert("timestamp".into(), ts.into());
+        self.emit(&Value::Object(e));
+        self.uuids.insert(&node.id, Some(uuid.clone()));
+        self.last = Some(uuid);
+    }
+
+    fn emit(&mut self, e: &Value) {
+        self.out.extend_from_slice(&to_bytes(e, false));
+        self.out.push(b'\n');
+    }
+}
+
+/// Tool ids the API accepts: `[a-zA-Z0-9_-]+`.
+fn sanitize(id: &str) -> String {
+    let s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() { "toolu_".into() } else { s }
+}
+
+/// A result's output as the text of a `tool_result` block, and whether it says it failed
+/// (Gemini-family `{output}` / `{error}` objects are unwrapped).
+fn result_text(output: &Value) -> (String, bool) {
+    match output {
+        Value::String(s) => (s.clone(), false),
+        Value::Null => (String::new(), false),
+        Value::Object(o) if o.len() == 1 => match o.iter().next() {
+            Some((k, Value::String(s))) if k == "output" => (s.clone(), false),
+            Some((k, Value::String(s))) if k == "error" => (s.clone(), true),
+            _ => (output.to_string(), false),
+        },
+        _ => (output.to_string(), false),
+    }
+}
