@@ -1,0 +1,232 @@
+//! pi coding agent session JSONL (`pi-jsonl`), versions 1 to 3. See FORMATS.md 8; the facts are
+//! from `packages/coding-agent/src/core/session-manager.ts` and `packages/ai/src/types.ts` of
+//! badlogic/pi-mono (v0.58.3, commit 83378aad).
+//!
+//! A file is a `session` header line and then one entry per line, each `JSON.stringify(entry) +
+//! "\n"`. Version 2 and 3 entries carry `id` (8 hex) and `parentId` (a tree; the leaf is the last
+//! entry in the file); version 1 entries carry neither and form one chain in file order (pi
+//! migrates such a file to version 3 when it opens it, rewriting it whole).
+//!
+//! Reading: the header becomes [`Meta`](crate::model::Meta) (its `version` and other fields kept
+//! as meta hints and extra); `message` entries with a `user`, `assistant` or `toolResult`
+//! message become messages, other roles (`bashExecution`, `custom`, ...) events of kind
+//! `message` holding the message whole; `compaction`, `model_change` and `session_info` become
+//! their model events, every other entry type an [`Event::Custom`](crate::model::Event) named by
+//! its type with its fields kept in order. Version 1 entries get ids `v1-<line>` and a hint that
+//! they had none. A line that is not an entry object is kept whole.
+//!
+//! Writing a session read from this format gives back its bytes (key orders the writer would
+//! not produce are kept as node hints, and as a last resort the line's text); the file's own
+//! version is kept. Sessions from other formats become version 3 files (see `foreign`).
+
+mod blocks;
+mod entry;
+mod foreign;
+mod foreign_message;
+mod js;
+mod keys;
+mod native;
+mod read;
+mod synthetic;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
+    Written, trim_start,
+};
+use crate::model::Session;
+
+pub struct PiJsonl;
+
+pub const NAME: &str = "pi-jsonl";
+
+/// The version pi writes today (`CURRENT_SESSION_VERSION`).
+pub const CURRENT_VERSION: u64 = 3;
+
+/// Kind of the event that keeps a line whole (not an object, or no string `type`).
+pub const RECORD: &str = "pi-jsonl.record";
+/// Kind of the event that keeps a `message` entry whose message is not user, assistant or
+/// toolResult (pi's `bashExecution`, `custom`, `branchSummary`, ...): `data` is the message.
+pub const MESSAGE_EVENT: &str = "message";
+
+/// Meta hint: the header's `version` (absent for version 1).
+const HINT_VERSION: &str = "pi-jsonl.version";
+/// Meta hint: the file has no header line (the first line is an entry).
+const HINT_NO_HEADER: &str = "pi-jsonl.no-header";
+/// Meta hint: the header's own text, when rebuilding it would not give the same bytes.
+const HINT_HEADER_RAW: &str = "pi-jsonl.header-raw";
+/// Meta hint: the last line has no final newline.
+const HINT_NO_FINAL_NEWLINE: &str = "pi-jsonl.no-final-newline";
+/// Node hint: the entry had no `id` and `parentId` (version 1): write neither.
+const HINT_NO_ID: &str = "pi-jsonl.no-id";
+/// Node hint: the entry's own id, when the node was renamed (a duplicate id).
+const HINT_ID: &str = "pi-jsonl.id";
+/// Node hint: a user message's `content` was a string, not blocks.
+const HINT_CONTENT_STRING: &str = "pi-jsonl.content-string";
+/// Node hint: key orders of the entry, its message and usage, where not the writer's own.
+const HINT_KEYS: &str = "pi-jsonl.keys";
+/// Node hint: the line's text, when rebuilding it would not give the same bytes.
+const HINT_RAW: &str = "pi-jsonl.raw";
+
+/// Header fields in pi's order (`newSession`); other fields follow in their own order.
+const HEADER_ORDER: [&str; 6] = ["type", "version", "id", "timestamp", "cwd", "parentSession"];
+/// Entry base fields in pi's order; type-specific fields follow.
+const ENTRY_ORDER: [&str; 5] = ["type", "id", "parentId", "timestamp", "message"];
+const USER_ORDER: [&str; 3] = ["role", "content", "timestamp"];
+const ASSISTANT_ORDER: [&str; 9] = [
+    "role",
+    "content",
+    "api",
+    "provider",
+    "model",
+    "usage",
+    "stopReason",
+    "timestamp",
+    "errorMessage",
+];
+const TOOL_RESULT_ORDER: [&str; 7] = [
+    "role",
+    "toolCallId",
+    "toolName",
+    "content",
+    "details",
+    "isError",
+    "timestamp",
+];
+const USAGE_ORDER: [&str; 6] = [
+    "input",
+    "output",
+    "cacheRead",
+    "cacheWrite",
+    "totalTokens",
+    "cost",
+];
+
+/// Entry types pi writes (v3), for detection.
+const ENTRY_TYPES: [&str; 9] = [
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+];
+
+impl Format for PiJsonl {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "pi coding agent session JSONL, a header and a tree of entries (versions 1-3)"
+    }
+
+    fn tool(&self) -> &'static str {
+        "pi"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        true
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        detect(path, head)
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        read::read(input)
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        if session.meta.source_format.as_deref() == Some(NAME) {
+            Ok(write::write_native(session))
+        } else {
+            foreign::write_foreign(session, options)
+        }
+    }
+
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::pi_keys(record)
+    }
+
+    fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
+        synthetic::synthetic_result(call)
+    }
+
+    fn closes_tool_calls(&self) -> bool {
+        true
+    }
+
+    /// pi's transformMessages synthesizes "No result provided".
+    fn answers_open_calls_itself(&self) -> bool {
+        true
+    }
+}
+
+/// How many leading lines detection looks at.
+const DETECT_LINES: usize = 8;
+
+fn detect(_path: Option<&Path>, head: &[u8]) -> Confidence {
+    for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
+        if let Some(c) = judge_line(line) {
+            return c;
+        }
+    }
+    0
+}
+
+/// What one line says: `Some(0)` another tool's record, `Some(n)` pi's, `None` nothing
+/// (blank, padding).
+fn judge_line(line: &[u8]) -> Option<Confidence> {
+    let line = trim_start(line);
+    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(o)) => Some(judge_object(&o)),
+        Ok(_) => Some(0),
+        Err(_) => {
+            // Longer than the head, or torn: judge from its text.
+            let text = String::from_utf8_lossy(line);
+            let header = text.starts_with("{\"type\":\"session\",")
+                && text.contains("\"id\":")
+                && text.contains("\"cwd\":");
+            Some(if header { 70 } else { 0 })
+        }
+    }
+}
+
+fn judge_object(o: &Map<String, Value>) -> Confidence {
+    let s = |k: &str| o.get(k).and_then(Value::as_str);
+    match s("type") {
+        Some("session") if s("id").is_some() && s("timestamp").is_some() => {
+            if s("cwd").is_some() {
+                95
+            } else {
+                60
+            }
+        }
+        // A file whose header was lost: pi entries still say what they are.
+        Some("message")
+            if o.contains_key("timestamp")
+                && o.get("message")
+                    .and_then(|m| m.get("role"))
+                    .is_some_and(Value::is_string)
+                && !o.contains_key("uuid") =>
+        {
+            40
+        }
+        Some(t) if ENTRY_TYPES.contains(&t) && o.contains_key("parentId") => 40,
+        _ => 0,
+    }
+}

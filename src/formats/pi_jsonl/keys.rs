@@ -1,0 +1,131 @@
+//! The cheap per-record facts of a pi line, for fsck: a typed pass that borrows strings and
+//! skips message text without building values. The message and its blocks are looked into
+//! only when they are objects (a damaged field of another type never hides the rest).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::formats::Keys;
+use crate::formats::keys::{Lenient, RawField, parent_of};
+
+#[derive(Deserialize)]
+struct Record<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Lenient<'a>,
+    #[serde(borrow, default)]
+    id: Lenient<'a>,
+    #[serde(borrow, default, rename = "parentId")]
+    parent: RawField<'a>,
+    #[serde(borrow, default)]
+    timestamp: RawField<'a>,
+    #[serde(borrow, default)]
+    message: RawField<'a>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    role: Lenient<'a>,
+    #[serde(borrow, default, rename = "toolCallId")]
+    tool_call_id: Lenient<'a>,
+    #[serde(borrow, default)]
+    content: RawField<'a>,
+    #[serde(borrow, default)]
+    usage: RawField<'a>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Lenient<'a>,
+    #[serde(borrow, default)]
+    id: Lenient<'a>,
+}
+
+fn object<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+    let text = raw.get();
+    if !text.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// `None` when the record is not a JSON object.
+pub(super) fn pi_keys(record: &[u8]) -> Option<Keys<'_>> {
+    if crate::formats::trim_start(record).first() != Some(&b'{') {
+        return None;
+    }
+    let r: Record = serde_json::from_slice(record).ok()?;
+    let (parent, parent_span) = parent_of(record, &r.parent, false);
+    let mut missing = Vec::new();
+    let mut calls = Vec::new();
+    let mut results: Vec<Cow<str>> = Vec::new();
+    let mut session_id = None;
+    let is_header = r.kind.0.as_deref() == Some("session");
+    if is_header {
+        if r.id.0.is_none() {
+            missing.push("id");
+        }
+        session_id = r.id.0.clone();
+    } else {
+        if r.kind.0.is_none() {
+            missing.push("type");
+        }
+        // Version 1 entries have neither id nor parentId; an entry with one has both.
+        match (r.id.0.is_some(), r.parent.0.is_some()) {
+            (true, false) => missing.push("parentId"),
+            (false, true) => missing.push("id"),
+            _ => {}
+        }
+        if r.timestamp.0.is_none() {
+            missing.push("timestamp");
+        }
+    }
+    if r.kind.0.as_deref() == Some("message") {
+        match r.message.0.and_then(object::<Message>) {
+            None => missing.push("message"),
+            Some(m) => {
+                let role = m.role.0.as_deref();
+                if role.is_none() {
+                    missing.push("message.role");
+                }
+                if role == Some("assistant") && m.usage.0.is_none_or(|u| !u.get().starts_with('{'))
+                {
+                    // pi's CLI crashes on an assistant message without usage.
+                    missing.push("message.usage");
+                }
+                if role == Some("toolResult") {
+                    match m.tool_call_id.0 {
+                        Some(id) => results.push(id),
+                        None => missing.push("message.toolCallId"),
+                    }
+                }
+                let content = m.content.0.map(RawValue::get).unwrap_or("");
+                if content.starts_with('[')
+                    && let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(content)
+                {
+                    for b in blocks.into_iter().filter_map(object::<Block>) {
+                        if b.kind.0.as_deref() == Some("toolCall")
+                            && let Some(id) = b.id.0
+                        {
+                            calls.push(id);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some(Keys {
+        id: r.id.0,
+        parent,
+        parent_span,
+        session_id,
+        kind: r.kind.0,
+        seq: None,
+        calls,
+        results,
+        missing,
+    })
+}

@@ -1,0 +1,191 @@
+//! A node read from this format back to its entry object (before key-order hints): the
+//! inverse of `entry::read_entry`.
+
+use serde_json::{Map, Value};
+
+use super::super::ordered;
+use super::blocks::block_from_part;
+use super::{
+    ASSISTANT_ORDER, ENTRY_ORDER, HINT_CONTENT_STRING, HINT_ID, HINT_NO_ID, MESSAGE_EVENT, RECORD,
+    TOOL_RESULT_ORDER, USAGE_ORDER, USER_ORDER,
+};
+use crate::model::{Body, Content, Event, Message, Node, Part, Role, Usage};
+
+/// pi's `usage` object. Native extras (`cacheWrite`, `cost`) are written back in place;
+/// counts pi has no field for (`thoughts`, `tool`) are not written.
+pub(super) fn usage_value(u: &Usage, native: bool) -> Value {
+    let mut m = Map::new();
+    for (k, v) in [
+        ("input", u.input),
+        ("output", u.output),
+        ("cacheRead", u.cached),
+        ("totalTokens", u.total),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), v.into());
+        }
+    }
+    if native {
+        for (k, v) in &u.extra {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(ordered(m, &USAGE_ORDER))
+}
+
+/// The entry a node read from this format becomes, before key-order hints.
+pub(super) fn native_entry(node: &Node) -> Map<String, Value> {
+    let mut e = Map::new();
+    let kind = match &node.body {
+        Body::Message(_) => "message",
+        Body::Event(Event::Compaction { .. }) => "compaction",
+        Body::Event(Event::ModelChange { .. }) => "model_change",
+        Body::Event(Event::Title { .. }) => "session_info",
+        Body::Event(Event::Custom { kind, data }) if kind == RECORD => {
+            return match data {
+                Value::Object(o) => o.clone(),
+                _ => Map::new(),
+            };
+        }
+        Body::Event(Event::Custom { kind, .. }) if kind == MESSAGE_EVENT => "message",
+        Body::Event(e) => e.kind(),
+    };
+    e.insert("type".into(), kind.into());
+    if !node.hints.contains_key(HINT_NO_ID) {
+        let id = node.hints.get(HINT_ID).cloned();
+        e.insert("id".into(), id.unwrap_or_else(|| node.id.clone().into()));
+        let parent = node.parent.clone().map_or(Value::Null, Value::String);
+        e.insert("parentId".into(), parent);
+    }
+    if let Some(ts) = &node.timestamp {
+        e.insert("timestamp".into(), ts.clone().into());
+    }
+    match &node.body {
+        Body::Message(m) => {
+            e.insert("message".into(), Value::Object(native_message(node, m)));
+            e.extend(node.extra.clone());
+        }
+        Body::Event(Event::Custom { kind, data }) if kind == MESSAGE_EVENT => {
+            e.insert("message".into(), data.clone());
+            e.extend(node.extra.clone());
+        }
+        Body::Event(ev) => {
+            e.extend(node.extra.clone());
+            e.extend(event_fields(ev));
+        }
+    }
+    ordered(e, &ENTRY_ORDER)
+}
+
+/// The type-specific fields of an event entry: its data, with the model's fields put back.
+fn event_fields(ev: &Event) -> Map<String, Value> {
+    let (data, sets): (&Value, Vec<(&str, Option<Value>)>) = match ev {
+        Event::Compaction {
+            summary,
+            tokens_before,
+            first_kept,
+            data,
+        } => {
+            let v1 = data.get("firstKeptEntryIndex").is_some();
+            let kept = first_kept.clone().filter(|_| !v1).map(Value::String);
+            let sets = vec![
+                ("summary", summary.clone().map(Value::String)),
+                ("firstKeptEntryId", kept),
+                ("tokensBefore", tokens_before.map(Value::from)),
+            ];
+            (data, sets)
+        }
+        Event::ModelChange {
+            provider,
+            model,
+            data,
+        } => (
+            data,
+            vec![
+                ("provider", provider.clone().map(Value::String)),
+                ("modelId", model.clone().map(Value::String)),
+            ],
+        ),
+        Event::Title { title, data } => (data, vec![("name", title.clone().map(Value::String))]),
+        Event::Rewind { data, .. } | Event::Custom { data, .. } => (data, vec![]),
+    };
+    let mut m = match data {
+        Value::Object(o) => o.clone(),
+        _ => Map::new(),
+    };
+    for (k, v) in sets {
+        if let Some(v) = v {
+            m.insert(k.into(), v);
+        }
+    }
+    m
+}
+
+fn native_message(node: &Node, m: &Message) -> Map<String, Value> {
+    let mut msg = Map::new();
+    let order: &[&str] = match m.role {
+        Role::Tool => {
+            msg.insert("role".into(), "toolResult".into());
+            let result = m.parts.iter().find_map(|p| match &p.content {
+                Content::ToolResult {
+                    call_id,
+                    name,
+                    output,
+                    is_error,
+                    ..
+                } => Some((call_id, name, output, *is_error)),
+                _ => None,
+            });
+            if let Some((call_id, name, output, is_error)) = result {
+                if let Some(id) = call_id {
+                    msg.insert("toolCallId".into(), id.clone().into());
+                }
+                if let Some(name) = name {
+                    msg.insert("toolName".into(), name.clone().into());
+                }
+                msg.insert("content".into(), output.clone());
+                msg.insert("isError".into(), is_error.into());
+            }
+            &TOOL_RESULT_ORDER
+        }
+        role => {
+            let name = if role == Role::Assistant {
+                "assistant"
+            } else {
+                "user"
+            };
+            msg.insert("role".into(), name.into());
+            let string = node.hints.contains_key(HINT_CONTENT_STRING);
+            let content = match (string, m.parts.as_slice()) {
+                (true, [p]) => match &p.content {
+                    Content::Text { text } => Value::String(text.clone()),
+                    _ => blocks_value(&m.parts),
+                },
+                _ => blocks_value(&m.parts),
+            };
+            msg.insert("content".into(), content);
+            if let Some(model) = &m.model {
+                msg.insert("model".into(), model.clone().into());
+            }
+            if let Some(u) = &m.usage {
+                msg.insert("usage".into(), usage_value(u, true));
+            }
+            if role == Role::Assistant {
+                &ASSISTANT_ORDER
+            } else {
+                &USER_ORDER
+            }
+        }
+    };
+    msg.extend(m.extra.clone());
+    ordered(msg, order)
+}
+
+fn blocks_value(parts: &[Part]) -> Value {
+    Value::Array(
+        parts
+            .iter()
+            .filter_map(|p| block_from_part(p, true))
+            .collect(),
+    )
+}

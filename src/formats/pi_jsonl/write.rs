@@ -1,0 +1,140 @@
+//! Writing a session read from this format: the header and every entry in file order, each as
+//! `JSON.stringify(entry) + "\n"`, with the key orders and texts `read` left as hints.
+
+use serde_json::{Map, Value};
+
+use super::super::{Written, ordered};
+use super::js;
+use super::native::native_entry;
+use super::{
+    HEADER_ORDER, HINT_HEADER_RAW, HINT_KEYS, HINT_NO_FINAL_NEWLINE, HINT_NO_HEADER, HINT_RAW,
+    HINT_VERSION,
+};
+use crate::diag::LossReport;
+use crate::model::{Meta, Node, Session};
+
+pub(super) fn write_native(session: &Session) -> Written {
+    let mut out = Vec::with_capacity(64 * 1024);
+    if !session.meta.hints.contains_key(HINT_NO_HEADER) {
+        match session
+            .meta
+            .hints
+            .get(HINT_HEADER_RAW)
+            .and_then(Value::as_str)
+        {
+            Some(raw) => out.extend_from_slice(raw.as_bytes()),
+            None => out.extend(js::to_vec(&header(&session.meta))),
+        }
+        out.push(b'\n');
+    }
+    for node in &session.nodes {
+        out.extend(entry_bytes(node));
+        out.push(b'\n');
+    }
+    if session.meta.hints.contains_key(HINT_NO_FINAL_NEWLINE) && out.ends_with(b"\n") {
+        out.pop();
+    }
+    Written {
+        bytes: out,
+        losses: LossReport::default(),
+    }
+}
+
+/// The header of a session read from this format: its own version (none for version 1).
+pub(super) fn header(meta: &Meta) -> Value {
+    let mut h = Map::new();
+    h.insert("type".into(), "session".into());
+    if let Some(v) = meta.hints.get(HINT_VERSION) {
+        h.insert("version".into(), v.clone());
+    }
+    if let Some(id) = &meta.id {
+        h.insert("id".into(), id.clone().into());
+    }
+    if let Some(ts) = &meta.start_time {
+        h.insert("timestamp".into(), ts.clone().into());
+    }
+    if let Some(cwd) = &meta.cwd {
+        h.insert("cwd".into(), cwd.clone().into());
+    }
+    h.extend(meta.extra.clone());
+    Value::Object(ordered(h, &HEADER_ORDER))
+}
+
+/// One entry's bytes: its kept text, or the rebuilt entry in its kept key order.
+pub(super) fn entry_bytes(node: &Node) -> Vec<u8> {
+    if let Some(raw) = node.hints.get(HINT_RAW).and_then(Value::as_str) {
+        return raw.as_bytes().to_vec();
+    }
+    let e = apply_key_hints(native_entry(node), node.hints.get(HINT_KEYS));
+    js::to_vec(&e)
+}
+
+/// Puts the entry, its `message` and the message's `usage` in the key orders `hint` names.
+pub(super) fn apply_key_hints(
+    mut e: Map<String, Value>,
+    hint: Option<&Value>,
+) -> Map<String, Value> {
+    let Some(Value::Object(hint)) = hint else {
+        return e;
+    };
+    let order = |name: &str| -> Option<Vec<&str>> {
+        let list = hint.get(name)?.as_array()?;
+        Some(list.iter().filter_map(Value::as_str).collect())
+    };
+    if let Some(Value::Object(msg)) = e.get_mut("message") {
+        if let (Some(usage_order), Some(Value::Object(u))) = (order("usage"), msg.get_mut("usage"))
+        {
+            *u = ordered(std::mem::take(u), &usage_order);
+        }
+        if let Some(message_order) = order("message") {
+            *msg = ordered(std::mem::take(msg), &message_order);
+        }
+    }
+    if let Some(entry_order) = order("entry") {
+        e = ordered(e, &entry_order);
+    }
+    e
+}
+
+/// The key orders of an entry, its `message` and the message's `usage`.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Layout {
+    entry: Vec<String>,
+    message: Option<Vec<String>>,
+    usage: Option<Vec<String>>,
+}
+
+impl Layout {
+    pub(super) fn of(e: &Map<String, Value>) -> Self {
+        let keys = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+        let msg = e.get("message").and_then(Value::as_object);
+        let usage = msg.and_then(|m| m.get("usage")).and_then(Value::as_object);
+        Layout {
+            entry: keys(e),
+            message: msg.map(keys),
+            usage: usage.map(keys),
+        }
+    }
+}
+
+/// The `HINT_KEYS` hint that turns `built`'s key orders into `read`'s: only the objects whose
+/// order differs.
+pub(super) fn key_hint(read: &Layout, built: &Map<String, Value>) -> Option<Value> {
+    let ours = Layout::of(built);
+    let list = |v: &[String]| Value::Array(v.iter().map(|k| Value::from(k.as_str())).collect());
+    let mut hint = Map::new();
+    if read.entry != ours.entry {
+        hint.insert("entry".into(), list(&read.entry));
+    }
+    for (name, theirs, mine) in [
+        ("message", &read.message, &ours.message),
+        ("usage", &read.usage, &ours.usage),
+    ] {
+        if let (Some(t), Some(m)) = (theirs, mine)
+            && t != m
+        {
+            hint.insert(name.into(), list(t));
+        }
+    }
+    (!hint.is_empty()).then_some(Value::Object(hint))
+}
