@@ -1,0 +1,196 @@
+//! Codex CLI rollout JSONL (`codex-jsonl`): `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`,
+//! one `{timestamp, type, payload}` line per item, appended (FORMATS.md 10; Codex's
+//! `RolloutLine`/`RolloutItem` in `codex-rs/protocol/src/protocol.rs`).
+//!
+//! Reading: the first `session_meta` line is the session's metadata (`id`, `cwd`, `cli_version`
+//! -> `tool_version`, `git.branch` -> `git_branch`, everything else in `meta.extra`); its place
+//! is a meta hint. Every other line is one node, in file order: `response_item` `message` ->
+//! a message (role `developer` is read as system, with a hint), `reasoning` -> an assistant
+//! thought whose `encrypted_content` is kept byte for byte, `function_call`/`custom_tool_call`/
+//! `local_shell_call` -> a tool call, `*_output` -> a tool result, `compacted` -> a compaction;
+//! `event_msg`, `turn_context`, other response items and unknown types -> custom events named by
+//! their line type with the payload whole. Lines that are not `{timestamp, type, payload}`
+//! objects are kept whole ([`RECORD`]). Rollouts are linear and carry no ids: nodes get ids
+//! derived from their line (`line-12`, `line-12.2` for a glued record), each chained to the one
+//! before, and `meta.hints["codex-jsonl.derived-ids"]` says so; the writer never writes them.
+//!
+//! Writing a session read from this format gives back the same bytes: each line is rebuilt from
+//! its node in the order Codex's structs serialize; where that differs from the file, the
+//! payload's key order is kept as a hint, and as a last resort the line's text (used only while
+//! the node still reads as it did). Sessions from other formats get a `session_meta` line, the
+//! response items Codex sends to the model, and the `event_msg` `user_message`/`agent_message`
+//! records Codex's resume picker looks for; what has no place is in the loss report.
+//!
+//! fsck keys: `kind` is the line `type` (`session_meta`, `response_item`, `event_msg`, ...), not
+//! the payload's: format checks ask "is the header first", and per-item kinds would multiply the
+//! kinds for no check that uses them. Calls are `call_id`s of `function_call`,
+//! `custom_tool_call` and `local_shell_call` items; results the `call_id`s of `*_output` items.
+
+mod foreign;
+mod items;
+mod keys;
+mod parse;
+mod read;
+mod synthetic;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
+    Written, trim_start,
+};
+use crate::model::Session;
+
+pub struct CodexJsonl;
+
+pub const NAME: &str = "codex-jsonl";
+
+/// Kind of the event that keeps a line whole (not an object, or not `{timestamp, type, payload}`).
+pub const RECORD: &str = "codex-jsonl.record";
+
+/// Node hint: the line's original text, when rebuilding it would not give the same bytes.
+const HINT_RAW: &str = "codex-jsonl.raw";
+/// Node/meta hint: the payload's key order, where it is not the one Codex's structs give.
+const HINT_KEYS: &str = "codex-jsonl.keys";
+/// Node hint: the response item type when the content alone does not say it
+/// (`custom_tool_call`, `local_shell_call`, `custom_tool_call_output`).
+const HINT_ITEM: &str = "codex-jsonl.item";
+/// Node hint: the message role when the model's role does not say it (`developer`).
+const HINT_ROLE: &str = "codex-jsonl.role";
+/// Meta hints: where the `session_meta` line was (index of the node it preceded), its line
+/// timestamp, its text when rebuilding it would not give the same bytes.
+const META_INDEX: &str = "codex-jsonl.meta-index";
+const META_TIMESTAMP: &str = "codex-jsonl.meta-timestamp";
+const META_RAW: &str = "codex-jsonl.meta-raw";
+/// Meta hint: node ids were made up by the reader (from line numbers); they are not in the file.
+pub const DERIVED_IDS: &str = "codex-jsonl.derived-ids";
+
+/// The Codex version whose line shapes a session from another format is written in.
+const CLI_VERSION: &str = "0.47.0";
+
+/// Line types Codex writes (`RolloutItem`); newer versions add more.
+const LINE_TYPES: [&str; 5] = [
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+];
+
+impl Format for CodexJsonl {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Codex CLI rollout JSONL ({timestamp, type, payload} lines)"
+    }
+
+    fn tool(&self) -> &'static str {
+        "codex"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        true
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        detect(path, head)
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        read::read(input)
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        write::write(session, options)
+    }
+
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::codex_keys(record)
+    }
+
+    fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
+        synthetic::synthetic_result(call)
+    }
+
+    fn closes_tool_calls(&self) -> bool {
+        true
+    }
+
+    /// Codex synthesizes an "aborted" output when it builds the prompt.
+    fn answers_open_calls_itself(&self) -> bool {
+        true
+    }
+}
+
+/// How many leading lines detection looks at.
+const DETECT_LINES: usize = 8;
+
+fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
+    for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
+        if let Some(c) = judge_line(line) {
+            return c;
+        }
+    }
+    let rollout_name = path
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"));
+    let text = String::from_utf8_lossy(head);
+    if rollout_name && text.contains("\"payload\":") && text.contains("\"timestamp\":") {
+        40
+    } else {
+        0
+    }
+}
+
+/// What one line says: `Some(0)` another tool's record, `Some(n)` a rollout line, `None`
+/// nothing either way (blank, padding, torn).
+fn judge_line(line: &[u8]) -> Option<Confidence> {
+    let line = trim_start(line);
+    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_slice::<Value>(line) {
+        let Value::Object(o) = v else {
+            return Some(0);
+        };
+        return Some(judge_object(&o));
+    }
+    // A line longer than the head, or torn: judge from its start.
+    let text = String::from_utf8_lossy(&line[..line.len().min(200)]);
+    let start = |t: &str| text.starts_with(&format!("{{\"timestamp\":\"{}", t));
+    if start("") && text.contains("\"type\":\"") && !text.contains("\"uuid\":") {
+        let known = LINE_TYPES
+            .iter()
+            .any(|t| text.contains(&format!("\"type\":\"{t}\",\"payload\":")));
+        return known.then_some(80);
+    }
+    None
+}
+
+fn judge_object(o: &Map<String, Value>) -> Confidence {
+    if o.contains_key("uuid") || o.contains_key("parentUuid") || o.contains_key("sessionId") {
+        return 0;
+    }
+    let kind = o.get("type").and_then(Value::as_str);
+    let shaped = o.get("timestamp").is_some_and(Value::is_string) && o.contains_key("payload");
+    match kind {
+        Some("session_meta") if shaped => {
+            let id = o
+                .get("payload")
+                .and_then(|p| p.get("id"))
+                .is_some_and(Value::is_string);
+            if id { 95 } else { 80 }
+        }
+        Some(t) if shaped && LINE_TYPES.contains(&t) => 85,
+        _ => 0,
+    }
+}

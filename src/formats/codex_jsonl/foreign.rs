@@ -1,0 +1,318 @@
+//! Sessions from other formats as rollout lines: a `session_meta` first, then per message the
+//! response items Codex sends to the model (messages, reasoning, function calls and outputs)
+//! and the `event_msg` `user_message`/`agent_message` lines its resume picker reads.
+
+use serde_json::{Map, Value};
+
+use super::super::{WriteError, WriteOptions};
+use super::CLI_VERSION;
+use super::items::{content_item, line, summary_of};
+use super::write::linear;
+use crate::diag::LossReport;
+use crate::ids::{derived_uuid, is_uuid, sha256_hex};
+use crate::model::{Body, Content, Event, Message, Node, Role, Session};
+
+pub(super) struct Foreign<'a> {
+    session: &'a Session,
+    options: &'a WriteOptions,
+    losses: &'a mut LossReport,
+    session_id: String,
+    last_ts: Option<String>,
+}
+
+impl<'a> Foreign<'a> {
+    pub(super) fn new(
+        session: &'a Session,
+        options: &'a WriteOptions,
+        losses: &'a mut LossReport,
+    ) -> Result<Self, WriteError> {
+        let id = session.meta.id.clone().unwrap_or_default();
+        let session_id = if is_uuid(&id) {
+            id
+        } else {
+            derived_uuid(&format!("codex-jsonl/{id}"))
+        };
+        Ok(Foreign {
+            session,
+            options,
+            losses,
+            session_id,
+            last_ts: None,
+        })
+    }
+
+    /// The whole session.
+    pub(super) fn write(mut self) -> Result<Vec<u8>, WriteError> {
+        let (branch, left_out) = linear(self.session, self.options)?;
+        self.losses.add(
+            "other-branches",
+            left_out,
+            "nodes on other branches (a Codex rollout holds one conversation)",
+        );
+        let mut out = Vec::new();
+        self.meta_line(&branch, &mut out);
+        for node in &branch.nodes {
+            self.node_lines(node, &mut out);
+        }
+        let meta = &self.session.meta;
+        if meta.title.is_some() {
+            self.losses.add(
+                "title",
+                1,
+                "the session title (a rollout has no field for it)",
+            );
+        }
+        if meta.summary.is_some() {
+            self.losses.add(
+                "session-summary",
+                1,
+                "the session summary (a rollout has no field for it)",
+            );
+        }
+        self.losses.add(
+            "session-fields",
+            meta.extra.len(),
+            "session-level fields of the source format",
+        );
+        Ok(out)
+    }
+
+    fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {
+        let meta = &self.session.meta;
+        let ts = meta
+            .start_time
+            .clone()
+            .or_else(|| branch.nodes.iter().find_map(|n| n.timestamp.clone()))
+            .or_else(|| self.options.now.clone());
+        if ts.is_none() {
+            self.losses.add(
+                "timestamps",
+                1,
+                "lines without any time to give them (pass --now)",
+            );
+        }
+        let ts = ts.unwrap_or_default();
+        let cwd = meta
+            .cwd
+            .clone()
+            .or_else(|| self.options.cwd.clone())
+            .or_else(|| meta.directories.as_ref().and_then(|d| d.first().cloned()));
+        if cwd.is_none() {
+            self.losses.add(
+                "cwd-unknown",
+                1,
+                "Codex shows sessions by the cwd in session_meta; pass --cwd",
+            );
+        }
+        let mut p = Map::new();
+        p.insert("id".into(), self.session_id.clone().into());
+        p.insert("timestamp".into(), ts.clone().into());
+        p.insert("cwd".into(), cwd.unwrap_or_default().into());
+        p.insert("originator".into(), "sessiontool".into());
+        p.insert("cli_version".into(), CLI_VERSION.into());
+        p.insert("instructions".into(), Value::Null);
+        p.insert("source".into(), "cli".into());
+        if let Some(b) = &meta.git_branch {
+            let mut git = Map::new();
+            git.insert("branch".into(), b.clone().into());
+            p.insert("git".into(), Value::Object(git));
+        }
+        push(out, line(&ts, "session_meta", Value::Object(p)));
+        self.last_ts = Some(ts);
+    }
+
+    fn timestamp(&mut self, node: &Node) -> String {
+        let ts = node
+            .timestamp
+            .clone()
+            .or_else(|| self.last_ts.clone())
+            .or_else(|| self.options.now.clone())
+            .unwrap_or_default();
+        self.last_ts = Some(ts.clone());
+        ts
+    }
+
+    /// One node as the lines Codex would have written for it.
+    pub(super) fn node_lines(&mut self, node: &Node, out: &mut Vec<u8>) {
+        let ts = self.timestamp(node);
+        let m = match &node.body {
+            Body::Message(m) => m,
+            Body::Event(Event::Compaction { summary, .. }) => {
+                let mut p = Map::new();
+                p.insert("message".into(), summary.clone().unwrap_or_default().into());
+                push(out, line(&ts, "compacted", Value::Object(p)));
+                return;
+            }
+            Body::Event(_) => {
+                self.losses.add("events", 1, "session events of kinds a rollout does not record (rewinds, titles, model changes, other tools' events)");
+                return;
+            }
+        };
+        let role = match m.role {
+            Role::User | Role::Tool => "user",
+            Role::Assistant => "assistant",
+            Role::System => "developer",
+            _ => {
+                self.losses.add(
+                    "notices",
+                    1,
+                    "notices (info, warning and error messages): a rollout has no place for them",
+                );
+                return;
+            }
+        };
+        self.count_extras(node, m);
+        let mut content: Vec<Value> = Vec::new();
+        let mut texts: Vec<&str> = Vec::new();
+        for (k, part) in m.parts.iter().enumerate() {
+            match &part.content {
+                Content::Text { text } => {
+                    content.push(content_item(part, role == "assistant").expect("text"));
+                    texts.push(text);
+                }
+                Content::Media { .. } if role != "assistant" => match content_item(part, false) {
+                    Some(item) => content.push(item),
+                    None => self.losses.add("media", 1, "media without data or address"),
+                },
+                Content::Thought { text, encrypted, .. } => {
+                    self.flush(&ts, role, &mut content, &mut texts, out);
+                    let mut p = Map::new();
+                    p.insert("type".into(), "reasoning".into());
+                    p.insert("summary".into(), summary_of(text));
+                    p.insert("content".into(), Value::Null);
+                    p.insert("encrypted_content".into(), encrypted.clone().map_or(Value::Null, Value::String));
+                    push(out, line(&ts, "response_item", Value::Object(p)));
+                }
+                Content::ToolCall { id, name, args, .. } => {
+                    self.flush(&ts, role, &mut content, &mut texts, out);
+                    let mut p = Map::new();
+                    p.insert("type".into(), "function_call".into());
+                    p.insert("name".into(), name.clone().into());
+                    p.insert("arguments".into(), args.to_string().into());
+                    p.insert("call_id".into(), self.call_id(id.as_deref(), node, k).into());
+                    push(out, line(&ts, "response_item", Value::Object(p)));
+                }
+                Content::ToolResult { call_id, output, is_error, status, display, .. } => {
+                    self.flush(&ts, role, &mut content, &mut texts, out);
+                    if *is_error || status.as_deref().is_some_and(|s| s != "success") {
+                        self.losses.add("tool-status", 1, "tool result status and error flags (a function_call_output is text only)");
+                    }
+                    if display.is_some() {
+                        self.losses.add("tool-display", 1, "what the source tool showed its user for a tool result");
+                    }
+                    if call_id.is_none() {
+                        self.losses.add("result-without-call-id", 1, "tool results without a call id (given a made-up one that answers no call)");
+                    }
+                    let mut p = Map::new();
+                    p.insert("type".into(), "function_call_output".into());
+                    p.insert("call_id".into(), self.call_id(call_id.as_deref(), node, k).into());
+                    p.insert("output".into(), output_text(output).into());
+                    push(out, line(&ts, "response_item", Value::Object(p)));
+                }
+                Content::Media { .. } => self.losses.add("assistant-media", 1, "media in replies (a rollout message of the assistant holds text only)"),
+                Content::Code { .. } | Content::CodeResult { .. } | Content::Other { .. } => {
+                    self.losses.add("parts", 1, "parts of kinds a rollout has no item for (code, code results, unknown parts)")
+                }
+            }
+        }
+        self.flush(&ts, role, &mut content, &mut texts, out);
+    }
+
+    /// Writes the pending message content as a message item, with the event Codex records
+    /// beside it (`agent_message` before a reply, `user_message` after a prompt).
+    fn flush(
+        &mut self,
+        ts: &str,
+        role: &str,
+        content: &mut Vec<Value>,
+        texts: &mut Vec<&str>,
+        out: &mut Vec<u8>,
+    ) {
+        if content.is_empty() {
+            return;
+        }
+        let text = texts.join("\n\n");
+        let event = |kind: &str| {
+            let mut e = Map::new();
+            e.insert("type".into(), kind.into());
+            e.insert("message".into(), text.clone().into());
+            if kind == "user_message" {
+                e.insert("kind".into(), "plain".into());
+            }
+            line(ts, "event_msg", Value::Object(e))
+        };
+        if role == "assistant" && !texts.is_empty() {
+            push(out, event("agent_message"));
+        }
+        let mut p = Map::new();
+        p.insert("type".into(), "message".into());
+        p.insert("role".into(), role.into());
+        p.insert("content".into(), Value::Array(std::mem::take(content)));
+        push(out, line(ts, "response_item", Value::Object(p)));
+        if role == "user" {
+            push(out, event("user_message"));
+        }
+        texts.clear();
+    }
+
+    fn call_id(&self, id: Option<&str>, node: &Node, k: usize) -> String {
+        match id {
+            Some(id) => id.to_string(),
+            None => format!(
+                "call_{}",
+                &sha256_hex(&format!("{}/{}#{k}", self.session_id, node.id))[..24]
+            ),
+        }
+    }
+
+    fn count_extras(&mut self, node: &Node, m: &Message) {
+        let mut n =
+            node.extra.len() + m.extra.len() + m.usage.as_ref().map_or(0, |u| u.extra.len());
+        let mut encrypted = 0;
+        for p in &m.parts {
+            n += p.clone().strip_extras();
+            if p.signature.is_some() {
+                encrypted += 1;
+            }
+        }
+        self.losses.add(
+            "extra-fields",
+            n,
+            "fields of the source format with no place in a rollout line",
+        );
+        self.losses.add("signatures", encrypted, "part signatures of another provider (a rollout keeps only OpenAI's encrypted reasoning)");
+        if m.usage.is_some() {
+            self.losses.add(
+                "usage",
+                1,
+                "token usage per message (Codex records it in token_count events)",
+            );
+        }
+        if m.model.is_some() {
+            self.losses.add(
+                "model",
+                1,
+                "the model of each reply (Codex records it per turn in turn_context)",
+            );
+        }
+    }
+}
+
+/// A tool's output as the text a `function_call_output` holds: a string as it is, a Gemini-style
+/// `{output}` or `{error}` object by its text, anything else as compact JSON.
+fn output_text(output: &Value) -> String {
+    match output {
+        Value::String(s) => s.clone(),
+        Value::Object(o) if o.len() == 1 => match o.iter().next() {
+            Some((k, Value::String(s))) if k == "output" || k == "error" => s.clone(),
+            _ => output.to_string(),
+        },
+        Value::Null => String::new(),
+        _ => output.to_string(),
+    }
+}
+
+fn push(out: &mut Vec<u8>, m: Map<String, Value>) {
+    serde_json::to_writer(&mut *out, &m).expect("a JSON map always serializes");
+    out.push(b'\n');
+}

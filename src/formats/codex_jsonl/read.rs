@@ -1,0 +1,307 @@
+//! Lines to nodes. Each line is one node, chained to the one before; the first `session_meta`
+//! is the metadata. The hints left here make the writer give back the same bytes.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
+use super::items::{meta_payload, native_line};
+use super::{
+    DERIVED_IDS, HINT_KEYS, HINT_RAW, LINE_TYPES, META_INDEX, META_RAW, META_TIMESTAMP, NAME,
+    RECORD,
+};
+use crate::diag::{Diagnostic, Location, Severity};
+use crate::model::{Body, Content, Event, Extra, Meta, Node, Session};
+use crate::records::{Options, split_slice};
+
+pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
+    let (records, findings) = split_slice(input.bytes, Options::default());
+    let mut diagnostics = record_diagnostics(input.name, &findings);
+    let mut meta = Meta::default();
+    let mut have_meta = false;
+    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
+    let mut per_line: HashMap<u64, usize> = HashMap::new();
+    let mut user_messages = 0usize;
+    for rec in records {
+        let span = rec.span;
+        let at = Location::at(input.name, span.line, span.offset);
+        let value = match serde_json::from_slice::<Value>(&rec.bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                diagnostics.push(diag(
+                    "codex-unparseable",
+                    Severity::Warning,
+                    &at,
+                    format!("line cannot be parsed ({e}); kept as is"),
+                ));
+                Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
+            }
+        };
+        let text = &*rec.bytes;
+        let kind = value.get("type").and_then(Value::as_str);
+        if !have_meta
+            && kind == Some("session_meta")
+            && value.get("payload").is_some_and(Value::is_object)
+        {
+            have_meta = true;
+            if !nodes.is_empty() {
+                diagnostics.push(diag(
+                    "codex-meta-not-first",
+                    Severity::Warning,
+                    &at,
+                    "session_meta is not the first line; Codex reads it from the first line".into(),
+                ));
+            }
+            meta = read_meta(value, text, nodes.len());
+            continue;
+        }
+        if kind == Some("event_msg")
+            && value.pointer("/payload/type").and_then(Value::as_str) == Some("user_message")
+        {
+            user_messages += 1;
+        }
+        let n = per_line.entry(span.line).or_insert(0);
+        *n += 1;
+        let id = match *n {
+            1 => format!("line-{}", span.line),
+            k => format!("line-{}.{k}", span.line),
+        };
+        let mut node = read_line(value, id);
+        match &node.body {
+            // A string is a line that could not be parsed: already said.
+            Body::Event(Event::Custom { kind, data }) if kind == RECORD && !data.is_string() => {
+                diagnostics.push(diag(
+                    "codex-not-a-line",
+                    Severity::Warning,
+                    &at,
+                    "line is not a {timestamp, type, payload} object; kept as is".into(),
+                ));
+            }
+            Body::Event(Event::Custom { kind, .. }) if !LINE_TYPES.contains(&kind.as_str()) => {
+                diagnostics.push(diag(
+                    "codex-unknown-type",
+                    Severity::Info,
+                    &at,
+                    format!("line of type {kind:?} is unknown to this version; kept as is"),
+                ));
+            }
+            _ => {}
+        }
+        node.parent = nodes.last().map(|p| p.id.clone());
+        layout_hints(&mut node, text);
+        nodes.push(node);
+    }
+    name_results(&mut nodes);
+    if !have_meta {
+        diagnostics.push(diag(
+            "codex-no-session-meta",
+            Severity::Warning,
+            &Location::file(input.name),
+            "no session_meta line: Codex cannot list or resume this rollout".into(),
+        ));
+    }
+    if user_messages == 0 && !nodes.is_empty() {
+        diagnostics.push(diag(
+            "codex-no-user-message",
+            Severity::Info,
+            &Location::file(input.name),
+            "no event_msg user_message line: `codex resume` does not offer this rollout".into(),
+        ));
+    }
+    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
+    meta.head = nodes.last().map(|n| n.id.clone());
+    meta.source_format = Some(NAME.into());
+    meta.hints.insert(DERIVED_IDS.into(), true.into());
+    Ok(ReadOutcome {
+        session: Session { meta, nodes },
+        diagnostics,
+    })
+}
+
+fn diag(code: &'static str, severity: Severity, at: &Location, message: String) -> Diagnostic {
+    Diagnostic {
+        code,
+        severity,
+        location: at.clone(),
+        message,
+    }
+}
+
+fn read_meta(value: Value, text: &[u8], index: usize) -> Meta {
+    let Value::Object(mut line) = value else {
+        unreachable!("checked by the caller")
+    };
+    let Some(Value::Object(mut p)) = line.shift_remove("payload") else {
+        unreachable!("checked by the caller")
+    };
+    let keys: Vec<Value> = p.keys().map(|k| Value::String(k.clone())).collect();
+    let mut take = |k: &str| match p.get(k) {
+        Some(Value::String(_)) => p.shift_remove(k).and_then(|v| v.as_str().map(String::from)),
+        _ => None,
+    };
+    let id = take("id");
+    let start_time = take("timestamp");
+    let cwd = take("cwd");
+    let tool_version = take("cli_version");
+    let git_branch = p
+        .get("git")
+        .and_then(|g| g.get("branch"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    let mut meta = Meta {
+        id,
+        start_time,
+        cwd,
+        tool_version,
+        git_branch,
+        extra: p,
+        ..Meta::default()
+    };
+    meta.hints.insert(META_INDEX.into(), index.into());
+    if let Some(ts) = line.get("timestamp") {
+        meta.hints.insert(META_TIMESTAMP.into(), ts.clone());
+    }
+    let built = meta_payload(&meta);
+    if built
+        .keys()
+        .map(|k| Value::String(k.clone()))
+        .collect::<Vec<_>>()
+        != keys
+    {
+        meta.hints.insert(HINT_KEYS.into(), Value::Array(keys));
+    }
+    if super::write::meta_line(&meta).as_deref() != Some(text) {
+        meta.hints.insert(
+            META_RAW.into(),
+            String::from_utf8_lossy(text).into_owned().into(),
+        );
+    }
+    meta
+}
+
+/// One line as a node (its parent and hints aside).
+pub(super) fn read_line(value: Value, id: String) -> Node {
+    let whole = |value: Value| Node {
+        id: id.clone(),
+        parent: None,
+        timestamp: None,
+        body: Body::Event(Event::Custom {
+            kind: RECORD.into(),
+            data: value,
+        }),
+        extra: Extra::new(),
+        hints: Extra::new(),
+    };
+    let shaped = matches!(&value, Value::Object(o)
+        if o.get("timestamp").is_some_and(Value::is_string)
+        && o.get("type").is_some_and(Value::is_string)
+        && o.get("payload").is_some_and(Value::is_object));
+    if !shaped {
+        return whole(value);
+    }
+    let Value::Object(mut line) = value else {
+        unreachable!()
+    };
+    let timestamp = line
+        .shift_remove("timestamp")
+        .and_then(|v| v.as_str().map(String::from));
+    let kind = line
+        .shift_remove("type")
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let Some(Value::Object(payload)) = line.shift_remove("payload") else {
+        unreachable!()
+    };
+    let mut hints = Extra::new();
+    let body = match kind.as_str() {
+        "response_item" => super::parse::response_item(payload, &mut hints),
+        "compacted" => {
+            let mut data = payload;
+            let summary = match data.get("message") {
+                Some(Value::String(_)) => data
+                    .shift_remove("message")
+                    .and_then(|v| v.as_str().map(String::from)),
+                _ => None,
+            };
+            Body::Event(Event::Compaction {
+                summary,
+                tokens_before: None,
+                first_kept: None,
+                data: Value::Object(data),
+            })
+        }
+        _ => Body::Event(Event::Custom {
+            kind,
+            data: Value::Object(payload),
+        }),
+    };
+    Node {
+        id,
+        parent: None,
+        timestamp,
+        body,
+        extra: line,
+        hints,
+    }
+}
+
+/// Results get the name of the call they answer (derived, never written back).
+fn name_results(nodes: &mut [Node]) {
+    let mut names: HashMap<String, String> = HashMap::new();
+    for node in nodes {
+        let Some(m) = node.message_mut() else {
+            continue;
+        };
+        for p in &mut m.parts {
+            match &mut p.content {
+                Content::ToolCall {
+                    id: Some(id), name, ..
+                } => {
+                    names.insert(id.clone(), name.clone());
+                }
+                Content::ToolResult {
+                    call_id: Some(id),
+                    name,
+                    ..
+                } => {
+                    *name = names.get(id.as_str()).cloned();
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Compares the line the writer would build with the text read, and keeps in hints what it
+/// would get wrong: the payload's key order, and as a last resort the text.
+fn layout_hints(node: &mut Node, text: &[u8]) {
+    let Some(built) = native_line(node) else {
+        node.hints.insert(
+            HINT_RAW.into(),
+            String::from_utf8_lossy(text).into_owned().into(),
+        );
+        return;
+    };
+    if serde_json::to_vec(&built).ok().as_deref() == Some(text) {
+        return;
+    }
+    let original = serde_json::from_slice::<Value>(text).ok();
+    if let (Some(Value::Object(b)), Some(Value::Object(orig))) = (
+        built.get("payload"),
+        original.as_ref().and_then(|v| v.get("payload")),
+    ) && b.keys().ne(orig.keys())
+    {
+        let keys = orig.keys().map(|k| Value::String(k.clone())).collect();
+        node.hints.insert(HINT_KEYS.into(), Value::Array(keys));
+        if let Some(again) = native_line(node)
+            && serde_json::to_vec(&again).ok().as_deref() == Some(text)
+        {
+            return;
+        }
+    }
+    node.hints.insert(
+        HINT_RAW.into(),
+        String::from_utf8_lossy(text).into_owned().into(),
+    );
+}
