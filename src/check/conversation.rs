@@ -72,13 +72,21 @@ pub fn check(
     let mut tail_of: QuickMap<u32, u32> = QuickMap::default();
     for (rec, call) in open {
         let r = scan.records[rec as usize].clone();
+        let (severity, why) = if format.answers_open_calls_itself() {
+            (
+                Severity::Warning,
+                "this tool answers it with a placeholder when it resumes, other tools and the model APIs do not",
+            )
+        } else {
+            (
+                Severity::Error,
+                "model APIs reject a history with an unanswered call",
+            )
+        };
         let mut issue = Issue::new(
             "tool-call-unanswered",
-            Severity::Error,
-            format!(
-                "tool call {} has no result; model APIs reject a history with an unanswered call",
-                scan.ids.name(call)
-            ),
+            severity,
+            format!("tool call {} has no result; {why}", scan.ids.name(call)),
         )
         .at(r.line, r.offset);
         if can_fix {

@@ -5,9 +5,12 @@
 //! Adding a format means adding one module and one line in [`all`].
 
 pub mod checkpoint;
+pub mod claude_jsonl;
+pub mod codex_jsonl;
 pub mod gemini_content;
 pub mod gemini_json;
 pub(crate) mod keys;
+pub mod pi_jsonl;
 pub mod qwen_jsonl;
 
 use std::borrow::Cow;
@@ -159,6 +162,11 @@ pub trait Format: Sync {
     fn closes_tool_calls(&self) -> bool {
         false
     }
+    /// Whether the tool itself answers an unanswered call with a placeholder when it resumes
+    /// (pi, Codex, newer Qwen Code), so such a call is not fatal to that tool.
+    fn answers_open_calls_itself(&self) -> bool {
+        false
+    }
     /// For whole-file formats: the document with every unanswered tool call closed by an
     /// error result saying `message`, and how many were closed; `None` when the format
     /// cannot do that without changing other bytes.
@@ -171,6 +179,9 @@ pub trait Format: Sync {
 pub fn all() -> &'static [&'static dyn Format] {
     &[
         &qwen_jsonl::QwenJsonl,
+        &claude_jsonl::ClaudeJsonl,
+        &pi_jsonl::PiJsonl,
+        &codex_jsonl::CodexJsonl,
         &gemini_json::GeminiJson,
         &checkpoint::Checkpoint,
     ]
@@ -199,7 +210,9 @@ pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> 
 /// The format a file name suggests for an output, when nothing else says.
 pub fn guess_from_name(path: &Path) -> Option<&'static dyn Format> {
     let name = path.file_name()?.to_str()?;
-    if name.ends_with(".jsonl") {
+    if name.starts_with("rollout-") && name.ends_with(".jsonl") {
+        by_name("codex-jsonl")
+    } else if name.ends_with(".jsonl") {
         by_name("qwen-jsonl")
     } else if name.starts_with("checkpoint-") && name.ends_with(".json") {
         by_name("checkpoint")

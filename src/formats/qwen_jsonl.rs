@@ -180,6 +180,12 @@ impl Format for QwenJsonl {
     fn closes_tool_calls(&self) -> bool {
         true
     }
+
+    /// Newer Qwen Code answers them on resume (repairOrphanedToolUseTurns); older versions drop
+    /// the call on OpenAI-compatible providers.
+    fn answers_open_calls_itself(&self) -> bool {
+        true
+    }
 }
 
 fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
