@@ -178,3 +178,22 @@ fn sessions_are_compared_with_the_first_record() {
     ];
     assert_eq!(codes(&lines, 1 << 20), [("session-id-mismatch", Some(3))]);
 }
+
+#[test]
+fn orphans_of_one_lost_record_stay_siblings() {
+    let text = [
+        r#"{"id":"a","parent":null}"#,
+        r#"{"id":"b","parent":"lost"}"#,
+        r#"{"id":"c","parent":"lost"}"#,
+    ]
+    .map(|l| format!("{l}\n"))
+    .concat();
+    let mut s = scan(text.as_bytes(), &Test, ScanOptions::default(), &|_| {}).unwrap();
+    let mut issues = Vec::new();
+    let plan = check_jsonl(&mut s, &Test, &CheckOptions::default(), &mut issues);
+    let a = s.ids.get(&ident::Ident::new("a")).unwrap();
+    for id in ["b", "c"] {
+        let n = s.ids.get(&ident::Ident::new(id)).unwrap();
+        assert_eq!(plan.relink.get(&n), Some(&scan::Link::Id(a)), "{id}");
+    }
+}

@@ -2,6 +2,7 @@
 //! parents (and how much history they cut off), cycles, several roots, dead branches and
 //! records of another session. Fixes go into the [`Plan`]; nothing ambiguous is fixed.
 
+use super::ident::QuickMap;
 use super::issue::Issue;
 use super::plan::Plan;
 use super::scan::{JsonlScan, Link};
@@ -102,6 +103,7 @@ fn orphans_and_cycles(
         rank[id as usize] = r as u32;
     }
     let on_head = head_path(nodes);
+    let mut replacement: QuickMap<u32, Link> = QuickMap::default();
     for &id in &nodes.order {
         let Link::Id(p) = nodes.parent[id as usize] else {
             continue;
@@ -118,7 +120,11 @@ fn orphans_and_cycles(
         } else {
             String::new()
         };
-        let fix = previous(nodes, &rank, id);
+        // Orphans of one lost record stay siblings: all go under the record before the
+        // first of them.
+        let fix = *replacement
+            .entry(p)
+            .or_insert_with(|| previous(nodes, &rank, id));
         let mut issue = Issue::new(
             "orphan-parent",
             Severity::Error,

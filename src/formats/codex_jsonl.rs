@@ -159,10 +159,11 @@ fn judge_line(line: &[u8]) -> Option<Confidence> {
         return None;
     }
     if let Ok(v) = serde_json::from_slice::<Value>(line) {
+        // A stray value or a damaged record decides nothing: look at the next line.
         let Value::Object(o) = v else {
-            return Some(0);
+            return None;
         };
-        return Some(judge_object(&o));
+        return judge_object(&o);
     }
     // A line longer than the head, or torn: judge from its start.
     let text = String::from_utf8_lossy(&line[..line.len().min(200)]);
@@ -176,9 +177,9 @@ fn judge_line(line: &[u8]) -> Option<Confidence> {
     None
 }
 
-fn judge_object(o: &Map<String, Value>) -> Confidence {
+fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {
     if o.contains_key("uuid") || o.contains_key("parentUuid") || o.contains_key("sessionId") {
-        return 0;
+        return Some(0);
     }
     let kind = o.get("type").and_then(Value::as_str);
     let shaped = o.get("timestamp").is_some_and(Value::is_string) && o.contains_key("payload");
@@ -188,9 +189,9 @@ fn judge_object(o: &Map<String, Value>) -> Confidence {
                 .get("payload")
                 .and_then(|p| p.get("id"))
                 .is_some_and(Value::is_string);
-            if id { 95 } else { 80 }
+            Some(if id { 95 } else { 80 })
         }
-        Some(t) if shaped && LINE_TYPES.contains(&t) => 85,
-        _ => 0,
+        Some(t) if shaped && LINE_TYPES.contains(&t) => Some(85),
+        _ => None,
     }
 }

@@ -197,9 +197,16 @@ pub const DETECT_HEAD: usize = 64 * 1024;
 /// The most likely format of some content, or `None` when no format recognises it.
 pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> {
     let head = &bytes[..bytes.len().min(DETECT_HEAD)];
+    // NUL bytes (padding after a crash) are never part of JSON: judge what is left, so a
+    // padded file is still recognised, and so is its repaired copy.
+    let cleaned: Cow<[u8]> = if memchr::memchr(0, head).is_some() {
+        Cow::Owned(head.iter().copied().filter(|&b| b != 0).collect())
+    } else {
+        Cow::Borrowed(head)
+    };
     let mut best: Option<(&'static dyn Format, Confidence)> = None;
     for &f in all() {
-        let c = f.detect(path, head);
+        let c = f.detect(path, &cleaned);
         if c > 0 && best.is_none_or(|(_, b)| c > b) {
             best = Some((f, c));
         }

@@ -186,47 +186,49 @@ fn detect(_path: Option<&Path>, head: &[u8]) -> Confidence {
 }
 
 /// What one line says: `Some(0)` another tool's record, `Some(n)` pi's, `None` nothing
-/// (blank, padding).
+/// either way (blank, padding, a torn or damaged line, a stray value): the next line decides.
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
     if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
         return None;
     }
     match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(o)) => Some(judge_object(&o)),
-        Ok(_) => Some(0),
+        Ok(Value::Object(o)) => judge_object(&o),
+        Ok(_) => None,
         Err(_) => {
             // Longer than the head, or torn: judge from its text.
             let text = String::from_utf8_lossy(line);
             let header = text.starts_with("{\"type\":\"session\",")
                 && text.contains("\"id\":")
                 && text.contains("\"cwd\":");
-            Some(if header { 70 } else { 0 })
+            header.then_some(70)
         }
     }
 }
 
-fn judge_object(o: &Map<String, Value>) -> Confidence {
+fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {
     let s = |k: &str| o.get(k).and_then(Value::as_str);
-    match s("type") {
-        Some("session") if s("id").is_some() && s("timestamp").is_some() => {
-            if s("cwd").is_some() {
-                95
-            } else {
-                60
-            }
-        }
-        // A file whose header was lost: pi entries still say what they are.
-        Some("message")
-            if o.contains_key("timestamp")
-                && o.get("message")
-                    .and_then(|m| m.get("role"))
-                    .is_some_and(Value::is_string)
-                && !o.contains_key("uuid") =>
-        {
-            40
-        }
-        Some(t) if ENTRY_TYPES.contains(&t) && o.contains_key("parentId") => 40,
-        _ => 0,
+    // Another tool's tree record.
+    if o.contains_key("uuid") || o.contains_key("parentUuid") || o.contains_key("payload") {
+        return Some(0);
     }
+    let confidence =
+        match s("type") {
+            Some("session") if s("id").is_some() && s("timestamp").is_some() => {
+                if s("cwd").is_some() { 95 } else { 60 }
+            }
+            // A file whose header was lost: pi entries still say what they are.
+            Some("message")
+                if o.contains_key("timestamp")
+                    && o.get("message")
+                        .and_then(|m| m.get("role"))
+                        .is_some_and(Value::is_string)
+                    && !o.contains_key("uuid") =>
+            {
+                40
+            }
+            Some(t) if ENTRY_TYPES.contains(&t) && o.contains_key("parentId") => 40,
+            _ => return None,
+        };
+    Some(confidence)
 }

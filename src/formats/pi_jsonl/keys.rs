@@ -118,7 +118,8 @@ pub(super) fn pi_keys(record: &[u8]) -> Option<Keys<'_>> {
         }
     }
     Some(Keys {
-        id: r.id.0,
+        // The header's `id` is the session's, not a node of the entry tree.
+        id: if is_header { None } else { r.id.0 },
         parent,
         parent_span,
         session_id,
