@@ -22,7 +22,12 @@ use tempfile::TempDir;
 const STAMP: &str = "20260101T000000.000Z";
 
 /// Error codes a repair leaves by design (it cannot tell what is right).
-const UNFIXABLE_BY_DESIGN: &[&str] = &["duplicate-id-conflict", "missing-field", "unreadable"];
+const UNFIXABLE_BY_DESIGN: &[&str] = &[
+    "duplicate-id-conflict",
+    "missing-field",
+    "unreadable",
+    "header-missing",
+];
 
 /// Errors also left when ids conflict: tree and tool-call fixes would be guesses then.
 const LEFT_ON_CONFLICT: &[&str] = &["orphan-parent", "cycle", "tool-call-unanswered"];

@@ -237,6 +237,9 @@ fn check_jsonl(
     let mut plan = Plan::default();
     issues.extend(scan.findings.iter().map(issue::from_finding));
     issues.append(&mut scan.issues);
+    if let Some((kind, consequence)) = format.header_kind() {
+        tree::header(scan, kind, consequence, issues);
+    }
     let nodes = tree::check(scan, issues, &mut plan);
     let conv = conversation::Options {
         keep_open: options.keep_open_tool_calls,

@@ -61,6 +61,7 @@ impl Format for Test {
                 _ => Parent::None,
             },
             session_id: s("session"),
+            kind: s("kind"),
             seq: v.get("seq").and_then(|x| x.as_u64()),
             calls: list("calls"),
             results: list("results"),
@@ -196,4 +197,47 @@ fn orphans_of_one_lost_record_stay_siblings() {
         let n = s.ids.get(&ident::Ident::new(id)).unwrap();
         assert_eq!(plan.relink.get(&n), Some(&scan::Link::Id(a)), "{id}");
     }
+}
+
+#[test]
+fn a_missing_header_is_reported_for_formats_that_need_one() {
+    struct Headed;
+    impl Format for Headed {
+        fn name(&self) -> &'static str {
+            "headed"
+        }
+        fn description(&self) -> &'static str {
+            "test"
+        }
+        fn tool(&self) -> &'static str {
+            "test"
+        }
+        fn is_jsonl(&self) -> bool {
+            true
+        }
+        fn detect(&self, _: Option<&Path>, _: &[u8]) -> Confidence {
+            0
+        }
+        fn read(&self, _: &Input) -> Result<ReadOutcome, ReadError> {
+            unreachable!()
+        }
+        fn write(&self, _: &Session, _: &WriteOptions) -> Result<Written, WriteError> {
+            unreachable!()
+        }
+        fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+            Test.keys(record)
+        }
+        fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+            Some(("head", "the tool refuses it"))
+        }
+    }
+    let found = |text: &str| {
+        let mut s = scan(text.as_bytes(), &Headed, ScanOptions::default(), &|_| {}).unwrap();
+        let mut issues = Vec::new();
+        check_jsonl(&mut s, &Headed, &CheckOptions::default(), &mut issues);
+        issues.iter().any(|i| i.code == "header-missing")
+    };
+    assert!(!found("{\"kind\":\"head\"}\n{\"id\":\"a\"}\n"));
+    assert!(found("{\"id\":\"a\"}\n{\"kind\":\"head\"}\n"));
+    assert!(found(""), "an empty file has no header either");
 }

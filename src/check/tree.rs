@@ -23,6 +23,28 @@ pub struct Nodes {
     pub ambiguous: bool,
 }
 
+/// The first record must be the format's header (pi's `session`, Codex's `session_meta`).
+pub fn header(scan: &JsonlScan, kind: &str, consequence: &str, issues: &mut Vec<Issue>) {
+    let first = scan.records.first();
+    let first_kind = first
+        .and_then(|r| r.kind)
+        .map(|k| scan.kinds.name(u32::from(k)).to_string());
+    if first_kind.as_deref() == Some(kind) {
+        return;
+    }
+    let mut issue = Issue::new(
+        "header-missing",
+        Severity::Error,
+        format!(
+            "the first record is not the `{kind}` header: {consequence}; a header cannot be rebuilt without guessing, so it is left to you"
+        ),
+    );
+    if let Some(r) = first {
+        issue = issue.at(r.line, r.offset);
+    }
+    issues.push(issue);
+}
+
 pub fn check(scan: &JsonlScan, issues: &mut Vec<Issue>, plan: &mut Plan) -> Nodes {
     let mut nodes = collect(scan, issues);
     if !nodes.order.is_empty() {

@@ -120,6 +120,11 @@ impl Format for CodexJsonl {
         synthetic::synthetic_result(call)
     }
 
+    /// Codex lists and resumes a rollout by its first line, `session_meta`.
+    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+        Some(("session_meta", "Codex does not list or resume it"))
+    }
+
     fn closes_tool_calls(&self) -> bool {
         true
     }

@@ -162,6 +162,11 @@ pub trait Format: Sync {
     fn closes_tool_calls(&self) -> bool {
         false
     }
+    /// For JSONL formats whose first record must be a header: its kind, and what the tool
+    /// does with a file without one.
+    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
     /// Whether the tool itself answers an unanswered call with a placeholder when it resumes
     /// (pi, Codex, newer Qwen Code), so such a call is not fatal to that tool.
     fn answers_open_calls_itself(&self) -> bool {

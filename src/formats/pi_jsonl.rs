@@ -163,6 +163,11 @@ impl Format for PiJsonl {
         synthetic::synthetic_result(call)
     }
 
+    /// pi overwrites a file whose first entry is not its session header.
+    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+        Some(("session", "pi treats the file as empty and overwrites it"))
+    }
+
     fn closes_tool_calls(&self) -> bool {
         true
     }
