@@ -88,7 +88,11 @@ impl Format for GeminiJson {
 
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         let head = trim_start(head);
-        if !head.starts_with(b"{") {
+        // The CLI names these files `.json`; a `.jsonl` name is the JSONL format's.
+        let jsonl_name = path
+            .and_then(|p| p.extension())
+            .is_some_and(|e| e == "jsonl");
+        if !head.starts_with(b"{") || jsonl_name {
             return 0;
         }
         let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
@@ -207,7 +211,11 @@ impl Format for GeminiJson {
             "nodes on other branches (this format holds one branch; choose with --leaf)",
         );
         let now = options.now.clone().unwrap_or_default();
-        let own = session.meta.source_format.as_deref() == Some(NAME);
+        // Gemini JSONL holds the very same MessageRecords: its extras are this format's too.
+        let own = matches!(
+            session.meta.source_format.as_deref(),
+            Some(NAME | super::gemini_jsonl::NAME)
+        );
         let mut messages: Vec<Value> = Vec::new();
         let mut last_ts = session.meta.start_time.clone();
         for node in &session.nodes {
@@ -367,7 +375,7 @@ fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<Strin
 }
 
 /// One MessageRecord as one node, or two when it carries tool results.
-fn message_to_nodes(
+pub(crate) fn message_to_nodes(
     value: Value,
     index: usize,
     parent: Option<String>,

@@ -18,40 +18,9 @@ pub fn close_open_calls(bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)>
         return None;
     }
     let mut closed = 0;
-    let messages = doc.get_mut("messages")?.as_array_mut()?;
-    for m in messages {
-        if m.get("type").and_then(Value::as_str) != Some("gemini") {
-            continue;
-        }
-        let Some(calls) = m.get_mut("toolCalls").and_then(Value::as_array_mut) else {
-            continue;
-        };
-        for call in calls {
-            let Some(call) = call.as_object_mut() else {
-                continue;
-            };
-            if call.get("result").is_some_and(|r| !r.is_null()) {
-                continue;
-            }
-            let mut response = serde_json::Map::new();
-            if let Some(id) = call.get("id") {
-                response.insert("id".into(), id.clone());
-            }
-            response.insert("name".into(), call.get("name").cloned().unwrap_or_default());
-            response.insert("response".into(), json!({ "error": message }));
-            let result = json!([{ "functionResponse": response }]);
-            // Keep the CLI's key order: `result` right after `args`.
-            match call.get_mut("result") {
-                Some(slot) => *slot = result,
-                None => {
-                    let at = call
-                        .keys()
-                        .position(|k| k == "args")
-                        .map_or(call.len(), |i| i + 1);
-                    call.shift_insert(at, "result".into(), result);
-                }
-            }
-            closed += 1;
+    for m in doc.get_mut("messages")?.as_array_mut()? {
+        if let Some(m) = m.as_object_mut() {
+            closed += close_message_calls(m, message);
         }
     }
     if closed == 0 {
@@ -60,6 +29,46 @@ pub fn close_open_calls(bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)>
     let mut out = bytes[..bytes.len() - body.len()].to_vec();
     out.extend(to_pretty_js(&doc, final_newline));
     Some((out, closed))
+}
+
+/// Gives every unanswered call of one `gemini` MessageRecord an error result; returns how
+/// many. Shared with Gemini JSONL, whose records are the same MessageRecords.
+pub(crate) fn close_message_calls(m: &mut serde_json::Map<String, Value>, message: &str) -> usize {
+    if m.get("type").and_then(Value::as_str) != Some("gemini") {
+        return 0;
+    }
+    let Some(calls) = m.get_mut("toolCalls").and_then(Value::as_array_mut) else {
+        return 0;
+    };
+    let mut closed = 0;
+    for call in calls {
+        let Some(call) = call.as_object_mut() else {
+            continue;
+        };
+        if call.get("result").is_some_and(|r| !r.is_null()) {
+            continue;
+        }
+        let mut response = serde_json::Map::new();
+        if let Some(id) = call.get("id") {
+            response.insert("id".into(), id.clone());
+        }
+        response.insert("name".into(), call.get("name").cloned().unwrap_or_default());
+        response.insert("response".into(), json!({ "error": message }));
+        let result = json!([{ "functionResponse": response }]);
+        // Keep the CLI's key order: `result` right after `args`.
+        match call.get_mut("result") {
+            Some(slot) => *slot = result,
+            None => {
+                let at = call
+                    .keys()
+                    .position(|k| k == "args")
+                    .map_or(call.len(), |i| i + 1);
+                call.shift_insert(at, "result".into(), result);
+            }
+        }
+        closed += 1;
+    }
+    closed
 }
 
 #[cfg(test)]

@@ -1,0 +1,155 @@
+//! Gemini CLI session JSONL (`gemini-jsonl`), written by Gemini CLI v0.39+ beside (and instead
+//! of) the legacy JSON. See FORMATS.md 2 and `loadConversationRecord` in Gemini CLI's
+//! `packages/core/src/services/chatRecordingService.ts`.
+//!
+//! Every line is `JSON.stringify(record)`, appended. The CLI's reader tests each line in this
+//! order: `{"$rewindTo": "<id>"}` (a string) deletes that message and every later one (an id it
+//! does not hold empties the session); a record with a string `id` is a MessageRecord, kept at
+//! the position of its FIRST append with the value of its LAST; `{"$set": {...}}` (an object)
+//! merges into the session metadata, and a `$set.messages` array (v0.44+) replaces the whole
+//! list; a record with string `sessionId` and `projectHash` is the header (merged into the
+//! metadata too). Anything else is ignored, and so are lines that do not parse.
+//!
+//! Reading gives the resulting message list, mapped exactly as `gemini-json` maps its messages
+//! (tool results folded in `toolCalls` become a tool node `<id>.results`). The file's lines are
+//! kept in a meta hint: while the session still reads as it did, the writer gives them back
+//! byte for byte (superseded versions, `$set` and `$rewindTo` lines included). Otherwise, and
+//! for sessions from other formats, it writes what the CLI writes when it rewrites a session: a
+//! header, one line per message (in `gemini-json`'s key orders), and `{"$set":
+//! {"memoryScratchpad": ...}}` when there is one. Losses are `gemini-json`'s.
+//!
+//! fsck keys: a message's `id` and `type`; header, `$set` and `$rewindTo` lines have no id and
+//! the kinds `header`, `$set`, `$rewindTo`. No parents (the list is linear). Calls are every
+//! `toolCalls[].id`; results those whose `result` is not null (the result lives in the call).
+
+mod keys;
+mod read;
+mod synthetic;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{
+    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+    trim_start,
+};
+use crate::formats::OpenCall;
+use crate::model::Session;
+
+pub struct GeminiJsonl;
+
+pub const NAME: &str = "gemini-jsonl";
+
+/// Meta hint: the file's records, one string each, in file order.
+const HINT_LINES: &str = "gemini-jsonl.lines";
+/// Meta hint: whether the last record ended with a newline.
+const HINT_FINAL_NEWLINE: &str = "gemini-jsonl.final-newline";
+
+/// MessageRecord types the CLI writes.
+const MESSAGE_TYPES: [&str; 5] = ["user", "gemini", "info", "error", "warning"];
+
+impl Format for GeminiJsonl {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Gemini CLI session JSONL, append-only (v0.39+)"
+    }
+
+    fn tool(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        true
+    }
+
+    fn detect(&self, _path: Option<&Path>, head: &[u8]) -> Confidence {
+        // Judged from the first lines that say something (a damaged file may start torn).
+        for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
+            if let Some(c) = judge_line(line) {
+                return c;
+            }
+        }
+        0
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        read::read(input)
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        write::write(session, options)
+    }
+
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::gemini_jsonl_keys(record)
+    }
+
+    fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
+        synthetic::synthetic_result(call)
+    }
+
+    fn closes_tool_calls(&self) -> bool {
+        true
+    }
+}
+
+/// How many leading lines detection looks at.
+const DETECT_LINES: usize = 8;
+
+/// What one line says: `Some(0)` another tool's record, `Some(n)` one of ours, `None` nothing
+/// either way (blank, padding, torn).
+fn judge_line(line: &[u8]) -> Option<Confidence> {
+    let line = trim_start(line);
+    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
+        return None;
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        return judge_torn(line);
+    };
+    // A stray value decides nothing: the next line does.
+    let Value::Object(o) = value else {
+        return None;
+    };
+    if ["uuid", "parentUuid", "payload", "seq"]
+        .iter()
+        .any(|k| o.contains_key(*k))
+    {
+        return Some(0);
+    }
+    let s = |k: &str| o.get(k).and_then(Value::as_str);
+    if o.get("$set").is_some_and(Value::is_object) || s("$rewindTo").is_some() {
+        return Some(95);
+    }
+    if s("sessionId").is_some()
+        && s("projectHash").is_some()
+        && !o.contains_key("id")
+        && !o.contains_key("type")
+    {
+        // A whole legacy session on one line is read by v0.44+ too, but it is gemini-json's.
+        return Some(if o.contains_key("messages") { 30 } else { 95 });
+    }
+    let message = s("id").is_some()
+        && s("timestamp").is_some()
+        && s("type").is_some_and(|t| MESSAGE_TYPES.contains(&t))
+        && o.contains_key("content")
+        && !o.contains_key("uuid")
+        && !o.contains_key("payload");
+    message.then_some(85)
+}
+
+/// A line cut short (or longer than the head): judged by how it starts. A legacy document
+/// starts with `{` alone on its line, so a compact header start is this format's.
+fn judge_torn(line: &[u8]) -> Option<Confidence> {
+    let starts = |p: &[u8]| line.starts_with(p);
+    // A torn message line says nothing either way: the lines after it decide.
+    (starts(b"{\"sessionId\":") || starts(b"{\"$set\":") || starts(b"{\"$rewindTo\":"))
+        .then_some(80)
+}

@@ -1,0 +1,171 @@
+//! Lines to the session: replay the records as the CLI's reader does, then map the resulting
+//! messages as `gemini-json` does.
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use super::super::gemini_content::take_string;
+use super::super::gemini_json::message_to_nodes;
+use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
+use super::{HINT_FINAL_NEWLINE, HINT_LINES, NAME};
+use crate::diag::{Diagnostic, Location, Severity};
+use crate::model::{Extra, Meta, Node, Session};
+use crate::records::{Options, split_slice};
+
+/// What the replay leaves: the metadata as merged, and the messages by id in their order.
+#[derive(Default)]
+struct Replay {
+    metadata: Map<String, Value>,
+    messages: IndexMap<String, Value>,
+    has_header: bool,
+}
+
+impl Replay {
+    /// Appends a message, or replaces an earlier one with the same id in its place.
+    fn put(&mut self, id: String, record: Value) {
+        self.messages.insert(id, record);
+    }
+
+    /// Adds the MessageRecords of a list (those with a string `id`, as the CLI does).
+    fn put_all(&mut self, list: &[Value]) {
+        for m in list {
+            if let Some(id) = m.get("id").and_then(Value::as_str) {
+                self.put(id.to_string(), m.clone());
+            }
+        }
+    }
+
+    fn merge(&mut self, fields: &Map<String, Value>) {
+        for (k, v) in fields {
+            self.metadata.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
+    let (records, findings) = split_slice(input.bytes, Options::default());
+    let mut diagnostics = record_diagnostics(input.name, &findings);
+    let mut replay = Replay::default();
+    let mut lines = Vec::with_capacity(records.len());
+    for rec in &records {
+        let at = Location::at(input.name, rec.span.line, rec.span.offset);
+        let text = String::from_utf8_lossy(&rec.bytes).into_owned();
+        let value = serde_json::from_str::<Value>(&text).ok();
+        lines.push(Value::String(text));
+        let Some(Value::Object(o)) = value else {
+            diagnostics.push(warning(
+                "gemini-jsonl-not-a-record",
+                at,
+                "line is not a JSON object; Gemini CLI ignores it (kept as is)".into(),
+            ));
+            continue;
+        };
+        if let Some(Value::String(target)) = o.get("$rewindTo") {
+            match replay.messages.get_index_of(target.as_str()) {
+                Some(i) => replay.messages.truncate(i),
+                None => {
+                    diagnostics.push(warning(
+                        "gemini-jsonl-rewind-unknown",
+                        at,
+                        format!(
+                            "`$rewindTo` names message {target:?}, which the session does not hold: Gemini CLI empties the whole session here"
+                        ),
+                    ));
+                    replay.messages.clear();
+                }
+            }
+        } else if let Some(Value::String(id)) = o.get("id") {
+            replay.put(id.clone(), Value::Object(o));
+        } else if let Some(Value::Object(set)) = o.get("$set") {
+            if let Some(Value::Array(list)) = set.get("messages") {
+                replay.messages.clear();
+                replay.put_all(list);
+            }
+            replay.merge(set);
+        } else if o.get("sessionId").is_some_and(Value::is_string)
+            && o.get("projectHash").is_some_and(Value::is_string)
+        {
+            replay.has_header = true;
+            if let Some(Value::Array(list)) = o.get("messages") {
+                replay.put_all(list);
+            }
+            replay.merge(&o);
+        } else {
+            diagnostics.push(warning(
+                "gemini-jsonl-unknown-record",
+                at,
+                "line is neither a message, a header, `$set` nor `$rewindTo`; Gemini CLI ignores it (kept as is)".into(),
+            ));
+        }
+    }
+    if !replay.has_header && !replay.messages.is_empty() {
+        diagnostics.push(warning(
+            "gemini-jsonl-no-header",
+            Location::file(input.name),
+            "no header line gives `sessionId` and `projectHash`: Gemini CLI would not load this session as JSONL".into(),
+        ));
+    }
+
+    let mut hints = Extra::new();
+    hints.insert(HINT_LINES.into(), Value::Array(lines));
+    hints.insert(
+        HINT_FINAL_NEWLINE.into(),
+        input.bytes.ends_with(b"\n").into(),
+    );
+    let mut fields = replay.metadata;
+    // Messages live in the list; the metadata only has them when `$set` replaced it.
+    fields.shift_remove("messages");
+    let meta = Meta {
+        id: take_string(&mut fields, "sessionId"),
+        project_hash: take_string(&mut fields, "projectHash"),
+        start_time: take_string(&mut fields, "startTime"),
+        last_updated: take_string(&mut fields, "lastUpdated"),
+        summary: take_string(&mut fields, "summary"),
+        directories: take_string_list(&mut fields, "directories"),
+        source_format: Some(NAME.into()),
+        extra: fields,
+        hints,
+        ..Meta::default()
+    };
+    let mut nodes: Vec<Node> = Vec::with_capacity(replay.messages.len() * 2);
+    let mut seen = std::collections::HashSet::new();
+    for (i, (_, m)) in replay.messages.into_iter().enumerate() {
+        let parent = nodes.last().map(|n| n.id.clone());
+        let mut new = message_to_nodes(m, i, parent, &mut diagnostics, input.name);
+        for n in &mut new {
+            // Only `<id>.results` can collide with a message id: keep ids unique.
+            if !seen.insert(n.id.clone()) {
+                n.id = format!("{}#{i}", n.id);
+                seen.insert(n.id.clone());
+            }
+        }
+        if new.len() == 2 {
+            new[1].parent = Some(new[0].id.clone());
+        }
+        nodes.extend(new);
+    }
+    Ok(ReadOutcome {
+        session: Session { meta, nodes },
+        diagnostics,
+    })
+}
+
+fn warning(code: &'static str, location: Location, message: String) -> Diagnostic {
+    Diagnostic {
+        code,
+        severity: Severity::Warning,
+        location,
+        message,
+    }
+}
+
+fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<String>> {
+    let Some(Value::Array(items)) = map.get(key) else {
+        return None;
+    };
+    let list: Option<Vec<String>> = items.iter().map(|v| v.as_str().map(String::from)).collect();
+    if list.is_some() {
+        map.shift_remove(key);
+    }
+    list
+}

@@ -1,0 +1,112 @@
+//! The session to lines: the file's own lines while the session still reads as it did, else the
+//! layout the CLI writes when it rewrites a session (header, messages, scratchpad).
+
+use serde_json::{Map, Value};
+
+use super::super::gemini_json::{self, GeminiJson};
+use super::super::{Format, Input, WriteError, WriteOptions, Written, ordered};
+use super::{HINT_FINAL_NEWLINE, HINT_LINES, NAME, read};
+use crate::diag::LossReport;
+use crate::model::Session;
+
+/// The header's key order: `initialize()` writes sessionId, projectHash, startTime, lastUpdated,
+/// kind, directories; migrating a legacy session adds summary.
+const HEADER_ORDER: &[&str] = &[
+    "sessionId",
+    "projectHash",
+    "startTime",
+    "lastUpdated",
+    "kind",
+    "directories",
+    "summary",
+];
+
+pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+    if let Some(bytes) = as_read(session, options) {
+        return Ok(Written {
+            bytes,
+            losses: LossReport::default(),
+        });
+    }
+    // gemini-json's writer keeps the fields and layout hints of its own sessions; a session
+    // read from this format carries the same ones (its messages were mapped by that reader).
+    let mut session = session.clone();
+    if session.meta.source_format.as_deref() == Some(NAME) {
+        session.meta.source_format = Some(gemini_json::NAME.into());
+        session.meta.hints.shift_remove(HINT_LINES);
+        session.meta.hints.shift_remove(HINT_FINAL_NEWLINE);
+    }
+    let written = GeminiJson.write(&session, options)?;
+    let Ok(Value::Object(mut root)) = serde_json::from_slice::<Value>(&written.bytes) else {
+        return Err(WriteError(
+            "gemini-json wrote something that is not a JSON object".into(),
+        ));
+    };
+    let messages = match root.shift_remove("messages") {
+        Some(Value::Array(m)) => m,
+        _ => Vec::new(),
+    };
+    let scratchpad = root.shift_remove("memoryScratchpad");
+    let header = ordered(root, HEADER_ORDER);
+    let mut out = Vec::with_capacity(written.bytes.len());
+    push_line(&mut out, &Value::Object(header));
+    for m in &messages {
+        push_line(&mut out, m);
+    }
+    if let Some(pad) = scratchpad.filter(truthy) {
+        let mut set = Map::new();
+        set.insert("memoryScratchpad".into(), pad);
+        let mut line = Map::new();
+        line.insert("$set".into(), Value::Object(set));
+        push_line(&mut out, &Value::Object(line));
+    }
+    Ok(Written {
+        bytes: out,
+        losses: written.losses,
+    })
+}
+
+/// The file's own lines, when the session was read from them and still reads the same.
+fn as_read(session: &Session, options: &WriteOptions) -> Option<Vec<u8>> {
+    let meta = &session.meta;
+    if meta.source_format.as_deref() != Some(NAME) || options.leaf.is_some() {
+        return None;
+    }
+    let lines = meta.hints.get(HINT_LINES)?.as_array()?;
+    let final_newline = meta.hints.get(HINT_FINAL_NEWLINE) != Some(&Value::Bool(false));
+    let mut bytes = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(line.as_str()?.as_bytes());
+    }
+    if final_newline && !lines.is_empty() {
+        bytes.push(b'\n');
+    }
+    let again = read::read(&Input {
+        name: "",
+        path: None,
+        bytes: &bytes,
+    })
+    .ok()?
+    .session;
+    (again == *session).then_some(bytes)
+}
+
+/// JavaScript truthiness of a JSON value (the CLI writes the scratchpad only when truthy).
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// `JSON.stringify(record) + "\n"`.
+fn push_line(out: &mut Vec<u8>, value: &Value) {
+    serde_json::to_writer(&mut *out, value).expect("a Value always serializes");
+    out.push(b'\n');
+}
