@@ -1,0 +1,195 @@
+//! llxprt-code session JSONL (`llxprt-jsonl`): `<tmp>/<projectHash>/chats/session-*.jsonl`,
+//! one `{v: 1, seq, ts, type, payload}` line per event, appended by llxprt's
+//! `SessionRecordingService` (FORMATS.md 6; `packages/core/src/recording/types.ts`).
+//!
+//! Reading: the first line, `session_start`, is the metadata (`sessionId`, `projectHash`,
+//! `workspaceDirs` -> `directories`, `cwd`, `startTime`; `provider`, `model` and unknown fields
+//! in `meta.extra`). Every other line is one node in file order, chained to the one before:
+//! `content` -> a message (IContent: speaker `human`/`ai`/`tool`, blocks, metadata),
+//! `compressed` -> a compaction (llxprt's history becomes `[summary]`), `rewind` -> a rewind by
+//! `itemsRemoved`, `provider_switch` -> a model change, `session_event` -> an info, warning or
+//! error message, `session_metadata`/`session_named` -> a title event; every other type
+//! (`directories_changed`, `checkpoint_*`, `session_forked`, unknown) is a custom event named by
+//! its type with the payload whole. Lines that are not envelopes are kept whole ([`RECORD`]).
+//! Node ids are derived from line numbers (`line-3`), as for Codex; each line's `seq` is a hint.
+//!
+//! llxprt's own rules (its `ReplayEngine`): a missing or invalid `session_start` on line 1 is
+//! fatal; a `seq` that does not increase marks the file corrupt (not listed for `--continue`,
+//! no checkpoints); a line without a valid `seq` is skipped.
+//!
+//! Writing a session read from this format gives back the same bytes: lines are rebuilt in the
+//! key order `JSON.stringify` gives llxprt's objects, or, where that differs, from the line's
+//! text kept as a hint (used only while the node still reads as it did). Sessions from other
+//! formats get a `session_start` line (seq 1) and `content` lines with increasing `seq`.
+//!
+//! Repairs: llxprt answers an unanswered tool call itself when it restores history
+//! (`HistoryService.validateAndFix`, a synthetic `tool` message), and a line inserted into the
+//! middle of a file cannot get a `seq` between its neighbours' without renumbering every later
+//! line, so [`Format::synthetic_result`] gives `None`; [`synthetic::synthetic_line`] builds the
+//! line for a given `seq`, for a repair that renumbers.
+
+mod blocks;
+mod keys;
+mod read;
+pub mod synthetic;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+    trim_start,
+};
+use crate::model::Session;
+
+pub struct LlxprtJsonl;
+
+pub const NAME: &str = "llxprt-jsonl";
+
+/// Kind of the event that keeps a line whole (not a `{v, seq, ts, type, payload}` object).
+pub const RECORD: &str = "llxprt-jsonl.record";
+/// Meta hint: node ids were made up by the reader (from line numbers).
+pub const DERIVED_IDS: &str = "llxprt-jsonl.derived-ids";
+
+/// Node hint: the line's text, when rebuilding it would not give the same bytes.
+const HINT_RAW: &str = "llxprt-jsonl.raw";
+/// Node hint: the line's `seq` (and `v` when it is not 1).
+const HINT_SEQ: &str = "llxprt-jsonl.seq";
+const HINT_V: &str = "llxprt-jsonl.v";
+/// Node hint: the line type when the body does not say it (`session_named`).
+const HINT_TYPE: &str = "llxprt-jsonl.type";
+/// Node hint: the keys of the IContent `metadata` object, in order (present: it was there).
+const HINT_METADATA: &str = "llxprt-jsonl.metadata";
+/// Meta hints: the `session_start` line's place (index of the node it preceded), text, seq, ts.
+const META_INDEX: &str = "llxprt-jsonl.meta-index";
+const META_RAW: &str = "llxprt-jsonl.meta-raw";
+
+/// Line types llxprt writes (`SessionEventType`).
+pub const LINE_TYPES: [&str; 13] = [
+    "session_start",
+    "content",
+    "compressed",
+    "rewind",
+    "provider_switch",
+    "session_event",
+    "session_metadata",
+    "directories_changed",
+    "checkpoint_created",
+    "checkpoint_renamed",
+    "checkpoint_deleted",
+    "session_forked",
+    "session_named",
+];
+
+impl Format for LlxprtJsonl {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "llxprt-code session JSONL ({v, seq, ts, type, payload} lines)"
+    }
+
+    fn tool(&self) -> &'static str {
+        "llxprt"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        true
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        detect(path, head)
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        read::read(input)
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        write::write(session, options)
+    }
+
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::llxprt_keys(record)
+    }
+
+    /// llxprt refuses a file whose first line is not a valid `session_start`.
+    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+        Some(("session_start", "llxprt cannot resume it"))
+    }
+
+    /// llxprt closes an unanswered call itself when it restores the history.
+    fn answers_open_calls_itself(&self) -> bool {
+        true
+    }
+}
+
+/// How many leading lines detection looks at.
+const DETECT_LINES: usize = 8;
+
+fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
+    for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
+        if let Some(c) = judge_line(line) {
+            return c;
+        }
+    }
+    let named = path
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"));
+    let text = String::from_utf8_lossy(head);
+    if named && text.contains("\"seq\":") && text.contains("\"payload\":") {
+        40
+    } else {
+        0
+    }
+}
+
+/// `Some(0)` another tool's record, `Some(n)` an llxprt line, `None` undecided (blank, torn).
+fn judge_line(line: &[u8]) -> Option<Confidence> {
+    let line = trim_start(line);
+    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_slice::<Value>(line) {
+        let Value::Object(o) = v else {
+            return None;
+        };
+        return judge_object(&o);
+    }
+    let text = String::from_utf8_lossy(&line[..line.len().min(200)]);
+    (text.starts_with("{\"v\":1,\"seq\":") && text.contains("\"ts\":\"")).then_some(80)
+}
+
+/// `Some(0)` another tool's record, `Some(n)` ours, `None` a damaged or odd record that says
+/// nothing (the next line decides).
+fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {
+    if ["uuid", "parentUuid", "sessionId", "timestamp"]
+        .iter()
+        .any(|k| o.contains_key(*k))
+    {
+        return Some(0);
+    }
+    let shaped = o.get("v").is_some_and(Value::is_number)
+        && o.get("seq").is_some_and(Value::is_u64)
+        && o.get("ts").is_some_and(Value::is_string)
+        && o.contains_key("payload");
+    let kind = o.get("type").and_then(Value::as_str);
+    match kind {
+        Some("session_start") if shaped => {
+            let id = o
+                .get("payload")
+                .and_then(|p| p.get("sessionId"))
+                .is_some_and(Value::is_string);
+            Some(if id { 95 } else { 85 })
+        }
+        Some(t) if shaped && LINE_TYPES.contains(&t) => Some(75),
+        _ => None,
+    }
+}

@@ -1,0 +1,372 @@
+//! Lines to nodes, with the diagnostics for llxprt's own rules (its `ReplayEngine`).
+
+use serde_json::{Map, Value};
+
+use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
+use super::blocks::read_icontent;
+use super::write::{line_text, meta_line};
+use super::{
+    DERIVED_IDS, HINT_METADATA, HINT_RAW, HINT_SEQ, HINT_TYPE, HINT_V, LINE_TYPES, META_INDEX,
+    META_RAW, NAME, RECORD,
+};
+use crate::diag::{Diagnostic, Location, Severity};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
+use crate::records::{Options, split_slice};
+
+pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
+    let (records, findings) = split_slice(input.bytes, Options::default());
+    let mut diagnostics = record_diagnostics(input.name, &findings);
+    let mut meta = Meta::default();
+    let mut have_meta = false;
+    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
+    let mut last_seq: Option<u64> = None;
+    let mut prev_line = 0;
+    let mut on_line = 0;
+    for (index, rec) in records.iter().enumerate() {
+        let span = rec.span;
+        let at = Location::at(input.name, span.line, span.offset);
+        let mut say = |code, severity, message: String| {
+            diagnostics.push(Diagnostic {
+                code,
+                severity,
+                location: at.clone(),
+                message,
+            })
+        };
+        let value: Value = match serde_json::from_slice(&rec.bytes) {
+            Ok(v) => v,
+            Err(_) => Value::String(String::from_utf8_lossy(&rec.bytes).into_owned()),
+        };
+        let kind = value.get("type").and_then(Value::as_str).map(String::from);
+        match value.get("seq") {
+            Some(s) if s.is_u64() => {
+                let seq = s.as_u64().unwrap_or(0);
+                if last_seq.is_some_and(|l| seq <= l) {
+                    say(
+                        "llxprt-seq-not-increasing",
+                        Severity::Error,
+                        format!(
+                            "seq {seq} does not increase (after {}): llxprt marks the session corrupt, does not offer it for --continue and refuses checkpoints",
+                            last_seq.unwrap_or(0)
+                        ),
+                    );
+                }
+                last_seq = Some(last_seq.map_or(seq, |l| l.max(seq)));
+            }
+            _ if value.is_object() => say(
+                "llxprt-bad-seq",
+                Severity::Warning,
+                "line has no valid seq: llxprt skips it".into(),
+            ),
+            _ => {}
+        }
+        if index == 0 {
+            if kind.as_deref() == Some("session_start")
+                && value.get("payload").is_some_and(Value::is_object)
+            {
+                if !start_is_valid(&value) {
+                    say(
+                        "llxprt-bad-session-start",
+                        Severity::Error,
+                        "session_start lacks sessionId, projectHash, provider, model or startTime: llxprt cannot resume this session".into(),
+                    );
+                }
+                have_meta = true;
+                meta = read_meta(&value, &rec.bytes);
+                continue;
+            }
+            say(
+                "llxprt-no-session-start",
+                Severity::Error,
+                "the first line is not a session_start: llxprt cannot resume this session".into(),
+            );
+        } else if kind.as_deref() == Some("session_start") {
+            say(
+                "llxprt-late-session-start",
+                Severity::Warning,
+                "session_start after line 1: llxprt ignores it; kept as is".into(),
+            );
+        }
+        on_line = if span.line == prev_line {
+            on_line + 1
+        } else {
+            1
+        };
+        prev_line = span.line;
+        let id = match on_line {
+            1 => format!("line-{}", span.line),
+            k => format!("line-{}.{k}", span.line),
+        };
+        let mut node = read_line(&value, id);
+        if let Body::Event(Event::Custom { kind, .. }) = &node.body {
+            if kind == RECORD {
+                say(
+                    "llxprt-not-a-line",
+                    Severity::Warning,
+                    "line is not a {v, seq, ts, type, payload} object; kept as is".into(),
+                );
+            } else if !LINE_TYPES.contains(&kind.as_str()) {
+                say(
+                    "llxprt-unknown-type",
+                    Severity::Info,
+                    format!("line of type {kind:?} is unknown to this version; kept as is"),
+                );
+            } else if matches!(kind.as_str(), "content" | "session_event") {
+                say(
+                    "llxprt-malformed",
+                    Severity::Warning,
+                    format!("malformed {kind} line: llxprt skips it; kept as is"),
+                );
+            }
+        }
+        node.parent = nodes.last().map(|p| p.id.clone());
+        if line_text(&node).as_deref() != Some(&rec.bytes[..]) {
+            let text = String::from_utf8_lossy(&rec.bytes).into_owned();
+            node.hints.insert(HINT_RAW.into(), text.into());
+        }
+        nodes.push(node);
+    }
+    if !have_meta && records.is_empty() {
+        diagnostics.push(Diagnostic {
+            code: "llxprt-no-session-start",
+            severity: Severity::Error,
+            location: Location::file(input.name),
+            message: "empty file: llxprt cannot resume it".into(),
+        });
+    }
+    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
+    meta.head = nodes.last().map(|n| n.id.clone());
+    meta.title = nodes
+        .iter()
+        .rev()
+        .find_map(|n| match &n.body {
+            Body::Event(Event::Title { title, .. }) => Some(title.clone()),
+            _ => None,
+        })
+        .flatten();
+    meta.source_format = Some(NAME.into());
+    meta.hints.insert(DERIVED_IDS.into(), true.into());
+    Ok(ReadOutcome {
+        session: Session { meta, nodes },
+        diagnostics,
+    })
+}
+
+fn start_is_valid(line: &Value) -> bool {
+    ["sessionId", "projectHash", "provider", "model", "startTime"]
+        .iter()
+        .all(|k| {
+            line.pointer(&format!("/payload/{k}"))
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty())
+        })
+}
+
+pub(super) fn read_meta(line: &Value, text: &[u8]) -> Meta {
+    let mut p = line
+        .get("payload")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut take = |k: &str| match p.get(k) {
+        Some(Value::String(_)) => p.shift_remove(k).and_then(|v| v.as_str().map(String::from)),
+        _ => None,
+    };
+    let id = take("sessionId");
+    let project_hash = take("projectHash");
+    let cwd = take("cwd");
+    let start_time = take("startTime");
+    let directories = match p.get("workspaceDirs") {
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+            let dirs = a
+                .iter()
+                .filter_map(|d| d.as_str().map(String::from))
+                .collect();
+            p.shift_remove("workspaceDirs");
+            Some(dirs)
+        }
+        _ => None,
+    };
+    let mut meta = Meta {
+        id,
+        project_hash,
+        cwd,
+        directories,
+        start_time,
+        extra: p,
+        ..Meta::default()
+    };
+    meta.hints.insert(META_INDEX.into(), 0.into());
+    for (hint, key) in [(HINT_SEQ, "seq"), (HINT_V, "v"), ("llxprt-jsonl.ts", "ts")] {
+        if let Some(v) = line.get(key) {
+            meta.hints.insert(hint.into(), v.clone());
+        }
+    }
+    if meta_line(&meta).as_deref() != Some(text) {
+        let raw = String::from_utf8_lossy(text).into_owned();
+        meta.hints.insert(META_RAW.into(), raw.into());
+    }
+    meta
+}
+
+/// One line as a node (its parent and raw-text hint aside).
+pub(super) fn read_line(value: &Value, id: String) -> Node {
+    let mut node = Node {
+        id,
+        parent: None,
+        timestamp: None,
+        body: Body::Event(Event::Custom {
+            kind: RECORD.into(),
+            data: value.clone(),
+        }),
+        extra: Extra::new(),
+        hints: Extra::new(),
+    };
+    let Value::Object(line) = value else {
+        return node;
+    };
+    let (Some(Value::String(ts)), Some(Value::String(kind)), Some(payload)) =
+        (line.get("ts"), line.get("type"), line.get("payload"))
+    else {
+        return node;
+    };
+    if !line.get("seq").is_some_and(Value::is_u64) || !line.get("v").is_some_and(Value::is_number) {
+        return node;
+    }
+    node.timestamp = Some(ts.clone());
+    node.hints.insert(HINT_SEQ.into(), line["seq"].clone());
+    if line["v"] != 1 {
+        node.hints.insert(HINT_V.into(), line["v"].clone());
+    }
+    node.extra = line
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "v" | "seq" | "ts" | "type" | "payload"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    node.body = body(kind, payload, &mut node.hints);
+    node
+}
+
+fn body(kind: &str, payload: &Value, hints: &mut Extra) -> Body {
+    let custom = || {
+        Body::Event(Event::Custom {
+            kind: kind.into(),
+            data: payload.clone(),
+        })
+    };
+    let Some(p) = payload.as_object() else {
+        return custom();
+    };
+    let s = |k: &str| p.get(k).and_then(Value::as_str).map(String::from);
+    let only = |keys: &[&str]| p.keys().all(|k| keys.contains(&k.as_str()));
+    match kind {
+        "content" if only(&["content"]) => match p.get("content").and_then(read_icontent) {
+            Some((m, keys)) => {
+                if let Some(keys) = keys {
+                    hints.insert(HINT_METADATA.into(), Value::Array(keys));
+                }
+                Body::Message(m)
+            }
+            None => custom(),
+        },
+        "compressed" => Body::Event(Event::Compaction {
+            summary: p
+                .get("summary")
+                .and_then(read_icontent)
+                .map(|(m, _)| m.text()),
+            tokens_before: None,
+            first_kept: None,
+            data: payload.clone(),
+        }),
+        "rewind" => Body::Event(Event::Rewind {
+            target: None,
+            count: p.get("itemsRemoved").and_then(Value::as_u64),
+            data: payload.clone(),
+        }),
+        "provider_switch" => Body::Event(Event::ModelChange {
+            provider: s("provider"),
+            model: s("model"),
+            data: payload.clone(),
+        }),
+        "session_event" if only(&["severity", "message"]) => {
+            let role = match s("severity").as_deref() {
+                Some("info") => Role::Info,
+                Some("warning") => Role::Warning,
+                Some("error") => Role::Error,
+                _ => return custom(),
+            };
+            match s("message") {
+                Some(text) => {
+                    Body::Message(Message::new(role, vec![Part::new(Content::Text { text })]))
+                }
+                None => custom(),
+            }
+        }
+        "session_metadata" | "session_named" => {
+            let field = if kind == "session_named" {
+                "name"
+            } else {
+                "title"
+            };
+            if kind == "session_named" {
+                hints.insert(HINT_TYPE.into(), kind.into());
+            }
+            Body::Event(Event::Title {
+                title: s(field),
+                data: payload.clone(),
+            })
+        }
+        _ => custom(),
+    }
+}
+
+/// The payload of an event node, rebuilt from its data with the fields the model names.
+pub(super) fn event_payload(event: &Event, hints: &Extra) -> Option<(String, Value)> {
+    let set = |data: &Value, pairs: &[(&str, Option<Value>)]| {
+        let mut o: Map<String, Value> = data.as_object().cloned().unwrap_or_default();
+        for (k, v) in pairs {
+            if let Some(v) = v {
+                o.insert((*k).into(), v.clone());
+            }
+        }
+        Value::Object(o)
+    };
+    Some(match event {
+        Event::Rewind { count, data, .. } => (
+            "rewind".into(),
+            set(data, &[("itemsRemoved", count.map(Value::from))]),
+        ),
+        Event::ModelChange {
+            provider,
+            model,
+            data,
+        } => (
+            "provider_switch".into(),
+            set(
+                data,
+                &[
+                    ("provider", provider.clone().map(Value::from)),
+                    ("model", model.clone().map(Value::from)),
+                ],
+            ),
+        ),
+        Event::Title { title, data } => {
+            let kind = hints
+                .get(HINT_TYPE)
+                .and_then(Value::as_str)
+                .unwrap_or("session_metadata");
+            let field = if kind == "session_named" {
+                "name"
+            } else {
+                "title"
+            };
+            (
+                kind.into(),
+                set(data, &[(field, title.clone().map(Value::from))]),
+            )
+        }
+        Event::Compaction { data, .. } if data.is_object() => ("compressed".into(), data.clone()),
+        Event::Custom { kind, data } if kind != RECORD => (kind.clone(), data.clone()),
+        _ => return None,
+    })
+}

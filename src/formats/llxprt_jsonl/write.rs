@@ -1,0 +1,436 @@
+//! Sessions to lines. A session read from this format is rebuilt line by line (its `seq`s
+//! from hints, or the line's text while the node still reads as it did); sessions from other
+//! formats get a `session_start` (seq 1) and lines numbered on from there.
+
+use serde_json::{Map, Value, json};
+
+use super::super::{WriteError, WriteOptions, Written, ordered};
+use super::blocks::{build_icontent, speaker_of};
+use super::read::{event_payload, read_line};
+use super::{
+    HINT_METADATA, HINT_RAW, HINT_SEQ, HINT_TYPE, HINT_V, META_INDEX, META_RAW, NAME, RECORD,
+};
+use crate::diag::LossReport;
+use crate::ids::{derived_uuid, sha256_hex};
+use crate::model::{Body, Content, Event, Message, Meta, Node, Role, Session};
+
+const START: &[&str] = &[
+    "sessionId",
+    "projectHash",
+    "workspaceDirs",
+    "cwd",
+    "provider",
+    "model",
+    "startTime",
+];
+
+pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+    let native = session.meta.source_format.as_deref() == Some(NAME);
+    let mut losses = LossReport::default();
+    let (session, left_out) = session
+        .branch(options.leaf.as_deref())
+        .map_err(WriteError)?;
+    losses.add(
+        "other-branches",
+        left_out,
+        "nodes on other branches (an llxprt session holds one conversation)",
+    );
+    let meta = &session.meta;
+    let mut w = Lines {
+        out: Vec::with_capacity(session.nodes.len() * 512),
+        seq: 0,
+        ts: meta
+            .start_time
+            .clone()
+            .or_else(|| session.nodes.iter().find_map(|n| n.timestamp.clone()))
+            .or_else(|| options.now.clone())
+            .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into()),
+        native,
+        lost: Vec::new(),
+        since_compaction: 0,
+    };
+    let meta_at = if native {
+        meta.hints
+            .get(META_INDEX)
+            .and_then(Value::as_u64)
+            .map(|i| i as usize)
+    } else {
+        Some(0)
+    };
+    for (i, node) in session.nodes.iter().enumerate() {
+        if meta_at == Some(i) {
+            w.start(&session, options);
+        }
+        w.node(node);
+    }
+    if meta_at.is_some_and(|i| i >= session.nodes.len()) {
+        w.start(&session, options);
+    }
+    for (code, message) in LOSSES {
+        let n = w.lost.iter().filter(|c| *c == code).count();
+        losses.add(code, n, *message);
+    }
+    Ok(Written {
+        bytes: w.out,
+        losses,
+    })
+}
+
+const LOSSES: &[(&str, &str)] = &[
+    ("extra-fields", "fields only the source format understands"),
+    (
+        "system-messages",
+        "system messages (written as human turns: llxprt has no system speaker)",
+    ),
+    (
+        "thought-subject",
+        "thought subjects (llxprt thinking blocks have none)",
+    ),
+    ("code-result", "code execution results (written as text)"),
+    ("other-parts", "parts of kinds llxprt has no block for"),
+    (
+        "signatures",
+        "signatures on parts other than thinking blocks",
+    ),
+    ("events", "events llxprt has no line for"),
+];
+
+struct Lines {
+    out: Vec<u8>,
+    /// The last seq written.
+    seq: u64,
+    /// The last timestamp written.
+    ts: String,
+    native: bool,
+    lost: Vec<&'static str>,
+    since_compaction: u64,
+}
+
+impl Lines {
+    fn push_bytes(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+        self.out.push(b'\n');
+    }
+
+    fn push(&mut self, ts: Option<&str>, kind: &str, payload: Value) {
+        self.seq += 1;
+        if let Some(ts) = ts {
+            self.ts = ts.to_string();
+        }
+        let line =
+            json!({"v": 1, "seq": self.seq, "ts": self.ts, "type": kind, "payload": payload});
+        let bytes = serde_json::to_vec(&line).expect("a JSON value always serializes");
+        self.push_bytes(&bytes);
+    }
+
+    fn start(&mut self, session: &Session, options: &WriteOptions) {
+        let meta = &session.meta;
+        if self.native {
+            let raw = meta_raw(meta).map(|r| r.as_bytes().to_vec());
+            if let Some(bytes) = raw.or_else(|| meta_line(meta)) {
+                self.seq = self.seq.max(
+                    meta.hints
+                        .get(HINT_SEQ)
+                        .and_then(Value::as_u64)
+                        .unwrap_or(1),
+                );
+                self.push_bytes(&bytes);
+                return;
+            }
+        }
+        let payload = foreign_start(session, options);
+        let ts = meta.start_time.clone();
+        self.push(ts.as_deref(), "session_start", payload);
+        if !self.native
+            && let Some(title) = &meta.title
+        {
+            self.push(None, "session_metadata", json!({ "title": title }));
+        }
+    }
+
+    fn node(&mut self, node: &Node) {
+        if self.native {
+            if let Some(raw) = raw_line(node) {
+                self.bump(node);
+                self.push_bytes(raw.as_bytes());
+                return;
+            }
+            if let Some(bytes) = line_text(node) {
+                self.bump(node);
+                self.push_bytes(&bytes);
+                return;
+            }
+        }
+        let ts = node.timestamp.as_deref();
+        match &node.body {
+            Body::Message(m) => self.message(ts, m),
+            Body::Event(e) => self.event(ts, e, node),
+        }
+    }
+
+    fn bump(&mut self, node: &Node) {
+        if let Some(s) = node.hints.get(HINT_SEQ).and_then(Value::as_u64) {
+            self.seq = self.seq.max(s);
+        }
+        if let Some(ts) = &node.timestamp {
+            self.ts = ts.clone();
+        }
+    }
+
+    fn message(&mut self, ts: Option<&str>, m: &Message) {
+        let mut m = m.clone();
+        if !self.native {
+            for p in &mut m.parts {
+                if p.strip_extras() > 0 {
+                    self.lost.push("extra-fields");
+                }
+            }
+            if !m.extra.is_empty() {
+                self.lost.push("extra-fields");
+                m.extra.clear();
+            }
+        }
+        if let Some(severity) = severity(m.role) {
+            let payload = json!({"severity": severity, "message": m.text()});
+            self.push(ts, "session_event", payload);
+            return;
+        }
+        if m.role == Role::System {
+            self.lost.push("system-messages");
+        }
+        let speaker = speaker_of(m.role);
+        // Tool results go in `tool` turns, as llxprt records them.
+        let mut groups: Vec<(&str, Message)> = Vec::new();
+        for p in m.parts.drain(..) {
+            let s = if matches!(p.content, Content::ToolResult { .. }) {
+                "tool"
+            } else {
+                speaker
+            };
+            match groups.last_mut() {
+                Some((last, g)) if *last == s => g.parts.push(p),
+                _ => groups.push((s, Message::new(m.role, vec![p]))),
+            }
+        }
+        if groups.is_empty() {
+            groups.push((speaker, Message::new(m.role, Vec::new())));
+        }
+        let first = groups.iter().position(|(s, _)| *s == speaker).unwrap_or(0);
+        let g = &mut groups[first].1;
+        g.model = m.model.take();
+        g.usage = m.usage.take();
+        g.extra = std::mem::take(&mut m.extra);
+        for (s, g) in &groups {
+            let content = build_icontent(g, s, None, &mut self.lost);
+            self.since_compaction += 1;
+            self.push(ts, "content", json!({ "content": content }));
+        }
+    }
+
+    fn event(&mut self, ts: Option<&str>, e: &Event, node: &Node) {
+        if self.native
+            && let Some((kind, payload)) = event_payload(e, &node.hints)
+        {
+            return self.push(ts, &kind, payload);
+        }
+        match e {
+            Event::Compaction { summary, .. } => {
+                let summary = json!({"speaker": "ai",
+                    "blocks": [{"type": "text", "text": summary.clone().unwrap_or_default()}],
+                    "metadata": {"isSummary": true}});
+                let items = std::mem::replace(&mut self.since_compaction, 1);
+                let payload = json!({"summary": summary, "itemsCompressed": items});
+                self.push(ts, "compressed", payload);
+            }
+            Event::Rewind { count: Some(n), .. } => {
+                self.since_compaction = self.since_compaction.saturating_sub(*n);
+                self.push(ts, "rewind", json!({ "itemsRemoved": n }));
+            }
+            Event::ModelChange {
+                provider, model, ..
+            } => {
+                let payload = json!({"provider": provider.clone().unwrap_or_else(|| "unknown".into()),
+                    "model": model.clone().unwrap_or_default()});
+                self.push(ts, "provider_switch", payload);
+            }
+            Event::Title { title, .. } => {
+                self.push(ts, "session_metadata", json!({ "title": title }));
+            }
+            Event::Custom { kind, data } if self.native && kind == RECORD => {
+                let bytes = serde_json::to_vec(data).expect("a JSON value always serializes");
+                self.push_bytes(&bytes);
+            }
+            _ => self.lost.push("events"),
+        }
+    }
+}
+
+fn severity(role: Role) -> Option<&'static str> {
+    match role {
+        Role::Info => Some("info"),
+        Role::Warning => Some("warning"),
+        Role::Error => Some("error"),
+        _ => None,
+    }
+}
+
+fn foreign_start(session: &Session, options: &WriteOptions) -> Value {
+    let meta = &session.meta;
+    let s = |k: &str| {
+        meta.extra
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
+    let model = s("model").map(String::from).or_else(|| {
+        session
+            .nodes
+            .iter()
+            .find_map(|n| n.message().and_then(|m| m.model.clone()))
+    });
+    let mut p = Map::new();
+    let id = meta
+        .id
+        .clone()
+        .unwrap_or_else(|| derived_uuid(&format!("{:?}", meta.start_time)));
+    p.insert("sessionId".into(), id.into());
+    let hash = meta
+        .project_hash
+        .clone()
+        .unwrap_or_else(|| sha256_hex(cwd.as_deref().unwrap_or("")));
+    p.insert("projectHash".into(), hash.into());
+    let dirs = meta
+        .directories
+        .clone()
+        .or_else(|| cwd.clone().map(|c| vec![c]))
+        .unwrap_or_default();
+    p.insert("workspaceDirs".into(), dirs.into());
+    if let Some(c) = cwd {
+        p.insert("cwd".into(), c.into());
+    }
+    p.insert("provider".into(), s("provider").unwrap_or("unknown").into());
+    p.insert(
+        "model".into(),
+        model.unwrap_or_else(|| "unknown".into()).into(),
+    );
+    let start = meta
+        .start_time
+        .clone()
+        .or_else(|| session.nodes.iter().find_map(|n| n.timestamp.clone()))
+        .or_else(|| options.now.clone())
+        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into());
+    p.insert("startTime".into(), start.into());
+    Value::Object(p)
+}
+
+/// The `session_start` line of a session read from this format, without its raw-text hint.
+pub(super) fn meta_line(meta: &Meta) -> Option<Vec<u8>> {
+    let h = |k: &str| meta.hints.get(k).cloned();
+    let mut p = Map::new();
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            p.insert(k.into(), v);
+        }
+    };
+    put("sessionId", meta.id.clone().map(Value::from));
+    put("projectHash", meta.project_hash.clone().map(Value::from));
+    put("workspaceDirs", meta.directories.clone().map(Value::from));
+    put("cwd", meta.cwd.clone().map(Value::from));
+    put("startTime", meta.start_time.clone().map(Value::from));
+    p.extend(meta.extra.clone());
+    let line = envelope(
+        h(HINT_V).unwrap_or(1.into()),
+        h(HINT_SEQ).unwrap_or(1.into()),
+        h("llxprt-jsonl.ts").or_else(|| meta.start_time.clone().map(Value::from))?,
+        "session_start",
+        Value::Object(ordered(p, START)),
+        &Map::new(),
+    );
+    serde_json::to_vec(&line).ok()
+}
+
+fn envelope(
+    v: Value,
+    seq: Value,
+    ts: Value,
+    kind: &str,
+    payload: Value,
+    extra: &Map<String, Value>,
+) -> Value {
+    let mut o = Map::new();
+    o.insert("v".into(), v);
+    o.insert("seq".into(), seq);
+    o.insert("ts".into(), ts);
+    o.insert("type".into(), kind.into());
+    o.insert("payload".into(), payload);
+    o.extend(extra.clone());
+    Value::Object(o)
+}
+
+/// The line of a node read from this format, rebuilt (no raw-text hint); `None` when the
+/// node has no `seq` hint or no llxprt line.
+pub(super) fn line_text(node: &Node) -> Option<Vec<u8>> {
+    if let Body::Event(Event::Custom { kind, data }) = &node.body
+        && kind == RECORD
+    {
+        return serde_json::to_vec(data).ok();
+    }
+    let seq = node.hints.get(HINT_SEQ)?.clone();
+    let v = node.hints.get(HINT_V).cloned().unwrap_or(1.into());
+    let ts = Value::from(node.timestamp.clone()?);
+    let (kind, payload) = match &node.body {
+        Body::Message(m) => match severity(m.role) {
+            Some(sev) => {
+                let [p] = m.parts.as_slice() else { return None };
+                let Content::Text { text } = &p.content else {
+                    return None;
+                };
+                if !m.extra.is_empty() || !p.extra.is_empty() {
+                    return None;
+                }
+                (
+                    "session_event".to_string(),
+                    json!({"severity": sev, "message": text}),
+                )
+            }
+            None => {
+                let keys = node.hints.get(HINT_METADATA).and_then(Value::as_array);
+                let mut lost = Vec::new();
+                let c = build_icontent(m, speaker_of(m.role), keys.map(Vec::as_slice), &mut lost);
+                ("content".to_string(), json!({ "content": c }))
+            }
+        },
+        Body::Event(e) => event_payload(e, &node.hints)?,
+    };
+    serde_json::to_vec(&envelope(v, seq, ts, &kind, payload, &node.extra)).ok()
+}
+
+/// The original text of a line, while the node still reads as it did.
+fn raw_line(node: &Node) -> Option<&str> {
+    let raw = node.hints.get(HINT_RAW)?.as_str()?;
+    let value: Value = serde_json::from_str(raw).ok()?;
+    let again = read_line(&value, node.id.clone());
+    let hint = |n: &Node, k: &str| n.hints.get(k).cloned();
+    let same = again.timestamp == node.timestamp
+        && again.extra == node.extra
+        && again.body == node.body
+        && [HINT_SEQ, HINT_V, HINT_TYPE, HINT_METADATA]
+            .iter()
+            .all(|k| hint(&again, k) == hint(node, k));
+    same.then_some(raw)
+}
+
+/// The original text of the `session_start` line, while the metadata still reads as it did.
+fn meta_raw(meta: &Meta) -> Option<&str> {
+    let raw = meta.hints.get(META_RAW)?.as_str()?;
+    let v: Value = serde_json::from_str(raw).ok()?;
+    let again = super::read::read_meta(&v, raw.as_bytes());
+    let same = again.id == meta.id
+        && again.project_hash == meta.project_hash
+        && again.cwd == meta.cwd
+        && again.directories == meta.directories
+        && again.start_time == meta.start_time
+        && again.extra == meta.extra;
+    same.then_some(raw)
+}
