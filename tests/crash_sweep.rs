@@ -59,11 +59,18 @@ fn fixtures(folder: &str, ext: &str) -> Vec<PathBuf> {
 /// The non-empty JSONL fixtures.
 /// The fixtures of every JSONL format.
 fn jsonl_fixtures() -> Vec<PathBuf> {
-    ["qwen-jsonl", "claude-jsonl", "pi-jsonl", "codex-jsonl"]
-        .iter()
-        .flat_map(|folder| fixtures(folder, ".jsonl"))
-        .filter(|p| fs::metadata(p).unwrap().len() > 0)
-        .collect()
+    [
+        "qwen-jsonl",
+        "claude-jsonl",
+        "pi-jsonl",
+        "codex-jsonl",
+        "gemini-jsonl",
+        "llxprt-jsonl",
+    ]
+    .iter()
+    .flat_map(|folder| fixtures(folder, ".jsonl"))
+    .filter(|p| fs::metadata(p).unwrap().len() > 0)
+    .collect()
 }
 
 fn name(path: &Path) -> String {

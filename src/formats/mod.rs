@@ -7,9 +7,14 @@
 pub mod checkpoint;
 pub mod claude_jsonl;
 pub mod codex_jsonl;
+pub(crate) mod export;
 pub mod gemini_content;
 pub mod gemini_json;
+pub mod gemini_jsonl;
+pub mod html;
 pub(crate) mod keys;
+pub mod llxprt_jsonl;
+pub mod markdown;
 pub mod pi_jsonl;
 pub mod qwen_jsonl;
 
@@ -187,8 +192,12 @@ pub fn all() -> &'static [&'static dyn Format] {
         &claude_jsonl::ClaudeJsonl,
         &pi_jsonl::PiJsonl,
         &codex_jsonl::CodexJsonl,
+        &gemini_jsonl::GeminiJsonl,
+        &llxprt_jsonl::LlxprtJsonl,
         &gemini_json::GeminiJson,
         &checkpoint::Checkpoint,
+        &markdown::Markdown,
+        &html::Html,
     ]
 }
 
@@ -224,6 +233,13 @@ pub fn guess_from_name(path: &Path) -> Option<&'static dyn Format> {
     let name = path.file_name()?.to_str()?;
     if name.starts_with("rollout-") && name.ends_with(".jsonl") {
         by_name("codex-jsonl")
+    } else if name.ends_with(".md") || name.ends_with(".markdown") {
+        by_name("markdown")
+    } else if name.ends_with(".html") || name.ends_with(".htm") {
+        by_name("html")
+    } else if name.starts_with("session-") && name.ends_with(".jsonl") {
+        // Gemini CLI's name (llxprt's too, which the content tells apart).
+        by_name("gemini-jsonl")
     } else if name.ends_with(".jsonl") {
         by_name("qwen-jsonl")
     } else if name.starts_with("checkpoint-") && name.ends_with(".json") {
