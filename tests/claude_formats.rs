@@ -470,3 +470,43 @@ fn synthetic_result_answers_the_call() {
     let last = s.nodes.last().unwrap().message().unwrap();
     assert_eq!(last.role, Role::Tool);
 }
+
+/// A Gemini checkpoint names only the response's id (its calls have none): the call and its
+/// result must still be written as one `tool_use`/`tool_result` pair.
+#[test]
+fn results_pair_with_id_less_calls() {
+    use sessiontool::formats::{Input, WriteOptions, by_name};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/checkpoint/checkpoint-object.json");
+    let bytes = std::fs::read(&path).unwrap();
+    let input = Input {
+        name: "checkpoint-object.json",
+        path: None,
+        bytes: &bytes,
+    };
+    let mut session = by_name("checkpoint").unwrap().read(&input).unwrap().session;
+    // Checkpoints have no session id; `convert` derives one, here any will do.
+    session.meta.id = Some("s".into());
+    let claude = by_name("claude-jsonl").unwrap();
+    let written = claude
+        .write(
+            &session,
+            &WriteOptions {
+                cwd: Some("/p".into()),
+                ..WriteOptions::default()
+            },
+        )
+        .unwrap();
+    let (mut calls, mut results) = (Vec::new(), Vec::new());
+    for line in written
+        .bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+    {
+        let k = claude.keys(line).unwrap();
+        calls.extend(k.calls.iter().map(|c| c.to_string()));
+        results.extend(k.results.iter().map(|c| c.to_string()));
+    }
+    assert!(!calls.is_empty());
+    assert_eq!(calls, results);
+}

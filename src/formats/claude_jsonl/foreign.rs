@@ -234,10 +234,11 @@ impl<'s> Writer<'s> {
         );
     }
 
-    /// The id a result answers: its call's written id, or the oldest open call of that name.
+    /// The id a result answers: its call's written id; else (the call had no id, or another
+    /// one: Gemini checkpoints name only the response) the oldest open call of that name.
     fn answer(&mut self, call_id: Option<&str>, name: Option<&str>) -> String {
         let id = call_id
-            .map(|c| self.call_ids.get(c).cloned().unwrap_or_else(|| sanitize(c)))
+            .and_then(|c| self.call_ids.get(c).cloned())
             .or_else(|| {
                 let i = self
                     .open
@@ -246,6 +247,7 @@ impl<'s> Writer<'s> {
                     .or((!self.open.is_empty()).then_some(0))?;
                 Some(self.open[i].1.clone())
             })
+            .or_else(|| call_id.map(sanitize))
             .unwrap_or_default();
         self.open.retain(|(_, o)| *o != id);
         id
