@@ -1,7 +1,7 @@
 //! Moving a session from one format to another: detect, read, fill what the target needs,
 //! write, and report what could not be carried.
 
-use crate::diag::{Diagnostic, LossReport};
+use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{self, Format, Input, ReadError, ReadOutcome, WriteError, WriteOptions};
 use crate::ids::derived_uuid;
 use crate::model::Session;
@@ -83,11 +83,25 @@ pub fn convert(
             to: to.name(),
             source,
         })?;
+    let mut diagnostics = outcome.diagnostics;
+    let open = crate::check::document::unanswered_calls(&session).len();
+    // Exports are read by people, not resumed.
+    if open > 0 && !to.answers_open_calls_itself() && to.tool() != "export" {
+        diagnostics.push(Diagnostic {
+            code: "tool-call-unanswered",
+            severity: Severity::Warning,
+            location: Location::file(input.name),
+            message: format!(
+                "{open} tool call(s) have no result; {} does not accept that when it resumes: run `sessiontool repair` on the output to close them",
+                to.tool()
+            ),
+        });
+    }
     Ok(Conversion {
         from: from.name(),
         to: to.name(),
         bytes: written.bytes,
-        diagnostics: outcome.diagnostics,
+        diagnostics,
         losses: written.losses,
     })
 }

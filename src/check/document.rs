@@ -100,8 +100,8 @@ pub fn check(
     }
 }
 
-/// Tool calls in the session that no result answers.
-fn open_calls(session: &Session, issues: &mut Vec<Issue>) {
+/// Tool calls of the session that no result answers: `(node id, call id, tool name)`.
+pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
     let mut answered = HashSet::new();
     for node in &session.nodes {
         for part in node
@@ -117,6 +117,7 @@ fn open_calls(session: &Session, issues: &mut Vec<Issue>) {
             }
         }
     }
+    let mut open = Vec::new();
     for node in &session.nodes {
         for part in node
             .message()
@@ -128,15 +129,22 @@ fn open_calls(session: &Session, issues: &mut Vec<Issue>) {
             } = &part.content
                 && !answered.contains(id.as_str())
             {
-                issues.push(Issue::new(
-                    "tool-call-unanswered",
-                    Severity::Error,
-                    format!(
-                        "tool call {id} ({name}) in message {} has no result; model APIs reject a history with an unanswered call",
-                        node.id
-                    ),
-                ));
+                open.push((node.id.as_str(), id.as_str(), name.as_str()));
             }
         }
+    }
+    open
+}
+
+/// Tool calls in the session that no result answers.
+fn open_calls(session: &Session, issues: &mut Vec<Issue>) {
+    for (node, id, name) in unanswered_calls(session) {
+        issues.push(Issue::new(
+            "tool-call-unanswered",
+            Severity::Error,
+            format!(
+                "tool call {id} ({name}) in message {node} has no result; model APIs reject a history with an unanswered call"
+            ),
+        ));
     }
 }
