@@ -23,7 +23,7 @@ use super::{
     trim_start,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Session};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
 
 pub struct Checkpoint;
 
@@ -238,6 +238,13 @@ impl Format for Checkpoint {
             };
             let mut parts = m.parts.clone();
             if !own {
+                if m.role == Role::System {
+                    losses.add(
+                        "system-messages",
+                        1,
+                        "system or developer instructions, written as a user turn (the API history has no system role)",
+                    );
+                }
                 count_metadata_losses(node, m, &mut losses);
                 if !gemini_parts {
                     let dropped: usize = parts.iter_mut().map(Part::strip_extras).sum();
