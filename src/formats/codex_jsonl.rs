@@ -135,14 +135,9 @@ impl Format for CodexJsonl {
     }
 }
 
-/// How many leading lines detection looks at.
-const DETECT_LINES: usize = 8;
-
 fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
-    for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
-        if let Some(c) = judge_line(line) {
-            return c;
-        }
+    if let Some(c) = crate::formats::judge_lines(head, judge_line) {
+        return c;
     }
     let rollout_name = path
         .and_then(|p| p.file_name())

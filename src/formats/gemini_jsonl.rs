@@ -72,10 +72,8 @@ impl Format for GeminiJsonl {
 
     fn detect(&self, _path: Option<&Path>, head: &[u8]) -> Confidence {
         // Judged from the first lines that say something (a damaged file may start torn).
-        for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
-            if let Some(c) = judge_line(line) {
-                return c;
-            }
+        if let Some(c) = crate::formats::judge_lines(head, judge_line) {
+            return c;
         }
         0
     }
@@ -100,9 +98,6 @@ impl Format for GeminiJsonl {
         true
     }
 }
-
-/// How many leading lines detection looks at.
-const DETECT_LINES: usize = 8;
 
 /// What one line says: `Some(0)` another tool's record, `Some(n)` one of ours, `None` nothing
 /// either way (blank, padding, torn).

@@ -251,6 +251,29 @@ pub fn guess_from_name(path: &Path) -> Option<&'static dyn Format> {
     }
 }
 
+/// How many leading lines JSONL detection looks at: a damaged file may start with a stub
+/// record, a torn line or padding.
+pub(crate) const DETECT_LINES: usize = 8;
+
+/// The first verdict `judge` gives on the leading lines of `head` (blank lines and padding
+/// skipped): `Some(0)` another tool's, `Some(n)` the format's; `None` when no line decides.
+pub(crate) fn judge_lines(
+    head: &[u8],
+    judge: impl Fn(&[u8]) -> Option<Confidence>,
+) -> Option<Confidence> {
+    trim_start(head)
+        .split(|&b| b == b'\n')
+        .take(DETECT_LINES)
+        .find_map(|line| {
+            let line = trim_start(line);
+            if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
+                None
+            } else {
+                judge(line)
+            }
+        })
+}
+
 /// Skips a UTF-8 byte order mark and leading white space.
 pub(crate) fn trim_start(bytes: &[u8]) -> &[u8] {
     let b = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);

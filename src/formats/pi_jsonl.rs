@@ -178,14 +178,9 @@ impl Format for PiJsonl {
     }
 }
 
-/// How many leading lines detection looks at.
-const DETECT_LINES: usize = 8;
-
 fn detect(_path: Option<&Path>, head: &[u8]) -> Confidence {
-    for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
-        if let Some(c) = judge_line(line) {
-            return c;
-        }
+    if let Some(c) = crate::formats::judge_lines(head, judge_line) {
+        return c;
     }
     0
 }

@@ -191,11 +191,8 @@ impl Format for QwenJsonl {
 fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
     // Judged from the first lines that say something: a damaged file may start with a stub
     // record, a torn line or padding.
-    for line in trim_start(head).split(|&b| b == b'\n').take(DETECT_LINES) {
-        match judge_line(line) {
-            Some(confidence) => return confidence,
-            None => continue,
-        }
+    if let Some(c) = crate::formats::judge_lines(head, judge_line) {
+        return c;
     }
     let jsonl_name = path
         .and_then(|p| p.file_name())
@@ -208,9 +205,6 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
         0
     }
 }
-
-/// How many leading lines detection looks at.
-const DETECT_LINES: usize = 8;
 
 /// What one line says: `Some(0)` it is another tool's record, `Some(n)` a Qwen record,
 /// `None` nothing either way (blank, padding, a stub without the fields).
