@@ -66,6 +66,7 @@ fn jsonl_fixtures() -> Vec<PathBuf> {
         "codex-jsonl",
         "gemini-jsonl",
         "llxprt-jsonl",
+        "agent-jsonl",
     ]
     .iter()
     .flat_map(|folder| fixtures(folder, ".jsonl"))
@@ -263,7 +264,7 @@ fn complete_records(bytes: &[u8]) -> Vec<&[u8]> {
 fn without_parent(bytes: &[u8]) -> Option<Value> {
     let mut v: Value = serde_json::from_slice(bytes).ok()?;
     let o = v.as_object_mut()?;
-    for key in ["parentUuid", "parentId"] {
+    for key in ["parentUuid", "parentId", "parent_id"] {
         o.remove(key);
     }
     Some(v)

@@ -18,6 +18,7 @@ const TARGETS: &[&str] = &[
     "codex-jsonl",
     "gemini-jsonl",
     "llxprt-jsonl",
+    "agent-jsonl",
     "gemini-json",
     "checkpoint",
 ];
@@ -32,6 +33,7 @@ fn fixture_files() -> Vec<PathBuf> {
         "codex-jsonl",
         "gemini-jsonl",
         "llxprt-jsonl",
+        "agent-jsonl",
         "gemini-json",
         "checkpoint",
     ] {

@@ -4,6 +4,7 @@
 //!
 //! Adding a format means adding one module and one line in [`all`].
 
+pub mod agent_jsonl;
 pub mod checkpoint;
 pub mod claude_jsonl;
 pub mod codex_jsonl;
@@ -194,6 +195,7 @@ pub fn all() -> &'static [&'static dyn Format] {
         &codex_jsonl::CodexJsonl,
         &gemini_jsonl::GeminiJsonl,
         &llxprt_jsonl::LlxprtJsonl,
+        &agent_jsonl::AgentJsonl,
         &gemini_json::GeminiJson,
         &checkpoint::Checkpoint,
         &markdown::Markdown,

@@ -1,0 +1,236 @@
+//! Sessions from other formats: a version 1 header, then the head's branch as `message` and
+//! `compaction` entries with 8-hex ids chained by `parent_id` (`""` for the first). Every tool
+//! result becomes its own `tool_result` message (before the rest of a message that mixes them,
+//! as Gemini's user turns do). What has no entry (notices, system messages, other events,
+//! other branches, source-only fields) is counted in the loss report.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::super::{WriteError, WriteOptions, Written, ordered};
+use super::read::{message_value, role_str};
+use super::{COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, go_json};
+use crate::diag::LossReport;
+use crate::ids::{derived_uuid, sha256_hex};
+use crate::model::{Body, Content, Event, Message, Role, Session};
+
+const EPOCH: &str = "1970-01-01T00:00:00Z";
+
+pub(super) fn write_foreign(
+    session: &Session,
+    options: &WriteOptions,
+) -> Result<Written, WriteError> {
+    let (branch, left_out) = session
+        .branch(options.leaf.as_deref())
+        .map_err(WriteError)?;
+    let mut losses = LossReport::default();
+    losses.add(
+        "other-branches",
+        left_out,
+        "nodes on other branches (the agent keeps one chain; choose one with --leaf)",
+    );
+    let meta = &branch.meta;
+    let session_id = meta
+        .id
+        .clone()
+        .unwrap_or_else(|| derived_uuid(&format!("agent-jsonl/{}", branch.nodes.len())));
+    let start = meta
+        .start_time
+        .clone()
+        .or_else(|| branch.nodes.iter().find_map(|n| n.timestamp.clone()))
+        .or_else(|| options.now.clone())
+        .unwrap_or_else(|| EPOCH.into());
+    let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
+    if cwd.is_none() {
+        losses.add(
+            "no-cwd",
+            1,
+            "the session names no working directory; the header gets \"\" (give one with --cwd)",
+        );
+    }
+    let mut h = Map::new();
+    h.insert("type".into(), "session".into());
+    h.insert("id".into(), session_id.clone().into());
+    h.insert("version".into(), 1.into());
+    h.insert("timestamp".into(), start.clone().into());
+    h.insert("cwd".into(), cwd.unwrap_or_default().into());
+    let mut out = go_json(&Value::Object(ordered(h, &HEADER_ORDER)));
+    out.push(b'\n');
+
+    let mut used: HashSet<String> = HashSet::new();
+    let mut first_of: HashMap<&str, String> = HashMap::new();
+    let mut pending: Vec<(Map<String, Value>, Option<String>)> = Vec::new();
+    for node in &branch.nodes {
+        let timestamp = node.timestamp.clone().unwrap_or_else(|| start.clone());
+        let mut bodies: Vec<(Map<String, Value>, Option<String>)> = Vec::new();
+        match &node.body {
+            Body::Message(m) => {
+                losses.add(
+                    "extra-fields",
+                    node.extra.len(),
+                    "fields of the source format with no place in an agent entry",
+                );
+                let dropped = m.usage.as_ref().map_or(0, |u| {
+                    usize::from(u.thoughts.is_some()) + usize::from(u.tool.is_some())
+                });
+                losses.add(
+                    "usage-fields",
+                    dropped,
+                    "token counts the agent's usage has no field for (thoughts, tool)",
+                );
+                message_entries(m, &timestamp, &mut losses, &mut bodies)
+            }
+            Body::Event(Event::Compaction {
+                summary,
+                tokens_before,
+                first_kept,
+                ..
+            }) => {
+                let mut e = Map::new();
+                e.insert("type".into(), "compaction".into());
+                e.insert("summary".into(), summary.clone().unwrap_or_default().into());
+                e.insert("tokens_before".into(), tokens_before.unwrap_or(0).into());
+                bodies.push((e, first_kept.clone()));
+            }
+            Body::Event(e) => losses.add(
+                "events",
+                1,
+                format!("events the agent has no entry for (first: {})", e.kind()),
+            ),
+        }
+        for (k, (mut e, first_kept)) in bodies.into_iter().enumerate() {
+            let id = new_id(&session_id, &node.id, k, &mut used);
+            if k == 0 {
+                first_of.insert(&node.id, id.clone());
+            }
+            e.insert("id".into(), id.into());
+            e.insert("timestamp".into(), timestamp.clone().into());
+            pending.push((e, first_kept));
+        }
+    }
+    let mut parent = String::new();
+    for (mut e, first_kept) in pending {
+        let id = e
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        e.insert("parent_id".into(), parent.clone().into());
+        let e = if e.get("type").and_then(Value::as_str) == Some("compaction") {
+            let kept = first_kept
+                .and_then(|k| first_of.get(k.as_str()).cloned())
+                .unwrap_or_else(|| id.clone());
+            e.insert("first_kept_entry_id".into(), kept.into());
+            ordered(e, &COMPACTION_ORDER)
+        } else {
+            ordered(e, &ENTRY_ORDER)
+        };
+        out.extend(go_json(&Value::Object(e)));
+        out.push(b'\n');
+        parent = id;
+    }
+    Ok(Written { bytes: out, losses })
+}
+
+fn millis(ts: &str) -> Value {
+    ts.parse::<jiff::Timestamp>()
+        .map_or(Value::from(0), |t| t.as_millisecond().into())
+}
+
+/// A message as entry bodies (without id, parent and timestamp): tool results first, one
+/// `tool_result` message each, then the rest.
+fn message_entries(
+    m: &Message,
+    timestamp: &str,
+    losses: &mut LossReport,
+    out: &mut Vec<(Map<String, Value>, Option<String>)>,
+) {
+    match m.role {
+        Role::Info | Role::Warning | Role::Error => {
+            losses.add(
+                "notices",
+                1,
+                "notices the tool showed its user (no entry for them)",
+            );
+            return;
+        }
+        Role::System => {
+            losses.add("system-messages", 1, "system messages (no entry for them)");
+            return;
+        }
+        _ => {}
+    }
+    let extras = m.extra.len() + m.usage.as_ref().map_or(0, |u| u.extra.len());
+    losses.add(
+        "extra-fields",
+        extras,
+        "fields of the source format with no place in an agent entry",
+    );
+    let entry = |msg: Message| {
+        let role = role_str(msg.role);
+        let mut body = message_value(&msg, false);
+        body.insert("timestamp".into(), millis(timestamp));
+        let mut e = Map::new();
+        e.insert("type".into(), "message".into());
+        e.insert("role".into(), role.into());
+        e.insert("message".into(), Value::Object(body));
+        (e, None)
+    };
+    let mut rest = Vec::new();
+    for part in &m.parts {
+        let mut part = part.clone();
+        losses.add(
+            "part-fields",
+            part.strip_extras(),
+            "fields of parts the agent's content blocks do not have",
+        );
+        match &part.content {
+            Content::ToolResult { display, .. } => {
+                if display.is_some() {
+                    losses.add("tool-displays", 1, "what tools showed their user");
+                }
+                out.push(entry(Message::new(Role::Tool, vec![part])));
+            }
+            Content::Code { .. } | Content::CodeResult { .. } | Content::Other { .. } => {
+                losses.add(
+                    "parts",
+                    1,
+                    "parts with no content block (code, unknown kinds)",
+                );
+            }
+            Content::Media { data: None, .. } => {
+                losses.add("media", 1, "media given by reference (no image block)");
+            }
+            _ => rest.push(part),
+        }
+    }
+    if !rest.is_empty() {
+        let role = if m.role == Role::Tool {
+            Role::User
+        } else {
+            m.role
+        };
+        let mut msg = Message::new(role, rest);
+        msg.model = m.model.clone();
+        msg.usage = m.usage.clone();
+        out.push(entry(msg));
+    }
+}
+
+/// An 8-hex id for the `k`th entry of a node, derived from the session and node ids.
+fn new_id(session: &str, node: &str, k: usize, used: &mut HashSet<String>) -> String {
+    let is_hex = node.len() == 8 && node.bytes().all(|b| b.is_ascii_hexdigit());
+    let mut id = if k == 0 && is_hex {
+        node.to_string()
+    } else {
+        sha256_hex(&format!("{session}/{node}/{k}"))[..8].to_string()
+    };
+    let mut n = 0;
+    while used.contains(&id) {
+        n += 1;
+        id = sha256_hex(&format!("{session}/{node}/{k}/{n}"))[..8].to_string();
+    }
+    used.insert(id.clone());
+    id
+}

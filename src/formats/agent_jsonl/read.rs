@@ -1,0 +1,468 @@
+//! Lines to a session and back: the header to metadata, each entry to a node; `native_entry`
+//! is the inverse of `entry_node`, and a line it would not give back byte for byte keeps its
+//! text as a hint.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::super::gemini_content::take_string;
+use super::super::{Input, ReadError, ReadOutcome, Written, ordered, record_diagnostics};
+use super::blocks::{block_from_part, blocks_of_output, output_of_blocks};
+use super::{
+    ASSISTANT_ORDER, COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, HINT_HEADER_RAW, HINT_ID,
+    HINT_NO_FINAL_NEWLINE, HINT_NO_HEADER, HINT_RAW, NAME, RECORD, TOOL_RESULT_ORDER, USAGE_ORDER,
+    USER_ORDER, go_json,
+};
+use crate::diag::Location;
+use crate::diag::{Diagnostic, LossReport, Severity};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
+use crate::records::{Damage, Options, split_slice};
+
+pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
+    let (records, findings) = split_slice(input.bytes, Options::default());
+    let mut diagnostics = record_diagnostics(input.name, &findings);
+    let mut meta = Meta {
+        source_format: Some(NAME.into()),
+        ..Meta::default()
+    };
+    if findings
+        .iter()
+        .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
+    {
+        meta.hints.insert(HINT_NO_FINAL_NEWLINE.into(), true.into());
+    }
+    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
+    let mut ids: HashSet<String> = HashSet::new();
+    for (i, rec) in records.iter().enumerate() {
+        let at = Location::at(input.name, rec.span.line, rec.span.offset);
+        let text: &[u8] = &rec.bytes;
+        let value = serde_json::from_slice::<Value>(text);
+        if i == 0 {
+            if let Ok(Value::Object(h)) = &value
+                && h.get("type").and_then(Value::as_str) == Some("session")
+            {
+                read_header(h.clone(), text, &mut meta);
+                continue;
+            }
+            meta.hints.insert(HINT_NO_HEADER.into(), true.into());
+            diagnostics.push(Diagnostic {
+                code: "agent-no-header",
+                severity: Severity::Warning,
+                location: at.clone(),
+                message: "the first line is not a session header".into(),
+            });
+        }
+        let mut node = match value {
+            Ok(Value::Object(map)) => entry_node(map),
+            other => {
+                diagnostics.push(Diagnostic {
+                    code: "agent-not-an-entry",
+                    severity: Severity::Warning,
+                    location: at.clone(),
+                    message: "line is not a JSON object; kept as is".into(),
+                });
+                let data = other
+                    .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(text).into_owned()));
+                Node {
+                    id: format!("line-{}", rec.span.line),
+                    parent: None,
+                    timestamp: None,
+                    body: Body::Event(Event::Custom {
+                        kind: RECORD.into(),
+                        data,
+                    }),
+                    extra: Extra::new(),
+                    hints: Extra::new(),
+                }
+            }
+        };
+        let own = node.id.clone();
+        let mut id = own.clone();
+        let mut k = 1;
+        while ids.contains(&id) {
+            k += 1;
+            id = format!("{own}~{}.{k}", rec.span.line);
+        }
+        if id != own {
+            diagnostics.push(Diagnostic {
+                code: "agent-duplicate-id",
+                severity: Severity::Warning,
+                location: at.clone(),
+                message: format!("entry id {own} was used before; read as {id}"),
+            });
+            node.hints.insert(HINT_ID.into(), own.into());
+            node.id = id.clone();
+        }
+        ids.insert(id);
+        if go_json(&native_entry(&node)) != text {
+            let raw = String::from_utf8_lossy(text).into_owned();
+            node.hints.insert(HINT_RAW.into(), raw.into());
+        }
+        nodes.push(node);
+    }
+    meta.head = nodes.last().map(|n| n.id.clone());
+    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
+    Ok(ReadOutcome {
+        session: Session { meta, nodes },
+        diagnostics,
+    })
+}
+
+fn read_header(mut h: Map<String, Value>, text: &[u8], meta: &mut Meta) {
+    h.shift_remove("type");
+    meta.id = take_string(&mut h, "id");
+    meta.start_time = take_string(&mut h, "timestamp");
+    meta.cwd = take_string(&mut h, "cwd");
+    meta.extra = h;
+    if go_json(&header(meta)) != text {
+        let raw = String::from_utf8_lossy(text).into_owned();
+        meta.hints.insert(HINT_HEADER_RAW.into(), raw.into());
+    }
+}
+
+pub(super) fn header(meta: &Meta) -> Value {
+    let mut h = Map::new();
+    h.insert("type".into(), "session".into());
+    if let Some(id) = &meta.id {
+        h.insert("id".into(), id.clone().into());
+    }
+    if let Some(ts) = &meta.start_time {
+        h.insert("timestamp".into(), ts.clone().into());
+    }
+    if let Some(cwd) = &meta.cwd {
+        h.insert("cwd".into(), cwd.clone().into());
+    }
+    h.extend(meta.extra.clone());
+    Value::Object(ordered(h, &HEADER_ORDER))
+}
+
+fn role_of(s: &str) -> Option<Role> {
+    match s {
+        "user" => Some(Role::User),
+        "assistant" => Some(Role::Assistant),
+        "tool_result" => Some(Role::Tool),
+        _ => None,
+    }
+}
+
+fn custom(kind: String, map: Map<String, Value>, id: String, parent: Option<String>) -> Node {
+    let timestamp = map
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .map(String::from);
+    Node {
+        id,
+        parent,
+        timestamp,
+        body: Body::Event(Event::Custom {
+            kind,
+            data: Value::Object(map),
+        }),
+        extra: Extra::new(),
+        hints: Extra::new(),
+    }
+}
+
+/// An entry object as a node. Entries that are not a well-formed message or compaction are
+/// kept whole as custom events named by their type.
+fn entry_node(mut map: Map<String, Value>) -> Node {
+    let id = match map.get("id") {
+        Some(Value::String(s)) => s.clone(),
+        _ => format!(
+            "entry-{}",
+            crate::ids::sha256_hex(&Value::Object(map.clone()).to_string())[..8].to_owned()
+        ),
+    };
+    let parent = map
+        .get("parent_id")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .map(String::from);
+    let kind = match map.get("type") {
+        Some(Value::String(s)) => s.clone(),
+        _ => return custom(RECORD.into(), map, id, parent),
+    };
+    let well_formed = map.get("id").is_some_and(Value::is_string)
+        && map.get("parent_id").is_some_and(Value::is_string)
+        && map.get("timestamp").is_some_and(Value::is_string);
+    if !well_formed {
+        return custom(kind, map, id, parent);
+    }
+    match kind.as_str() {
+        "message" => {
+            let Some(Value::Object(msg)) = map.get("message").cloned() else {
+                return custom(kind, map, id, parent);
+            };
+            let Some(m) = read_message(msg) else {
+                return custom(kind, map, id, parent);
+            };
+            for k in ["type", "id", "parent_id", "message"] {
+                map.shift_remove(k);
+            }
+            let timestamp = take_string(&mut map, "timestamp");
+            Node {
+                id,
+                parent,
+                timestamp,
+                body: Body::Message(m),
+                extra: map,
+                hints: Extra::new(),
+            }
+        }
+        "compaction"
+            if map.get("summary").is_some_and(Value::is_string)
+                && map.get("first_kept_entry_id").is_some_and(Value::is_string)
+                && map.get("tokens_before").is_some_and(Value::is_u64) =>
+        {
+            for k in ["type", "id", "parent_id"] {
+                map.shift_remove(k);
+            }
+            let timestamp = take_string(&mut map, "timestamp");
+            let summary = take_string(&mut map, "summary");
+            let first_kept = take_string(&mut map, "first_kept_entry_id");
+            let tokens_before = map.shift_remove("tokens_before").and_then(|v| v.as_u64());
+            Node {
+                id,
+                parent,
+                timestamp,
+                body: Body::Event(Event::Compaction {
+                    summary,
+                    tokens_before,
+                    first_kept,
+                    data: Value::Object(map),
+                }),
+                extra: Extra::new(),
+                hints: Extra::new(),
+            }
+        }
+        _ => custom(kind, map, id, parent),
+    }
+}
+
+fn read_message(mut msg: Map<String, Value>) -> Option<Message> {
+    let role = role_of(msg.get("role")?.as_str()?)?;
+    let Some(Value::Array(content)) = msg.get("content") else {
+        return None;
+    };
+    let content = content.clone();
+    if role == Role::Tool
+        && !(msg.get("tool_call_id").is_some_and(Value::is_string)
+            && msg.get("is_error").is_some_and(Value::is_boolean))
+    {
+        return None;
+    }
+    msg.shift_remove("role");
+    msg.shift_remove("content");
+    let model = take_string(&mut msg, "model");
+    let usage = match msg.get("usage") {
+        Some(Value::Object(u)) => read_usage(u).inspect(|_| {
+            msg.shift_remove("usage");
+        }),
+        _ => None,
+    };
+    let parts = if role == Role::Tool {
+        let call_id = take_string(&mut msg, "tool_call_id");
+        let name = take_string(&mut msg, "tool_name");
+        let is_error = msg.shift_remove("is_error").and_then(|v| v.as_bool()) == Some(true);
+        vec![Part::new(Content::ToolResult {
+            call_id,
+            name,
+            output: output_of_blocks(Value::Array(content)),
+            is_error,
+            status: None,
+            display: None,
+            extra: Extra::new(),
+        })]
+    } else {
+        parts_from_blocks(&content)
+    };
+    Some(Message {
+        role,
+        parts,
+        model,
+        usage,
+        extra: msg,
+    })
+}
+
+fn parts_from_blocks(blocks: &[Value]) -> Vec<Part> {
+    blocks.iter().map(super::blocks::part_from_block).collect()
+}
+
+fn read_usage(u: &Map<String, Value>) -> Option<Usage> {
+    let mut usage = Usage::default();
+    for (k, v) in u {
+        let n = v.as_u64();
+        match (k.as_str(), n) {
+            ("input", Some(n)) => usage.input = Some(n),
+            ("output", Some(n)) => usage.output = Some(n),
+            ("cache_read", Some(n)) => usage.cached = Some(n),
+            ("total_tokens", Some(n)) => usage.total = Some(n),
+            ("input" | "output" | "cache_read" | "total_tokens", None) => return None,
+            _ => {
+                usage.extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Some(usage)
+}
+
+pub(super) fn usage_value(u: &Usage, native: bool) -> Value {
+    let mut m = Map::new();
+    for (k, v) in [
+        ("input", u.input),
+        ("output", u.output),
+        ("cache_read", u.cached),
+        ("total_tokens", u.total),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), v.into());
+        }
+    }
+    if native {
+        m.extend(u.extra.clone());
+    }
+    Value::Object(ordered(m, &USAGE_ORDER))
+}
+
+pub(super) fn role_str(role: Role) -> &'static str {
+    match role {
+        Role::Tool => "tool_result",
+        Role::Assistant => "assistant",
+        _ => "user",
+    }
+}
+
+/// A message body (the entry's `message`). `native`: unknown fields are written back.
+pub(super) fn message_value(m: &Message, native: bool) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert("role".into(), role_str(m.role).into());
+    let order: &[&str] = if m.role == Role::Tool {
+        if let Some(Part {
+            content:
+                Content::ToolResult {
+                    call_id,
+                    name,
+                    output,
+                    is_error,
+                    ..
+                },
+            ..
+        }) = m.parts.first()
+        {
+            o.insert(
+                "tool_call_id".into(),
+                call_id.clone().unwrap_or_default().into(),
+            );
+            if let Some(n) = name {
+                o.insert("tool_name".into(), n.clone().into());
+            }
+            o.insert("content".into(), blocks_of_output(output));
+            o.insert("is_error".into(), (*is_error).into());
+        }
+        &TOOL_RESULT_ORDER
+    } else {
+        let blocks: Vec<Value> = m
+            .parts
+            .iter()
+            .filter_map(|p| block_from_part(p, native))
+            .collect();
+        o.insert("content".into(), Value::Array(blocks));
+        if let Some(model) = &m.model {
+            o.insert("model".into(), model.clone().into());
+        }
+        if let Some(u) = &m.usage {
+            o.insert("usage".into(), usage_value(u, native));
+        }
+        if m.role == Role::Assistant {
+            &ASSISTANT_ORDER
+        } else {
+            &USER_ORDER
+        }
+    };
+    if native {
+        o.extend(m.extra.clone());
+    }
+    ordered(o, order)
+}
+
+/// The entry a node read from this format is rebuilt as.
+pub(super) fn native_entry(node: &Node) -> Value {
+    let id = node
+        .hints
+        .get(HINT_ID)
+        .and_then(Value::as_str)
+        .unwrap_or(&node.id);
+    let parent = node.parent.clone().unwrap_or_default();
+    match &node.body {
+        Body::Message(m) => {
+            let mut e = Map::new();
+            e.insert("type".into(), "message".into());
+            e.insert("id".into(), id.into());
+            e.insert("parent_id".into(), parent.into());
+            if let Some(ts) = &node.timestamp {
+                e.insert("timestamp".into(), ts.clone().into());
+            }
+            e.extend(node.extra.clone());
+            e.insert("message".into(), Value::Object(message_value(m, true)));
+            Value::Object(ordered(e, &ENTRY_ORDER))
+        }
+        Body::Event(Event::Compaction {
+            summary,
+            tokens_before,
+            first_kept,
+            data,
+        }) => {
+            let mut e = Map::new();
+            e.insert("type".into(), "compaction".into());
+            e.insert("id".into(), id.into());
+            e.insert("parent_id".into(), parent.into());
+            if let Some(ts) = &node.timestamp {
+                e.insert("timestamp".into(), ts.clone().into());
+            }
+            e.insert("summary".into(), summary.clone().unwrap_or_default().into());
+            e.insert(
+                "first_kept_entry_id".into(),
+                first_kept.clone().unwrap_or_default().into(),
+            );
+            e.insert("tokens_before".into(), tokens_before.unwrap_or(0).into());
+            if let Value::Object(d) = data {
+                e.extend(d.clone());
+            }
+            Value::Object(ordered(e, &COMPACTION_ORDER))
+        }
+        Body::Event(Event::Custom { data, .. }) => data.clone(),
+        Body::Event(other) => serde_json::to_value(other).unwrap_or(Value::Null),
+    }
+}
+
+pub(super) fn write_native(session: &Session) -> Written {
+    let mut out = Vec::with_capacity(64 * 1024);
+    if !session.meta.hints.contains_key(HINT_NO_HEADER) {
+        match session
+            .meta
+            .hints
+            .get(HINT_HEADER_RAW)
+            .and_then(Value::as_str)
+        {
+            Some(raw) => out.extend_from_slice(raw.as_bytes()),
+            None => out.extend(go_json(&header(&session.meta))),
+        }
+        out.push(b'\n');
+    }
+    for node in &session.nodes {
+        match node.hints.get(HINT_RAW).and_then(Value::as_str) {
+            Some(raw) => out.extend_from_slice(raw.as_bytes()),
+            None => out.extend(go_json(&native_entry(node))),
+        }
+        out.push(b'\n');
+    }
+    if session.meta.hints.contains_key(HINT_NO_FINAL_NEWLINE) && out.ends_with(b"\n") {
+        out.pop();
+    }
+    Written {
+        bytes: out,
+        losses: LossReport::default(),
+    }
+}
