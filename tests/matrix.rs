@@ -20,6 +20,7 @@ const TARGETS: &[&str] = &[
     "llxprt-jsonl",
     "agent-jsonl",
     "gemini-json",
+    "simple-agent-json",
     "checkpoint",
 ];
 
@@ -35,6 +36,7 @@ fn fixture_files() -> Vec<PathBuf> {
         "llxprt-jsonl",
         "agent-jsonl",
         "gemini-json",
+        "simple-agent-json",
         "checkpoint",
     ] {
         let mut names: Vec<PathBuf> = std::fs::read_dir(root.join(folder))

@@ -18,6 +18,7 @@ pub mod llxprt_jsonl;
 pub mod markdown;
 pub mod pi_jsonl;
 pub mod qwen_jsonl;
+pub mod simple_agent_json;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -197,6 +198,7 @@ pub fn all() -> &'static [&'static dyn Format] {
         &llxprt_jsonl::LlxprtJsonl,
         &agent_jsonl::AgentJsonl,
         &gemini_json::GeminiJson,
+        &simple_agent_json::SimpleAgentJson,
         &checkpoint::Checkpoint,
         &markdown::Markdown,
         &html::Html,

@@ -1,0 +1,831 @@
+//! simple-agent-go session JSON (`simple-agent-json`): one session per file under
+//! `~/.simple-agent/sessions/<YYYYMMDD_HHMMSS>_<6 chars>.json`, written whole by Go's
+//! `json.MarshalIndent(session, "", "  ")` and `os.WriteFile` (no final newline). See
+//! FORMATS.md 11 and seed 004.
+//!
+//! Go's encoder escapes `<`, `>`, `&`, U+2028 and U+2029 inside strings (`\u003c`, ...); the
+//! writer does the same, unless the file read had any of them raw (edited by hand).
+//!
+//! Mapping to the model: each message is a node chained to the one before it, with a derived
+//! id (`message-<n>`). `tool_calls[]` become tool call parts (the `arguments` string is kept
+//! exactly), a `tool` message with `tool_call_id` a tool result part whose output is the content
+//! string. Session fields: `id`, `path` (cwd), `created_at`, `updated_at`, `metadata.title`;
+//! the rest (`version`, `provider`, `model`, `metadata`, `runs`, ...) stays in `extra`.
+//!
+//! The `meta.json` index is not a session: [`index_entry`] adds a session to it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
+    WriteError, WriteOptions, Written, ends_with_newline, json_error_location, ordered,
+    to_pretty_js, trim_start,
+};
+use crate::diag::{Diagnostic, Location, LossReport, Severity};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
+
+pub struct SimpleAgentJson;
+
+pub const NAME: &str = "simple-agent-json";
+
+/// Key order of the Go structs (`history/types.go`).
+const SESSION_ORDER: &[&str] = &[
+    "id",
+    "version",
+    "created_at",
+    "updated_at",
+    "path",
+    "provider",
+    "model",
+    "metadata",
+    "messages",
+];
+const MESSAGE_ORDER: &[&str] = &["role", "content", "tool_calls", "tool_call_id", "timestamp"];
+const CALL_ORDER: &[&str] = &["id", "type", "function"];
+const FUNCTION_ORDER: &[&str] = &["name", "arguments"];
+
+/// Hints this format leaves for its own writer.
+const HINT_KEYS: &str = "simple-agent-json.keys";
+/// The key order of `metadata` (Go writes `title` first; a file edited by hand may not).
+const HINT_METADATA_KEYS: &str = "simple-agent-json.metadata-keys";
+/// `absent` or `empty`: how a message without text had its `content`.
+const HINT_CONTENT: &str = "simple-agent-json.content";
+/// The `arguments` strings of the message's calls, in order (`null` where re-encoding the
+/// parsed arguments gives the same string).
+const HINT_ARGUMENTS: &str = "simple-agent-json.arguments";
+/// `false` when the file had `<`, `>` or `&` unescaped (Go never writes them raw).
+const HINT_HTML_ESCAPE: &str = "simple-agent-json.html-escape";
+/// Kind of the event that keeps a message this reader cannot map.
+const UNKNOWN_MESSAGE: &str = "simple-agent-json.message";
+/// Where a call's unknown `function` fields are kept (in the call part's `extra`).
+const FUNCTION_EXTRA: &str = "function";
+/// The time Go writes for a zero `time.Time`.
+const GO_ZERO_TIME: &str = "0001-01-01T00:00:00Z";
+
+impl Format for SimpleAgentJson {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "simple-agent-go session JSON (~/.simple-agent/sessions/*.json)"
+    }
+
+    fn tool(&self) -> &'static str {
+        "simple-agent"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        false
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        let head = trim_start(head);
+        let jsonl_name = path
+            .and_then(|p| p.extension())
+            .is_some_and(|e| e == "jsonl");
+        if !head.starts_with(b"{") || jsonl_name {
+            return 0;
+        }
+        let first_line_ends_object = head
+            .iter()
+            .position(|&b| b == b'\n')
+            .is_some_and(|nl| trim_end(&head[..nl]).ends_with(b"}"));
+        if first_line_ends_object {
+            return 0;
+        }
+        let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let has = |k: &str| compact.contains(&format!("\"{k}\":"));
+        if has("sessionId") || has("history") {
+            return 0;
+        }
+        let core = has("id") && has("created_at") && has("updated_at");
+        if core && compact.contains("\"version\":\"1.0\"") && has("messages") {
+            90
+        } else if core && (has("messages") || has("metadata")) {
+            60
+        } else {
+            0
+        }
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        let bytes = trim_start(input.bytes);
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            let at = json_error_location(input.name, input.bytes, &e);
+            let what = if e.is_eof() {
+                "the session JSON ends before it is complete (truncated, probably by a crash)"
+            } else {
+                "the session JSON is not valid"
+            };
+            ReadError::new(at, format!("{what}: {e}")).with_hint(DAMAGED_HINT)
+        })?;
+        let Value::Object(mut root) = value else {
+            return Err(ReadError::new(
+                Location::file(input.name),
+                "expected a JSON object (a simple-agent session) at the top level",
+            ));
+        };
+        let root_keys: Vec<String> = root.keys().cloned().collect();
+        let messages = match root.shift_remove("messages") {
+            Some(Value::Array(m)) => m,
+            Some(Value::Null) => Vec::new(),
+            _ => {
+                return Err(ReadError::new(
+                    Location::file(input.name),
+                    "no `messages` array: this is not a simple-agent session file",
+                ));
+            }
+        };
+        let mut diagnostics = Vec::new();
+        match root.get("version").and_then(Value::as_str) {
+            Some("1.0") => {}
+            other => diagnostics.push(Diagnostic {
+                code: "unknown-version",
+                severity: Severity::Info,
+                location: Location::file(input.name),
+                message: format!("session version {other:?}; read as version 1.0"),
+            }),
+        }
+        let mut hints = Extra::new();
+        hints.insert(HINT_KEYS.into(), key_list(&root_keys));
+        if ends_with_newline(input.bytes) {
+            hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
+        }
+        if bytes.iter().any(|b| matches!(b, b'<' | b'>' | b'&')) {
+            hints.insert(HINT_HTML_ESCAPE.into(), false.into());
+        }
+        if let Some(Value::Object(md)) = root.get("metadata") {
+            hints.insert(HINT_METADATA_KEYS.into(), key_list(md.keys()));
+        }
+        let title = match root.get_mut("metadata") {
+            Some(Value::Object(md)) if md.get("title").is_some_and(Value::is_string) => md
+                .shift_remove("title")
+                .and_then(|t| t.as_str().map(String::from)),
+            _ => None,
+        };
+        let meta = Meta {
+            id: take_string(&mut root, "id"),
+            cwd: take_string(&mut root, "path"),
+            start_time: take_string(&mut root, "created_at"),
+            last_updated: take_string(&mut root, "updated_at"),
+            title,
+            source_format: Some(NAME.into()),
+            extra: root,
+            hints,
+            ..Meta::default()
+        };
+        let mut nodes: Vec<Node> = Vec::with_capacity(messages.len());
+        let mut call_names: HashMap<String, String> = HashMap::new();
+        for (i, m) in messages.into_iter().enumerate() {
+            let parent = nodes.last().map(|n| n.id.clone());
+            let node = message_to_node(m, i, parent, &mut call_names, &mut diagnostics, input);
+            nodes.push(node);
+        }
+        Ok(ReadOutcome {
+            session: Session { meta, nodes },
+            diagnostics,
+        })
+    }
+
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        let mut losses = LossReport::default();
+        let (session, left_out) = session
+            .branch(options.leaf.as_deref())
+            .map_err(WriteError)?;
+        losses.add(
+            "other-branches",
+            left_out,
+            "nodes on other branches (this format holds one branch; choose with --leaf)",
+        );
+        let own = session.meta.source_format.as_deref() == Some(NAME);
+        let meta = &session.meta;
+        let now = options.now.clone().unwrap_or_else(|| GO_ZERO_TIME.into());
+        let mut messages = Vec::with_capacity(session.nodes.len());
+        let mut last_ts = meta.start_time.clone();
+        let mut model: Option<String> = None;
+        for node in &session.nodes {
+            if node.timestamp.is_some() {
+                last_ts = node.timestamp.clone();
+            }
+            let ts = node
+                .timestamp
+                .clone()
+                .or(last_ts.clone())
+                .unwrap_or(now.clone());
+            match &node.body {
+                Body::Event(Event::Custom { kind, data }) if own && kind == UNKNOWN_MESSAGE => {
+                    messages.push(data.clone());
+                }
+                Body::Event(e) => losses.add(
+                    "events",
+                    1,
+                    format!(
+                        "session events ({}) have no place in a simple-agent session",
+                        e.kind()
+                    ),
+                ),
+                Body::Message(m) if !m.role.is_conversation() => losses.add(
+                    "notices",
+                    1,
+                    "info, warning and error notices (simple-agent records none)",
+                ),
+                Body::Message(m) => {
+                    if model.is_none() && m.role == Role::Assistant {
+                        model = m.model.clone();
+                    }
+                    for w in write_message(node, m, ts, own, &mut losses) {
+                        messages.push(Value::Object(w));
+                    }
+                }
+            }
+        }
+        let mut root = if own { meta.extra.clone() } else { Map::new() };
+        if !own {
+            losses.add(
+                "session-fields",
+                meta.extra.len(),
+                "session fields of the source format",
+            );
+        }
+        let first_ts = messages
+            .first()
+            .and_then(|m| m.get("timestamp"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        let last = messages
+            .last()
+            .and_then(|m| m.get("timestamp"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        root.insert("id".into(), meta.id.clone().unwrap_or_default().into());
+        root.entry("version").or_insert_with(|| "1.0".into());
+        root.insert(
+            "created_at".into(),
+            meta.start_time
+                .clone()
+                .or(first_ts)
+                .unwrap_or(now.clone())
+                .into(),
+        );
+        root.insert(
+            "updated_at".into(),
+            meta.last_updated.clone().or(last).unwrap_or(now).into(),
+        );
+        let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
+        root.insert("path".into(), cwd.unwrap_or_default().into());
+        root.entry("provider").or_insert_with(|| "".into());
+        root.entry("model")
+            .or_insert_with(|| model.unwrap_or_default().into());
+        let mut md = match root.shift_remove("metadata") {
+            Some(Value::Object(md)) => md,
+            _ => {
+                let mut md = Map::new();
+                md.insert("tags".into(), Value::Null);
+                md.insert("token_count".into(), 0.into());
+                md
+            }
+        };
+        let mut with_title = Map::new();
+        if let Some(t) = &meta.title {
+            with_title.insert("title".into(), t.clone().into());
+        } else if !md.contains_key("title") {
+            with_title.insert("title".into(), "".into());
+        }
+        with_title.append(&mut md);
+        let with_title = match meta.hints.get(HINT_METADATA_KEYS).and_then(Value::as_array) {
+            Some(keys) if own => {
+                let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
+                ordered(with_title, &keys)
+            }
+            _ => with_title,
+        };
+        root.insert("metadata".into(), Value::Object(with_title));
+        root.insert("messages".into(), Value::Array(messages));
+        if meta.summary.is_some() {
+            losses.add("summary", 1, "the session summary (no field for it)");
+        }
+        let root = ordered_as_read(root, &meta.hints, SESSION_ORDER);
+        let newline = own && meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
+        let escape = !(own && meta.hints.get(HINT_HTML_ESCAPE) == Some(&Value::Bool(false)));
+        Ok(Written {
+            bytes: to_pretty_go(&Value::Object(root), newline, escape),
+            losses,
+        })
+    }
+
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        #[derive(serde::Deserialize)]
+        struct Call<'a> {
+            #[serde(borrow)]
+            id: Option<std::borrow::Cow<'a, str>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct K<'a> {
+            #[serde(borrow)]
+            role: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, default)]
+            tool_calls: Option<Vec<Call<'a>>>,
+            #[serde(borrow)]
+            tool_call_id: Option<std::borrow::Cow<'a, str>>,
+        }
+        let k: K = serde_json::from_slice(record).ok()?;
+        Some(Keys {
+            kind: k.role,
+            calls: k
+                .tool_calls
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|c| c.id)
+                .collect(),
+            results: k.tool_call_id.into_iter().collect(),
+            ..Keys::default()
+        })
+    }
+}
+
+/// JSON as Go's `json.MarshalIndent(v, "", "  ")` writes it: two spaces, `<`, `>`, `&`,
+/// U+2028 and U+2029 escaped (when `escape_html`), no final newline unless asked for.
+pub fn to_pretty_go(value: &Value, final_newline: bool, escape_html: bool) -> Vec<u8> {
+    let out = to_pretty_js(value, final_newline);
+    if !escape_html {
+        return out;
+    }
+    // These bytes only occur inside strings (keys included), where Go escapes them.
+    let mut escaped = Vec::with_capacity(out.len() + 64);
+    let mut i = 0;
+    while i < out.len() {
+        match out[i] {
+            b'<' => escaped.extend_from_slice(b"\\u003c"),
+            b'>' => escaped.extend_from_slice(b"\\u003e"),
+            b'&' => escaped.extend_from_slice(b"\\u0026"),
+            0xE2 if out.get(i + 1) == Some(&0x80)
+                && matches!(out.get(i + 2), Some(0xA8 | 0xA9)) =>
+            {
+                let last = if out[i + 2] == 0xA8 { b'8' } else { b'9' };
+                escaped.extend_from_slice(b"\\u202");
+                escaped.push(last);
+                i += 3;
+                continue;
+            }
+            b => escaped.push(b),
+        }
+        i += 1;
+    }
+    escaped
+}
+
+/// Adds session `id` for `cwd` to a `meta.json` index (`None`: a new index) and returns the
+/// index as simple-agent writes it: `{version, last_session_id, path_index}` with the paths
+/// sorted (Go sorts map keys) and each list oldest first. An id already listed is not added
+/// twice. Unknown fields are kept.
+pub fn index_entry(index: Option<&[u8]>, cwd: &str, id: &str) -> Result<Vec<u8>, String> {
+    let mut root = match index {
+        None => Map::new(),
+        Some(bytes) => match serde_json::from_slice::<Value>(trim_start(bytes)) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err("meta.json is not a JSON object".into()),
+            Err(e) => return Err(format!("meta.json is not valid JSON: {e}")),
+        },
+    };
+    root.entry("version").or_insert_with(|| "1.0".into());
+    root.insert("last_session_id".into(), id.into());
+    let mut paths = match root.shift_remove("path_index") {
+        Some(Value::Object(p)) => p,
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => return Err("meta.json: `path_index` is not an object".into()),
+    };
+    let list = paths.entry(cwd).or_insert_with(|| Value::Array(Vec::new()));
+    if list.is_null() {
+        *list = Value::Array(Vec::new());
+    }
+    let Value::Array(ids) = list else {
+        return Err(format!("meta.json: the entry for {cwd:?} is not a list"));
+    };
+    if !ids.iter().any(|v| v.as_str() == Some(id)) {
+        ids.push(id.into());
+    }
+    paths.sort_keys();
+    root.insert("path_index".into(), Value::Object(paths));
+    let root = ordered(root, &["version", "last_session_id", "path_index"]);
+    Ok(to_pretty_go(&Value::Object(root), false, true))
+}
+
+fn trim_end(b: &[u8]) -> &[u8] {
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |p| p + 1);
+    &b[..end]
+}
+
+fn take_string(map: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match map.get(key) {
+        Some(Value::String(_)) => map.shift_remove(key).and_then(|v| match v {
+            Value::String(s) => Some(s),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn key_list(keys: impl IntoIterator<Item = impl AsRef<str>>) -> Value {
+    Value::Array(
+        keys.into_iter()
+            .map(|k| Value::String(k.as_ref().to_string()))
+            .collect(),
+    )
+}
+
+fn ordered_as_read(
+    map: Map<String, Value>,
+    hints: &Extra,
+    canonical: &[&str],
+) -> Map<String, Value> {
+    match hints.get(HINT_KEYS).and_then(Value::as_array) {
+        Some(keys) => {
+            let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
+            ordered(ordered(map, canonical), &keys)
+        }
+        None => ordered(map, canonical),
+    }
+}
+
+/// Arguments as the model holds them: the parsed JSON, or the string itself when it is not
+/// JSON. The second value is the string to keep as a hint when re-encoding would differ.
+fn parse_arguments(raw: &str) -> (Value, Option<String>) {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v) if !v.is_string() => {
+            let same = serde_json::to_string(&v).is_ok_and(|s| s == raw);
+            let keep = (!same).then(|| raw.to_string());
+            (v, keep)
+        }
+        // A JSON string (or no JSON at all) stays the string it was.
+        _ => (Value::String(raw.to_string()), Some(raw.to_string())),
+    }
+}
+
+fn arguments_string(args: &Value, kept: Option<&str>) -> String {
+    if let Some(raw) = kept {
+        let (parsed, _) = parse_arguments(raw);
+        if &parsed == args {
+            return raw.to_string();
+        }
+    }
+    match args {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// One tool call object as a call part, or `None` when it is not shaped like one (it then
+/// stays in the message's `extra` with the whole list).
+fn call_part(value: &Value) -> Option<(Part, Option<String>)> {
+    let mut c = value.as_object()?.clone();
+    let Some(Value::Object(mut f)) = c.shift_remove("function") else {
+        return None;
+    };
+    let name = take_string(&mut f, "name")?;
+    let raw = take_string(&mut f, "arguments")?;
+    let id = take_string(&mut c, "id");
+    let (args, keep) = parse_arguments(&raw);
+    if !f.is_empty() {
+        c.insert(FUNCTION_EXTRA.into(), Value::Object(f));
+    }
+    let part = Part::new(Content::ToolCall {
+        id,
+        name,
+        args,
+        extra: c,
+    });
+    Some((part, keep))
+}
+
+fn message_to_node(
+    value: Value,
+    index: usize,
+    parent: Option<String>,
+    call_names: &mut HashMap<String, String>,
+    diagnostics: &mut Vec<Diagnostic>,
+    input: &Input,
+) -> Node {
+    let id = format!("message-{}", index + 1);
+    let role = match value.get("role").and_then(Value::as_str) {
+        Some("system") => Some(Role::System),
+        Some("user") => Some(Role::User),
+        Some("assistant") => Some(Role::Assistant),
+        Some("tool") => Some(Role::Tool),
+        _ => None,
+    };
+    let (Some(role), Value::Object(mut m)) = (role, value.clone()) else {
+        diagnostics.push(Diagnostic {
+            code: "unknown-message",
+            severity: Severity::Warning,
+            location: Location::file(input.name),
+            message: format!(
+                "message {} has no known role (system, user, assistant, tool); kept as is",
+                index + 1
+            ),
+        });
+        return Node {
+            id,
+            parent,
+            timestamp: value
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .map(String::from),
+            body: Body::Event(Event::Custom {
+                kind: UNKNOWN_MESSAGE.into(),
+                data: value,
+            }),
+            extra: Extra::new(),
+            hints: Extra::new(),
+        };
+    };
+    let mut hints = Extra::new();
+    hints.insert(HINT_KEYS.into(), key_list(m.keys()));
+    m.shift_remove("role");
+    let timestamp = take_string(&mut m, "timestamp");
+    let content = match m.get("content") {
+        None => {
+            hints.insert(HINT_CONTENT.into(), "absent".into());
+            None
+        }
+        Some(Value::String(s)) if s.is_empty() => {
+            m.shift_remove("content");
+            hints.insert(HINT_CONTENT.into(), "empty".into());
+            None
+        }
+        Some(Value::String(_)) => take_string(&mut m, "content"),
+        // Not a string: not what simple-agent writes; kept as it was.
+        Some(_) => None,
+    };
+    let mut parts = Vec::new();
+    // Calls: only a list of well-formed calls is read into parts.
+    if let Some(Value::Array(calls)) = m.get("tool_calls") {
+        let read: Option<Vec<(Part, Option<String>)>> = calls.iter().map(call_part).collect();
+        if let Some(read) = read {
+            m.shift_remove("tool_calls");
+            let mut kept = Vec::new();
+            let mut any_kept = false;
+            for (p, keep) in read {
+                if let Content::ToolCall {
+                    id: Some(id), name, ..
+                } = &p.content
+                {
+                    call_names.insert(id.clone(), name.clone());
+                }
+                any_kept |= keep.is_some();
+                kept.push(keep.map_or(Value::Null, Value::String));
+                parts.push(p);
+            }
+            if calls_empty(&parts) {
+                // `"tool_calls": []` (never written by Go's omitempty, but seen in the seed).
+                m.insert("tool_calls".into(), Value::Array(Vec::new()));
+            }
+            if any_kept {
+                hints.insert(HINT_ARGUMENTS.into(), Value::Array(kept));
+            }
+        }
+    }
+    let call_id = if role == Role::Tool {
+        take_string(&mut m, "tool_call_id")
+    } else {
+        None
+    };
+    match (call_id, content) {
+        (Some(call_id), content) => {
+            let output = content.map_or(Value::Null, Value::String);
+            parts.insert(
+                0,
+                Part::new(Content::ToolResult {
+                    name: call_names.get(&call_id).cloned(),
+                    call_id: Some(call_id),
+                    output,
+                    is_error: false,
+                    status: None,
+                    display: None,
+                    extra: Extra::new(),
+                }),
+            );
+        }
+        (None, Some(text)) => parts.insert(0, Part::text(text)),
+        (None, None) => {}
+    }
+    Node {
+        id,
+        parent,
+        timestamp,
+        body: Body::Message(Message {
+            role,
+            parts,
+            model: None,
+            usage: None,
+            extra: m,
+        }),
+        extra: Extra::new(),
+        hints,
+    }
+}
+
+fn calls_empty(parts: &[Part]) -> bool {
+    !parts
+        .iter()
+        .any(|p| matches!(p.content, Content::ToolCall { .. }))
+}
+
+/// The text of a tool result for the `content` string.
+fn result_text(output: &Value) -> String {
+    match output {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Object(o) => match (o.get("output"), o.get("error")) {
+            (Some(Value::String(s)), _) if o.len() == 1 => s.clone(),
+            (_, Some(Value::String(s))) if o.len() == 1 => s.clone(),
+            _ => serde_json::to_string(output).unwrap_or_default(),
+        },
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// One node as one message, or several when a tool node holds several results.
+fn write_message(
+    node: &Node,
+    m: &Message,
+    timestamp: String,
+    own: bool,
+    losses: &mut LossReport,
+) -> Vec<Map<String, Value>> {
+    let role = match m.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        _ => "tool",
+    };
+    let mut base = Map::new();
+    if own {
+        base.extend(m.extra.clone());
+        base.extend(node.extra.clone());
+    } else {
+        losses.add(
+            "record-fields",
+            m.extra.len() + node.extra.len(),
+            "fields of the source records that a simple-agent session has no place for",
+        );
+    }
+    if m.model.is_some() && !own {
+        losses.add(
+            "message-models",
+            1,
+            "per-message model names (one per session)",
+        );
+    }
+    if m.usage.is_some() {
+        losses.add("usage", 1, "token usage of messages");
+    }
+    let kept_args: Vec<Option<String>> = node
+        .hints
+        .get(HINT_ARGUMENTS)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    let mut texts = Vec::new();
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for p in &m.parts {
+        if p.signature.is_some() {
+            losses.add("signatures", 1, "part signatures (no field for them)");
+        }
+        if !own && !p.extra.is_empty() {
+            losses.add(
+                "part-fields",
+                p.extra.len(),
+                "fields the source format keeps on parts",
+            );
+        }
+        match &p.content {
+            Content::Text { text } => texts.push(text.clone()),
+            Content::ToolCall {
+                id,
+                name,
+                args,
+                extra,
+            } => {
+                let mut c = if own { extra.clone() } else { Map::new() };
+                if !own {
+                    losses.add(
+                        "part-fields",
+                        extra.len(),
+                        "fields the source format keeps on tool calls",
+                    );
+                }
+                let mut f = match c.shift_remove(FUNCTION_EXTRA) {
+                    Some(Value::Object(f)) => f,
+                    _ => Map::new(),
+                };
+                let kept = kept_args.get(calls.len()).cloned().flatten();
+                f.insert("name".into(), name.clone().into());
+                f.insert(
+                    "arguments".into(),
+                    arguments_string(args, kept.as_deref()).into(),
+                );
+                c.insert("id".into(), id.clone().unwrap_or_default().into());
+                c.entry("type").or_insert_with(|| "function".into());
+                c.insert("function".into(), Value::Object(ordered(f, FUNCTION_ORDER)));
+                calls.push(Value::Object(ordered(c, CALL_ORDER)));
+            }
+            Content::ToolResult {
+                call_id,
+                output,
+                is_error,
+                ..
+            } => {
+                if *is_error && !own {
+                    losses.add(
+                        "error-flags",
+                        1,
+                        "tool results' error flags (no field for them)",
+                    );
+                }
+                results.push((call_id.clone(), output.clone()));
+            }
+            Content::Thought { .. } => {
+                losses.add("thoughts", 1, "model reasoning (no field for it)")
+            }
+            _ => {
+                losses.add(
+                    "parts",
+                    1,
+                    format!(
+                        "{} parts (a message holds text and tool calls only)",
+                        p.kind()
+                    ),
+                );
+            }
+        }
+    }
+    let content_hint = node.hints.get(HINT_CONTENT).and_then(Value::as_str);
+    let mut out = Vec::new();
+    let text = (!texts.is_empty()).then(|| texts.join("\n\n"));
+    if results.is_empty() || role != "tool" {
+        let mut w = base;
+        w.insert("role".into(), role.into());
+        match (text, content_hint) {
+            (Some(t), _) => {
+                w.insert("content".into(), t.into());
+            }
+            (None, Some("absent")) => {}
+            (None, Some(_)) => {
+                w.entry("content").or_insert_with(|| "".into());
+            }
+            // Go writes no content for a message that only calls tools.
+            (None, None) if !calls.is_empty() => {}
+            (None, None) => {
+                w.entry("content").or_insert_with(|| "".into());
+            }
+        }
+        if !calls.is_empty() {
+            w.insert("tool_calls".into(), Value::Array(calls));
+        }
+        if !results.is_empty() {
+            losses.add(
+                "tool-results",
+                results.len(),
+                "tool results outside a tool message",
+            );
+        }
+        w.insert("timestamp".into(), timestamp.into());
+        out.push(ordered_as_read(w, &node.hints, MESSAGE_ORDER));
+        return out;
+    }
+    if text.is_some() {
+        losses.add(
+            "parts",
+            1,
+            "text beside tool results (written as the result)",
+        );
+    }
+    let n = results.len();
+    for (i, (call_id, output)) in results.into_iter().enumerate() {
+        let mut w = if i + 1 == n { base.clone() } else { Map::new() };
+        w.insert("role".into(), "tool".into());
+        let absent = output.is_null() && content_hint == Some("absent");
+        if !absent {
+            let mut s = result_text(&output);
+            if i == 0 && s.is_empty() {
+                s = text.clone().unwrap_or_default();
+            }
+            w.insert("content".into(), s.into());
+        }
+        if let Some(id) = call_id {
+            w.insert("tool_call_id".into(), id.into());
+        }
+        w.insert("timestamp".into(), timestamp.clone().into());
+        out.push(ordered_as_read(w, &node.hints, MESSAGE_ORDER));
+    }
+    out
+}
