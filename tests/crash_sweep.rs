@@ -614,6 +614,7 @@ fn code_for(stem: &str) -> &str {
         "blank-lines" => "blank-line",
         "tool-call-unanswered-at-end" | "checkpoint-tool-call-unanswered" => "tool-call-unanswered",
         "checkpoint-not-history" => "unreadable",
+        "pi-header-missing" | "codex-session-meta-missing" => "header-missing",
         other => other,
     }
 }
