@@ -85,8 +85,7 @@ pub fn convert(
         })?;
     let mut diagnostics = outcome.diagnostics;
     let open = crate::check::document::unanswered_calls(&session).len();
-    // Exports are read by people, not resumed.
-    if open > 0 && !to.answers_open_calls_itself() && to.tool() != "export" {
+    if open > 0 && to.resumable() && !to.answers_open_calls_itself() {
         diagnostics.push(Diagnostic {
             code: "tool-call-unanswered",
             severity: Severity::Warning,

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use super::conversation::RECOVERED;
 use super::issue::Issue;
 use crate::diag::Severity;
-use crate::formats::gemini_json::salvage::{Salvage, salvage};
+use crate::formats::gemini_json::salvage::Salvage;
 use crate::formats::{Format, Input};
 use crate::model::{Content, Session};
 
@@ -55,9 +55,7 @@ pub fn check(
             (outcome.session.nodes.len() as u64, rewrite)
         }
         Err(err) => {
-            let mut salvaged = (format.name() == crate::formats::gemini_json::NAME)
-                .then(|| salvage(bytes))
-                .flatten();
+            let mut salvaged = format.salvage(bytes);
             // What is saved must be resumable too: close the calls it leaves open.
             let mut closed = 0;
             if let Some(s) = salvaged.as_mut()

@@ -65,6 +65,11 @@ impl Format for Checkpoint {
         "gemini"
     }
 
+    /// `/chat save` writes `checkpoint-<tag>.json`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.starts_with("checkpoint-") && n.ends_with(".json")) * 90
+    }
+
     fn is_jsonl(&self) -> bool {
         false
     }

@@ -96,6 +96,11 @@ impl Format for CodexJsonl {
         "codex"
     }
 
+    /// Codex names rollouts `rollout-<time>-<id>.jsonl`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.starts_with("rollout-") && n.ends_with(".jsonl")) * 90
+    }
+
     fn is_jsonl(&self) -> bool {
         true
     }
@@ -155,9 +160,6 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
 /// nothing either way (blank, padding, torn).
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
-    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
-        return None;
-    }
     if let Ok(v) = serde_json::from_slice::<Value>(line) {
         // A stray value or a damaged record decides nothing: look at the next line.
         let Value::Object(o) = v else {

@@ -82,6 +82,11 @@ impl Format for GeminiJson {
         "gemini"
     }
 
+    /// Any other `.json`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.ends_with(".json")) * 10
+    }
+
     fn is_jsonl(&self) -> bool {
         false
     }
@@ -332,6 +337,10 @@ impl Format for GeminiJson {
             bytes: to_pretty_js(&Value::Object(root), newline),
             losses,
         })
+    }
+
+    fn salvage(&self, bytes: &[u8]) -> Option<salvage::Salvage> {
+        salvage::salvage(bytes)
     }
 
     fn close_calls_in_document(&self, bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {

@@ -66,6 +66,11 @@ impl Format for GeminiJsonl {
         "gemini"
     }
 
+    /// Gemini CLI's `session-<time>-<id>.jsonl` (llxprt's too; content tells them apart).
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.starts_with("session-") && n.ends_with(".jsonl")) * 80
+    }
+
     fn is_jsonl(&self) -> bool {
         true
     }
@@ -103,9 +108,6 @@ impl Format for GeminiJsonl {
 /// either way (blank, padding, torn).
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
-    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
-        return None;
-    }
     let Ok(value) = serde_json::from_slice::<Value>(line) else {
         return judge_torn(line);
     };

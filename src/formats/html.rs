@@ -32,6 +32,15 @@ impl Format for Html {
         "export"
     }
 
+    fn resumable(&self) -> bool {
+        false
+    }
+
+    /// `.html`, `.htm`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.ends_with(".html") || n.ends_with(".htm")) * 90
+    }
+
     fn is_jsonl(&self) -> bool {
         false
     }

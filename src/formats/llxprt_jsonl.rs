@@ -149,9 +149,6 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
 /// `Some(0)` another tool's record, `Some(n)` an llxprt line, `None` undecided (blank, torn).
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
-    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
-        return None;
-    }
     if let Ok(v) = serde_json::from_slice::<Value>(line) {
         let Value::Object(o) = v else {
             return None;

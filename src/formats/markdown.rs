@@ -33,6 +33,15 @@ impl Format for Markdown {
         "export"
     }
 
+    fn resumable(&self) -> bool {
+        false
+    }
+
+    /// `.md`, `.markdown`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.ends_with(".md") || n.ends_with(".markdown")) * 90
+    }
+
     fn is_jsonl(&self) -> bool {
         false
     }

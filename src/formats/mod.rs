@@ -174,6 +174,20 @@ pub trait Format: Sync {
     fn header_kind(&self) -> Option<(&'static str, &'static str)> {
         None
     }
+    /// How strongly an output file name asks for this format (its tool's own naming scheme
+    /// high, a bare extension low); 0 when it does not.
+    fn claims_name(&self, _file_name: &str) -> Confidence {
+        0
+    }
+    /// Whether a tool resumes what this format writes (false for exports people read).
+    fn resumable(&self) -> bool {
+        true
+    }
+    /// What can be saved of a whole-file session that does not parse (a document cut off by
+    /// a crash); `None` when the format cannot tell.
+    fn salvage(&self, _bytes: &[u8]) -> Option<gemini_json::salvage::Salvage> {
+        None
+    }
     /// Whether the tool itself answers an unanswered call with a placeholder when it resumes
     /// (pi, Codex, newer Qwen Code), so such a call is not fatal to that tool.
     fn answers_open_calls_itself(&self) -> bool {
@@ -235,24 +249,14 @@ pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> 
 /// The format a file name suggests for an output, when nothing else says.
 pub fn guess_from_name(path: &Path) -> Option<&'static dyn Format> {
     let name = path.file_name()?.to_str()?;
-    if name.starts_with("rollout-") && name.ends_with(".jsonl") {
-        by_name("codex-jsonl")
-    } else if name.ends_with(".md") || name.ends_with(".markdown") {
-        by_name("markdown")
-    } else if name.ends_with(".html") || name.ends_with(".htm") {
-        by_name("html")
-    } else if name.starts_with("session-") && name.ends_with(".jsonl") {
-        // Gemini CLI's name (llxprt's too, which the content tells apart).
-        by_name("gemini-jsonl")
-    } else if name.ends_with(".jsonl") {
-        by_name("qwen-jsonl")
-    } else if name.starts_with("checkpoint-") && name.ends_with(".json") {
-        by_name("checkpoint")
-    } else if name.ends_with(".json") {
-        by_name("gemini-json")
-    } else {
-        None
+    let mut best: Option<(&'static dyn Format, Confidence)> = None;
+    for &f in all() {
+        let c = f.claims_name(name);
+        if c > 0 && best.is_none_or(|(_, b)| c > b) {
+            best = Some((f, c));
+        }
     }
+    best.map(|(f, _)| f)
 }
 
 /// How many leading lines JSONL detection looks at: a damaged file may start with a stub

@@ -189,9 +189,6 @@ fn detect(_path: Option<&Path>, head: &[u8]) -> Confidence {
 /// either way (blank, padding, a torn or damaged line, a stray value): the next line decides.
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
-    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
-        return None;
-    }
     match serde_json::from_slice::<Value>(line) {
         Ok(Value::Object(o)) => judge_object(&o),
         Ok(_) => None,

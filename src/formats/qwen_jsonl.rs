@@ -153,6 +153,11 @@ impl Format for QwenJsonl {
         "qwen"
     }
 
+    /// Any other `.jsonl` (Qwen names files by session id).
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.ends_with(".jsonl")) * 10
+    }
+
     fn is_jsonl(&self) -> bool {
         true
     }
@@ -210,9 +215,6 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
 /// `None` nothing either way (blank, padding, a stub without the fields).
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
-    if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
-        return None;
-    }
     if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(line) {
         let s = |k: &str| o.get(k).and_then(Value::as_str);
         let message = o.get("message").and_then(Value::as_object);
