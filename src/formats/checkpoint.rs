@@ -70,6 +70,10 @@ impl Format for Checkpoint {
         u8::from(n.starts_with("checkpoint-") && n.ends_with(".json")) * 90
     }
 
+    fn gemini_parts(&self) -> bool {
+        true
+    }
+
     fn is_jsonl(&self) -> bool {
         false
     }
@@ -197,7 +201,13 @@ impl Format for Checkpoint {
         );
         let own = session.meta.source_format.as_deref() == Some(NAME);
         // Parts of these formats are Gemini API parts: their unknown fields belong in a part.
-        let gemini_parts = own || session.meta.source_format.as_deref() == Some("qwen-jsonl");
+        let gemini_parts = own
+            || session
+                .meta
+                .source_format
+                .as_deref()
+                .and_then(super::by_name)
+                .is_some_and(|f| f.gemini_parts());
         let mut history = Vec::with_capacity(session.nodes.len() + 1);
         let starts_with_context = session.nodes.first().is_some_and(|n| {
             matches!(&n.body, Body::Event(Event::Custom { kind, .. }) if kind == CONTEXT_EVENT)

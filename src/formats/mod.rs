@@ -179,6 +179,12 @@ pub trait Format: Sync {
     fn claims_name(&self, _file_name: &str) -> Confidence {
         0
     }
+    /// Whether this format stores message parts exactly as the Gemini API's `Content.parts`
+    /// (checkpoints, Qwen records): their extra fields are then API fields a checkpoint keeps.
+    /// Legacy Gemini JSON is not: its part extras are the CLI's own (times, display names).
+    fn gemini_parts(&self) -> bool {
+        false
+    }
     /// Whether a tool resumes what this format writes (false for exports people read).
     fn resumable(&self) -> bool {
         true

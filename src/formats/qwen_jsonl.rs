@@ -158,6 +158,10 @@ impl Format for QwenJsonl {
         u8::from(n.ends_with(".jsonl")) * 10
     }
 
+    fn gemini_parts(&self) -> bool {
+        true
+    }
+
     fn is_jsonl(&self) -> bool {
         true
     }
