@@ -74,9 +74,22 @@ pub fn convert(
     to: &'static dyn Format,
     options: &WriteOptions,
 ) -> Result<Conversion, ConvertError> {
+    convert_with(input, from, to, options, |_| {})
+}
+
+/// [`convert`], with `adjust` changing the session between reading and writing (placing a
+/// session into a store records the project it is placed under).
+pub fn convert_with(
+    input: &Input,
+    from: Option<&'static dyn Format>,
+    to: &'static dyn Format,
+    options: &WriteOptions,
+    adjust: impl FnOnce(&mut Session),
+) -> Result<Conversion, ConvertError> {
     let (from, outcome) = read(input, from)?;
     let mut session = outcome.session;
     fill_session_id(&mut session, input.bytes);
+    adjust(&mut session);
     let written = to
         .write(&session, options)
         .map_err(|source| ConvertError::Write {

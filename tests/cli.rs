@@ -336,3 +336,31 @@ fn dirname_gives_each_schemes_folder_and_settles_gemini_slug_collisions() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn completions_for_every_shell_name_every_command() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = tool().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for command in ["convert", "fsck", "recover", "relocate", "migrate", "list"] {
+            assert!(script.contains(command), "{shell} completes {command}");
+        }
+    }
+    tool().args(["completions", "tcsh"]).assert().code(2);
+}
+
+#[test]
+fn man_pages_install_into_a_folder_one_per_command() {
+    let out = tool().arg("man").output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(".ie"));
+    let dir = tempfile::tempdir().unwrap();
+    tool().args(["man", "--dir"]).arg(dir.path()).assert().success();
+    for page in ["sessiontool.1", "sessiontool-recover.1", "sessiontool-fsck.1"] {
+        let text = fs::read_to_string(dir.path().join(page)).unwrap();
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let recover = fs::read_to_string(dir.path().join("sessiontool-recover.1")).unwrap();
+    assert!(recover.contains("checkpoint"), "the page carries the options and examples");
+}

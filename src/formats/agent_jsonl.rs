@@ -102,6 +102,12 @@ impl Format for AgentJsonl {
         true
     }
 
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const FIELDS: &[F] = &[F::path(&["cwd"]).on(&["session"])];
+        FIELDS
+    }
+
     fn detect(&self, _path: Option<&Path>, head: &[u8]) -> Confidence {
         super::judge_lines(head, judge_line).unwrap_or(0)
     }

@@ -79,6 +79,12 @@ impl Format for ClaudeJsonl {
         true
     }
 
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const FIELDS: &[F] = &[F::path(&["cwd"])];
+        FIELDS
+    }
+
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect::detect(path, head)
     }

@@ -105,6 +105,12 @@ impl Format for CodexJsonl {
         true
     }
 
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const FIELDS: &[F] = &[F::path(&["payload", "cwd"]).on(&["session_meta", "turn_context"])];
+        FIELDS
+    }
+
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect(path, head)
     }

@@ -91,6 +91,12 @@ impl Format for GeminiJson {
         false
     }
 
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const FIELDS: &[F] = &[F::hash(&["projectHash"]), F::list(&["directories"])];
+        FIELDS
+    }
+
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         let head = trim_start(head);
         // The CLI names these files `.json`; a `.jsonl` name is the JSONL format's.

@@ -75,6 +75,16 @@ impl Format for GeminiJsonl {
         true
     }
 
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const FIELDS: &[F] = &[
+            F::hash(&["projectHash"]),
+            F::list(&["directories"]),
+            F::list(&["$set", "directories"]),
+        ];
+        FIELDS
+    }
+
     fn detect(&self, _path: Option<&Path>, head: &[u8]) -> Confidence {
         // Judged from the first lines that say something (a damaged file may start torn).
         if let Some(c) = crate::formats::judge_lines(head, judge_line) {

@@ -103,6 +103,18 @@ impl Format for LlxprtJsonl {
         true
     }
 
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const START: &[&str] = &["session_start"];
+        const FIELDS: &[F] = &[
+            F::hash(&["payload", "projectHash"]).on(START),
+            F::path(&["payload", "cwd"]).on(START),
+            F::list(&["payload", "workspaceDirs"]).on(START),
+            F::list(&["payload", "directories"]).on(&["directories_changed"]),
+        ];
+        FIELDS
+    }
+
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect(path, head)
     }

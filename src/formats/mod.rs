@@ -17,6 +17,7 @@ pub(crate) mod keys;
 pub mod llxprt_jsonl;
 pub mod markdown;
 pub mod pi_jsonl;
+pub mod project_fields;
 pub mod qwen_jsonl;
 pub mod simple_agent_json;
 
@@ -27,6 +28,8 @@ use std::path::Path;
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::model::Session;
 use crate::records::{Damage, Finding};
+
+pub use project_fields::{FieldKind, ProjectField};
 
 /// A file (or stdin) to read: its display name and its bytes.
 pub struct Input<'a> {
@@ -204,6 +207,11 @@ pub trait Format: Sync {
     /// cannot do that without changing other bytes.
     fn close_calls_in_document(&self, _bytes: &[u8], _message: &str) -> Option<(Vec<u8>, usize)> {
         None
+    }
+    /// The fields that record the project folder (or its hash): what moving the folder must
+    /// rewrite ([`crate::store::rekey`]). Paths within records (JSONL) or the document.
+    fn project_fields(&self) -> &'static [ProjectField] {
+        &[]
     }
 }
 

@@ -139,6 +139,12 @@ impl Format for PiJsonl {
         true
     }
 
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const FIELDS: &[F] = &[F::path(&["cwd"]).on(&["session"])];
+        FIELDS
+    }
+
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect(path, head)
     }

@@ -28,7 +28,7 @@ use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role,
 
 mod go;
 
-pub use go::{index_entry, to_pretty_go};
+pub use go::{index_entry, rekey_index, to_pretty_go};
 
 pub struct SimpleAgentJson;
 
@@ -83,6 +83,12 @@ impl Format for SimpleAgentJson {
 
     fn is_jsonl(&self) -> bool {
         false
+    }
+
+    fn project_fields(&self) -> &'static [super::ProjectField] {
+        use super::ProjectField as F;
+        const FIELDS: &[F] = &[F::path(&["path"])];
+        FIELDS
     }
 
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {

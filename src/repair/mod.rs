@@ -242,7 +242,8 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
-fn now_stamp() -> String {
+/// The time stamp in backup and sidecar names: now, UTC, to the millisecond.
+pub fn now_stamp() -> String {
     jiff::Timestamp::now()
         .strftime("%Y%m%dT%H%M%S%.3fZ")
         .to_string()

@@ -1,5 +1,18 @@
-//! Where the tools keep their sessions: the project-folder naming schemes (FORMATS.md 4) and,
-//! growing from here, each tool's store.
+//! Where the tools keep their sessions: the project-folder naming schemes (FORMATS.md 4), each
+//! tool's store (roots, environment overrides, discovery, where a new session goes), and the
+//! operations over stores (listing, placing, relocating).
 
-pub mod gemini;
+pub mod catalog;
+pub mod gemini_registry;
+pub mod home;
+pub mod migrate;
+pub mod names;
+pub mod place;
+pub mod recover;
+pub mod rekey;
+pub mod relocate;
 pub mod scheme;
+pub mod stored;
+pub mod tool;
+pub mod tools;
+pub mod txn;

@@ -13,13 +13,16 @@ use sessiontool::formats::{self, Format, WriteOptions};
 use crate::error::{CliError, EXIT_OUTPUT, EXIT_PARTIAL};
 use crate::input::{self, format_arg};
 use crate::report;
+use crate::store_args::{self, StoreArgs};
 
 const EXAMPLES: &str = "Examples:
   sessiontool convert session-2025-10-21T20-04-0b23371a.json -o 0b23371a.jsonl
   sessiontool convert chat.jsonl --to gemini-json --leaf 6f1c... -o chat.json
   sessiontool convert session.json --to checkpoint -o checkpoint-mytag.json
   cat session.json | sessiontool convert - --to qwen-jsonl -o -
-  sessiontool convert ~/.gemini/tmp/<project>/chats -o converted/ --to qwen-jsonl";
+  sessiontool convert ~/.gemini/tmp/<project>/chats -o converted/ --to qwen-jsonl
+  sessiontool convert old.json --to qwen-jsonl --store --project ~/src/app
+  sessiontool convert old.json --to checkpoint --store --tag before-refactor";
 
 /// Convert a session to another format (formats from content, names, or --from/--to).
 #[derive(Parser)]
@@ -28,8 +31,26 @@ pub struct Args {
     /// The session file, a folder of sessions, or `-` for standard input.
     input: PathBuf,
     /// Where to write: a file, `-` for standard output, or a folder when INPUT is a folder.
-    #[arg(short, long)]
-    output: PathBuf,
+    #[arg(
+        short,
+        long,
+        required_unless_present = "store",
+        conflicts_with = "store"
+    )]
+    output: Option<PathBuf>,
+    /// Write into the store of the --to format's tool, for --project (default: the current
+    /// folder): the right folder and file name, the tool's registries updated, and the
+    /// session recorded under the project (its cwd and projectHash).
+    #[arg(long, requires = "to")]
+    store: bool,
+    /// With --store: the project the session is placed under.
+    #[arg(long, value_name = "DIR", requires = "store")]
+    project: Option<PathBuf>,
+    /// With --store --to checkpoint: the tag (`/chat resume TAG`).
+    #[arg(long, value_name = "TAG", requires = "store")]
+    tag: Option<String>,
+    #[command(flatten)]
+    store_args: StoreArgs,
     /// The input format (default: detected from content).
     #[arg(long, value_name = "FORMAT")]
     from: Option<String>,
@@ -83,17 +104,25 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         now: Some(now()),
         cwd: args.cwd.clone(),
     };
+    if args.store {
+        let to = to.expect("clap requires --to with --store");
+        return run_store(&args, from, to, &options);
+    }
+    let output = args
+        .output
+        .clone()
+        .expect("clap requires -o without --store");
     if args.input.is_dir() {
-        return run_dir(&args, from, to, &options);
+        return run_dir(&args, &output, from, to, &options);
     }
     let to = match to {
         Some(t) => t,
-        None => formats::guess_from_name(&args.output).ok_or_else(|| {
+        None => formats::guess_from_name(&output).ok_or_else(|| {
             CliError {
                 code: 2,
                 message: format!(
                     "cannot tell the output format from {:?}",
-                    args.output.display().to_string()
+                    output.display().to_string()
                 ),
                 location: None,
                 hint: None,
@@ -103,13 +132,13 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     };
     let loaded = input::load(&args.input)?;
     let conversion = conv::convert(&loaded.input(), from, to, &options)?;
-    let to_stdout = args.output == Path::new("-");
+    let to_stdout = output == Path::new("-");
     if !to_stdout {
-        write_output(&args.output, &conversion.bytes, args.force)?;
+        write_output(&output, &conversion.bytes, args.force)?;
     }
     let file_report = FileReport {
         input: loaded.name.clone(),
-        output: args.output.display().to_string(),
+        output: output.display().to_string(),
         from: conversion.from,
         to: conversion.to,
         diagnostics: conversion.diagnostics.clone(),
@@ -163,6 +192,7 @@ fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), CliError> 
 /// the relative layout. Files no format recognises are listed, not skipped silently.
 fn run_dir(
     args: &Args,
+    output: &Path,
     from: Option<&'static dyn Format>,
     to: Option<&'static dyn Format>,
     options: &WriteOptions,
@@ -176,7 +206,7 @@ fn run_dir(
         }
         .hint("for example: --to qwen-jsonl (see `sessiontool formats`)")
     })?;
-    if args.output == Path::new("-") {
+    if output == Path::new("-") {
         return Err(
             CliError::output("a folder cannot be written to standard output")
                 .hint("name an output folder with -o"),
@@ -189,12 +219,12 @@ fn run_dir(
         .filter(|e| e.file_type().is_file())
         .map(|e| e.into_path())
         .collect();
-    std::fs::create_dir_all(&args.output)
-        .map_err(|e| CliError::output(format!("cannot create {}: {e}", args.output.display())))?;
+    std::fs::create_dir_all(output)
+        .map_err(|e| CliError::output(format!("cannot create {}: {e}", output.display())))?;
     let bar = crate::progress::bar(files.len() as u64, "files", false);
     let reports = Mutex::new(Vec::new());
     files.par_iter().for_each(|file| {
-        let r = convert_one(file, args, from, to, options);
+        let r = convert_one(file, &args.input, output, args.force, from, to, options);
         bar.inc(1);
         reports.lock().expect("no panics while locked").push(r);
     });
@@ -232,7 +262,7 @@ fn run_dir(
             "converted {} of {} files into {} ({}); {} failed, {} skipped",
             reports.len() - failed - skipped,
             reports.len(),
-            args.output.display(),
+            output.display(),
             to.name(),
             failed,
             skipped
@@ -243,13 +273,15 @@ fn run_dir(
 
 fn convert_one(
     file: &Path,
-    args: &Args,
+    input_dir: &Path,
+    output: &Path,
+    force: bool,
     from: Option<&'static dyn Format>,
     to: &'static dyn Format,
     options: &WriteOptions,
 ) -> FileReport {
-    let rel = file.strip_prefix(&args.input).unwrap_or(file);
-    let out = args.output.join(output_name(rel, to));
+    let rel = file.strip_prefix(input_dir).unwrap_or(file);
+    let out = output.join(output_name(rel, to));
     let mut report = FileReport {
         input: file.display().to_string(),
         output: out.display().to_string(),
@@ -273,7 +305,7 @@ fn convert_one(
                 hint: None,
             })?;
         }
-        write_output(&out, &c.bytes, args.force)?;
+        write_output(&out, &c.bytes, force)?;
         Ok(c)
     });
     match result {
@@ -298,6 +330,68 @@ fn convert_one(
 }
 
 const SKIPPED: &str = "not a session file";
+
+/// `--store`: converts one session into a tool's store and says where it went.
+fn run_store(
+    args: &Args,
+    from: Option<&'static dyn Format>,
+    to: &'static dyn Format,
+    options: &WriteOptions,
+) -> Result<i32, CliError> {
+    use sessiontool::store::place::{self, PlaceFailure, Request};
+    let home = args.store_args.home()?;
+    let project = store_args::project(args.project.as_deref())?;
+    let loaded = input::load(&args.input)?;
+    let request = Request {
+        from,
+        to,
+        project: &project,
+        tag: args.tag.as_deref(),
+        options,
+        force: args.force,
+        dry_run: false,
+    };
+    let placed = place::place(&home, &loaded.input(), &request).map_err(|e| match e {
+        PlaceFailure::Convert(c) => CliError::from(c),
+        PlaceFailure::Exists(p) => {
+            CliError::output(format!("{} exists; nothing was written", p.display()))
+                .hint("pass --force to replace it")
+        }
+        other => CliError::output(other.to_string()),
+    })?;
+    let c = &placed.conversion;
+    if args.json {
+        let doc = serde_json::json!({
+            "schema": "sessiontool.convert/1",
+            "input": loaded.name,
+            "output": placed.path,
+            "tool": placed.tool,
+            "project": project,
+            "from": c.from,
+            "to": c.to,
+            "registered": placed.registered,
+            "diagnostics": c.diagnostics,
+            "losses": c.losses,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("report serializes")
+        );
+    } else {
+        report::print_diagnostics(&c.diagnostics);
+        report::print_losses(c.to, &c.losses);
+        for r in &placed.registered {
+            eprintln!("registered: {r}");
+        }
+        eprintln!(
+            "wrote {} ({}) into {}'s store for {project}",
+            placed.path.display(),
+            c.to,
+            placed.tool
+        );
+    }
+    Ok(0)
+}
 
 /// The output file name for a converted file: its stem with the target's usual name.
 fn output_name(rel: &Path, to: &dyn Format) -> PathBuf {

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use serde::Serialize;
-use sessiontool::store::gemini::{SlugSource, slug_for};
+use sessiontool::store::gemini_registry::{SlugSource, slug_for};
+use sessiontool::store::home::Home;
 use sessiontool::store::scheme::{Scheme, claude, resolve};
 
 use crate::error::CliError;
@@ -28,7 +29,8 @@ pub struct Args {
     /// Only this scheme: sha256, gemini-slug, dashed, claude, pi.
     #[arg(long, value_name = "SCHEME")]
     scheme: Option<String>,
-    /// The home folder whose tool stores to consult (default: $HOME).
+    /// The home folder whose tool stores to consult (default: $HOME and the tools'
+    /// environment overrides, such as GEMINI_CLI_HOME).
     #[arg(long, value_name = "DIR")]
     home: Option<PathBuf>,
     /// Machine-readable output.
@@ -61,13 +63,10 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::input(format!("cannot read the current folder: {e}")))?;
     let project = resolve(&args.path, &cwd).to_string_lossy().into_owned();
-    let home = args
-        .home
-        .clone()
-        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let home = Home::from_arg(args.home.as_deref());
     let folders: Vec<Folder> = schemes
         .into_iter()
-        .map(|s| folder(s, &project, home.as_deref()))
+        .map(|s| folder(s, &project, home.as_ref()))
         .collect();
     if args.json {
         let doc = serde_json::json!({"schema": "sessiontool.dirname/1", "path": project, "folders": folders});
@@ -89,11 +88,11 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     Ok(0)
 }
 
-fn folder(scheme: Scheme, project: &str, home: Option<&std::path::Path>) -> Folder {
+fn folder(scheme: Scheme, project: &str, home: Option<&Home>) -> Folder {
     let (name, note) = match scheme {
         Scheme::GeminiSlug => match home {
             Some(home) => {
-                let (slug, source) = slug_for(home, project);
+                let (slug, source) = slug_for(&home.gemini(), project);
                 let note = match source {
                     SlugSource::Registered => "registered in projects.json",
                     SlugSource::Marker => "found by its .project_root marker",

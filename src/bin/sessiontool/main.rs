@@ -1,6 +1,7 @@
 //! The `sessiontool` command line: argument parsing and output only; all knowledge of formats
 //! lives in the library.
 
+mod completions;
 mod convert;
 mod detect;
 mod dirname;
@@ -8,12 +9,18 @@ mod error;
 mod formats;
 mod fsck;
 mod input;
+mod list;
+mod man;
+mod migrate;
 mod progress;
+mod recover;
+mod relocate;
 mod repair;
 mod report;
 mod show;
+mod store_args;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Read, check, repair and convert the session files AI coding agents write.
 #[derive(Parser)]
@@ -34,9 +41,15 @@ enum Command {
     Fsck(fsck::Args),
     Repair(repair::Args),
     Show(show::Args),
+    List(list::Args),
+    Recover(recover::Args),
+    Relocate(relocate::Args),
+    Migrate(migrate::Args),
     Detect(detect::Args),
     Dirname(dirname::Args),
     Formats(formats::Args),
+    Completions(completions::Args),
+    Man(man::Args),
 }
 
 /// fsck(8) gives usage errors their own exit code; the other commands use 2.
@@ -63,9 +76,15 @@ fn main() {
         Command::Fsck(a) => fsck::run(a),
         Command::Repair(a) => repair::run(a),
         Command::Show(a) => show::run(a),
+        Command::List(a) => list::run(a),
+        Command::Recover(a) => recover::run(a),
+        Command::Relocate(a) => relocate::run(a),
+        Command::Migrate(a) => migrate::run(a),
         Command::Detect(a) => detect::run(a),
         Command::Dirname(a) => dirname::run(a),
         Command::Formats(a) => formats::run(a),
+        Command::Completions(a) => completions::run(a, Cli::command()),
+        Command::Man(a) => man::run(a, Cli::command()),
     };
     match result {
         Ok(code) => std::process::exit(code),

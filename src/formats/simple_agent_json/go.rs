@@ -71,3 +71,51 @@ pub fn index_entry(index: Option<&[u8]>, cwd: &str, id: &str) -> Result<Vec<u8>,
     let root = ordered(root, &["version", "last_session_id", "path_index"]);
     Ok(to_pretty_go(&Value::Object(root), false, true))
 }
+
+/// A `meta.json` index with every `path_index` key that `map` moves renamed (lists of the
+/// same folder merged, oldest first), written as simple-agent writes it; `None` when no key
+/// moves.
+pub fn rekey_index(
+    bytes: &[u8],
+    map: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<(Vec<u8>, usize)>, String> {
+    let mut root = match serde_json::from_slice::<Value>(trim_start(bytes)) {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => return Err("meta.json is not a JSON object".into()),
+        Err(e) => return Err(format!("meta.json is not valid JSON: {e}")),
+    };
+    let Some(Value::Object(paths)) = root.shift_remove("path_index") else {
+        return Ok(None);
+    };
+    let mut moved = 0;
+    let mut out = Map::new();
+    for (key, ids) in paths {
+        let key = match map(&key) {
+            Some(new) => {
+                moved += 1;
+                new
+            }
+            None => key,
+        };
+        match (out.get_mut(&key), ids) {
+            (Some(Value::Array(have)), Value::Array(more)) => have.extend(
+                more.into_iter()
+                    .filter(|v| !have.contains(v))
+                    .collect::<Vec<_>>(),
+            ),
+            (_, ids) => {
+                out.insert(key, ids);
+            }
+        }
+    }
+    if moved == 0 {
+        return Ok(None);
+    }
+    out.sort_keys();
+    root.insert("path_index".into(), Value::Object(out));
+    let root = ordered(root, &["version", "last_session_id", "path_index"]);
+    Ok(Some((
+        to_pretty_go(&Value::Object(root), false, true),
+        moved,
+    )))
+}

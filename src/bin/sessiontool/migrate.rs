@@ -1,0 +1,155 @@
+//! `sessiontool migrate --tool T --to SCHEME`: move a tool's store to the folder layout its
+//! newer (or older) version reads.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use sessiontool::store::migrate::{self, Plan};
+use sessiontool::store::scheme::Scheme;
+use sessiontool::store::tool::Tool;
+
+use crate::error::{CliError, EXIT_OUTPUT};
+use crate::store_args::{self, StoreArgs};
+
+const EXAMPLES: &str = "Examples:
+  sessiontool migrate --tool gemini --to gemini-slug -n   Gemini CLI <= v0.28 folders -> v0.29+
+  sessiontool migrate --tool qwen --to dashed             Qwen Code <= v0.3 JSON -> v0.4+ JSONL
+  sessiontool migrate --tool gemini --to sha256           back, for an older Gemini CLI
+
+Copies first, checks each copy against what was written and with fsck, and keeps the old
+files unless --move is given (then they are deleted only after all of that succeeded).
+A sha256 folder is matched to its project by the paths recorded in the sessions of every
+tool, the current folder and --project; a folder no path hashes to is reported, not guessed.";
+
+/// Move a tool's store from one folder naming scheme to another.
+#[derive(Parser)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The tool whose store to migrate: gemini or qwen.
+    #[arg(long, value_name = "TOOL")]
+    tool: String,
+    /// The scheme to migrate to: gemini-slug or sha256 (gemini), dashed (qwen).
+    #[arg(long, value_name = "SCHEME")]
+    to: String,
+    /// A project path that sha256 folders may belong to (repeatable; the current folder is
+    /// always tried).
+    #[arg(long, value_name = "DIR")]
+    project: Vec<PathBuf>,
+    /// Delete the old files once every copy is written and verified.
+    #[arg(long = "move")]
+    remove_old: bool,
+    /// Show what would be done, change nothing.
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Machine-readable output (schema sessiontool.migrate/1).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<i32, CliError> {
+    let home = args.store.home()?;
+    let tool = store_args::tools(std::slice::from_ref(&args.tool))?[0];
+    let to = Scheme::by_name(&args.to).ok_or_else(|| CliError {
+        code: 2,
+        message: format!("unknown scheme {:?}", args.to),
+        location: None,
+        hint: Some("one of: sha256, gemini-slug, dashed".into()),
+    })?;
+    let mut candidates = vec![store_args::project(None)?];
+    for p in &args.project {
+        candidates.push(store_args::project(Some(p))?);
+    }
+    let plan = migrate::plan(&home, tool, to, &candidates);
+    if args.dry_run || !plan.problems.is_empty() || plan.copies.is_empty() {
+        report(&args, tool, &plan, None, None);
+        return Ok(if plan.problems.is_empty() {
+            0
+        } else {
+            EXIT_OUTPUT
+        });
+    }
+    match migrate::execute(&plan, &sessiontool::repair::now_stamp(), args.remove_old) {
+        Ok(outcome) => {
+            report(&args, tool, &plan, Some(&outcome), None);
+            Ok(if outcome.check.is_empty() { 0 } else { 1 })
+        }
+        Err(e) => {
+            report(&args, tool, &plan, None, Some(&e));
+            Ok(EXIT_OUTPUT)
+        }
+    }
+}
+
+fn report(
+    args: &Args,
+    tool: Tool,
+    plan: &Plan,
+    outcome: Option<&migrate::Outcome>,
+    error: Option<&str>,
+) {
+    if args.json {
+        let doc = serde_json::json!({
+            "schema": "sessiontool.migrate/1",
+            "tool": tool,
+            "to": args.to,
+            "dry_run": args.dry_run,
+            "move": args.remove_old,
+            "copies": plan.copies,
+            "already": plan.already,
+            "left": plan.left,
+            "problems": plan.problems,
+            "done": outcome.map(|o| &o.done),
+            "check": outcome.map(|o| &o.check),
+            "error": error,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return;
+    }
+    for c in &plan.copies {
+        match &c.from {
+            Some(from) => println!("{} {}\n  -> {}", c.how, from.display(), c.to.display()),
+            None => println!("{} {} ({})", c.how, c.to.display(), c.project),
+        }
+    }
+    for a in &plan.already {
+        println!("already there: {}", a.display());
+    }
+    for l in &plan.left {
+        eprintln!("sessiontool: note: {l}");
+    }
+    for p in &plan.problems {
+        eprintln!("sessiontool: error: {p}");
+    }
+    if let Some(e) = error {
+        eprintln!("sessiontool: error: {e}");
+    }
+    if let Some(o) = outcome {
+        for c in &o.check {
+            eprintln!("sessiontool: warning: {c}");
+        }
+        let deleted = o.done.iter().filter(|d| d.deleted).count();
+        println!(
+            "migrated {tool} to {}: {} file(s) written{}",
+            args.to,
+            o.done.len(),
+            if deleted > 0 {
+                format!(", {deleted} old file(s) deleted")
+            } else {
+                "; the old files are kept (--move deletes them)".into()
+            }
+        );
+    } else if plan.problems.is_empty() {
+        if plan.copies.is_empty() {
+            println!("nothing to migrate: {tool}'s store has no folders of the other scheme");
+        } else {
+            println!(
+                "would write {} file(s); run again without -n to do it",
+                plan.copies.len()
+            );
+        }
+    } else {
+        println!("nothing was changed");
+    }
+}

@@ -1,0 +1,375 @@
+//! `sessiontool recover`: make a project's sessions resumable again; optionally save one as
+//! a Gemini checkpoint or put it into another tool's store.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use sessiontool::formats::WriteOptions;
+use sessiontool::store::catalog::{self, Entry, Query};
+use sessiontool::store::recover::{self, Options, Outcome, Step};
+use sessiontool::store::stored::StoredKind;
+
+use crate::error::{CliError, EXIT_INPUT, EXIT_OUTPUT};
+use crate::input::format_arg;
+use crate::store_args::{self, StoreArgs};
+
+const EXAMPLES: &str = "Examples:
+  sessiontool recover                            pick from this folder's sessions (on a terminal),
+                                                 or repair every one that needs it
+  sessiontool recover --latest --checkpoint before-crash
+                                                 then in Gemini CLI: /chat resume before-crash
+  sessiontool recover 0b23 --to qwen-jsonl       also give it to Qwen Code
+  sessiontool recover -n                         show what would be done
+
+What it does to a session that needs it: repairs it in place (the original is kept as
+<file>.bak-<time>, dropped bytes go to <file>.torn-<time>); copies a file Gemini CLI set aside
+as .unreadable-<time> back under its old name first; gives a legacy Qwen Code file
+(~/.qwen/tmp/<hash>/chats/*.json) to Qwen Code's current store. A checkpoint tag is written
+percent-encoded (`my/tag` -> checkpoint-my%2Ftag.json): it never becomes a path.";
+
+/// Make sessions resumable again: repair, restore, and place them where a tool finds them.
+#[derive(Parser)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// A session id (or its first characters) or file path.
+    session: Option<String>,
+    /// The newest session of the project.
+    #[arg(long, conflicts_with = "session")]
+    latest: bool,
+    /// The project folder (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Only sessions of this tool (repeatable).
+    #[arg(long, value_name = "TOOL")]
+    tool: Vec<String>,
+    /// Also save the session as a Gemini CLI checkpoint (`/chat resume TAG`).
+    #[arg(long, value_name = "TAG")]
+    checkpoint: Option<String>,
+    /// Also write the session into the store of this format's tool (e.g. gemini-jsonl,
+    /// qwen-jsonl, claude-jsonl).
+    #[arg(long, value_name = "FORMAT")]
+    to: Option<String>,
+    /// Show what would be done, change nothing.
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+    /// Replace a file of the same name when placing a session.
+    #[arg(long)]
+    force: bool,
+    /// Put repair backups in this folder instead of beside each file.
+    #[arg(long, value_name = "DIR")]
+    backup_dir: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Machine-readable output (schema sessiontool.recover/1).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<i32, CliError> {
+    let home = args.store.home()?;
+    let project = store_args::project(args.project.as_deref())?;
+    let to = args.to.as_deref().map(format_arg).transpose()?;
+    let query = Query {
+        tools: store_args::tools(&args.tool)?,
+        project: Some(project.clone()),
+        candidates: vec![store_args::project(None)?],
+    };
+    let sessions: Vec<Entry> = catalog::list(&home, &query)
+        .entries
+        .into_iter()
+        .filter(|e| !matches!(e.kind, StoredKind::Checkpoint { .. }))
+        .collect();
+    let mut options = Options {
+        checkpoint: args.checkpoint.clone(),
+        to,
+        dry_run: args.dry_run,
+        force: args.force,
+        write: WriteOptions {
+            now: Some(
+                jiff::Timestamp::now()
+                    .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+                    .to_string(),
+            ),
+            ..WriteOptions::default()
+        },
+        ..Options::default()
+    };
+    options.repair.backup_dir = args.backup_dir.clone();
+    let chosen = choose(&args, &sessions, &project, &mut options)?;
+    if chosen.is_empty() {
+        if !args.json {
+            println!(
+                "nothing to recover: {} session(s) of {project}, none damaged, set aside or in a layout their tool no longer lists",
+                sessions.len()
+            );
+        }
+        if args.json {
+            print_json(&project, &[], args.dry_run);
+        }
+        return Ok(0);
+    }
+    let outcomes: Vec<Outcome> = chosen
+        .iter()
+        .map(|e| recover::recover(&home, e, &project, &options))
+        .collect();
+    if args.json {
+        print_json(&project, &outcomes, args.dry_run);
+    } else {
+        print_human(&outcomes, args.dry_run);
+    }
+    Ok(if outcomes.iter().any(|o| o.error.is_some()) {
+        EXIT_OUTPUT
+    } else {
+        0
+    })
+}
+
+/// The sessions to work on: the named one, the newest, one picked from a numbered list on a
+/// terminal, or (with nothing asked) every one that needs recovery.
+fn choose<'a>(
+    args: &Args,
+    sessions: &'a [Entry],
+    project: &str,
+    options: &mut Options,
+) -> Result<Vec<&'a Entry>, CliError> {
+    if let Some(wanted) = &args.session {
+        return find(sessions, wanted).map(|e| vec![e]);
+    }
+    if args.latest {
+        return sessions
+            .first()
+            .map(|e| vec![e])
+            .ok_or_else(|| no_sessions(project));
+    }
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if interactive && !args.json {
+        return pick(sessions, project, options);
+    }
+    if options.checkpoint.is_some() || options.to.is_some() {
+        return Err(CliError {
+            code: 2,
+            message: "which session? --checkpoint and --to work on one session".into(),
+            location: None,
+            hint: Some(
+                "name it (an id prefix or a path), or pass --latest; `sessiontool list` shows them"
+                    .into(),
+            ),
+        });
+    }
+    Ok(sessions
+        .iter()
+        .filter(|e| recover::needs_recovery(e))
+        .collect())
+}
+
+fn find<'a>(sessions: &'a [Entry], wanted: &str) -> Result<&'a Entry, CliError> {
+    let as_path = std::fs::canonicalize(wanted).ok();
+    let matches: Vec<&Entry> = sessions
+        .iter()
+        .filter(|e| {
+            let by_path = as_path
+                .as_ref()
+                .is_some_and(|p| std::fs::canonicalize(&e.path).ok().as_ref() == Some(p));
+            let by_id =
+                e.id.as_deref()
+                    .is_some_and(|id| id.to_lowercase().starts_with(&wanted.to_lowercase()));
+            by_path || by_id
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one),
+        [] => Err(CliError {
+            code: EXIT_INPUT,
+            message: format!("no session of this project matches {wanted:?}"),
+            location: None,
+            hint: Some("`sessiontool list` shows the ids; --project names another project".into()),
+        }),
+        many => Err(CliError {
+            code: 2,
+            message: format!("{} sessions match {wanted:?}", many.len()),
+            location: None,
+            hint: Some(format!(
+                "give more of the id: {}",
+                many.iter()
+                    .filter_map(|e| e.id.as_deref())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }),
+    }
+}
+
+fn no_sessions(project: &str) -> CliError {
+    CliError::input(format!("no sessions found for {project}"))
+        .hint("--project names another project; `sessiontool list --all` shows every project")
+}
+
+/// The numbered list (as seed 003's script shows it), read from the terminal.
+fn pick<'a>(
+    sessions: &'a [Entry],
+    project: &str,
+    options: &mut Options,
+) -> Result<Vec<&'a Entry>, CliError> {
+    if sessions.is_empty() {
+        return Err(no_sessions(project));
+    }
+    eprintln!("sessions of {project}, newest first:");
+    for (i, e) in sessions.iter().enumerate() {
+        let label = e
+            .title
+            .as_deref()
+            .or(e.first_prompt.as_deref())
+            .map(|t| catalog::one_line(t, 50))
+            .unwrap_or_default();
+        let mark = if recover::needs_recovery(e) {
+            "needs recovery"
+        } else {
+            e.health.mark()
+        };
+        eprintln!(
+            "{:>3}. {:<12} {:<16} {:>4} msgs  {:<14} {label}",
+            i + 1,
+            e.tool.name(),
+            e.updated
+                .as_deref()
+                .map(|t| t.replace('T', " ").chars().take(16).collect::<String>())
+                .unwrap_or_default(),
+            e.messages,
+            mark
+        );
+    }
+    let any_damaged = sessions.iter().any(recover::needs_recovery);
+    let all = if any_damaged && options.checkpoint.is_none() && options.to.is_none() {
+        ", a for every one that needs recovery"
+    } else {
+        ""
+    };
+    let answer = ask(&format!(
+        "number (1-{}{all}, empty to quit): ",
+        sessions.len()
+    ))?;
+    if answer.is_empty() {
+        return Ok(Vec::new());
+    }
+    if answer == "a" && !all.is_empty() {
+        return Ok(sessions
+            .iter()
+            .filter(|e| recover::needs_recovery(e))
+            .collect());
+    }
+    let n: usize = answer
+        .parse()
+        .ok()
+        .filter(|n| (1..=sessions.len()).contains(n))
+        .ok_or_else(|| CliError {
+            code: 2,
+            message: format!("{answer:?} is not a number from the list"),
+            location: None,
+            hint: None,
+        })?;
+    if options.checkpoint.is_none() && options.to.is_none() {
+        let tag = ask("save it as a Gemini checkpoint too? tag (empty: no): ")?;
+        if !tag.is_empty() {
+            options.checkpoint = Some(tag);
+        }
+    }
+    Ok(vec![&sessions[n - 1]])
+}
+
+fn ask(prompt: &str) -> Result<String, CliError> {
+    eprint!("{prompt}");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| CliError::input(format!("cannot read the answer: {e}")))?;
+    Ok(line.trim().to_string())
+}
+
+fn print_json(project: &str, outcomes: &[Outcome], dry_run: bool) {
+    let doc = serde_json::json!({
+        "schema": "sessiontool.recover/1",
+        "project": project,
+        "dry_run": dry_run,
+        "sessions": outcomes,
+    });
+    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+}
+
+fn print_human(outcomes: &[Outcome], dry_run: bool) {
+    let would = if dry_run { "would be " } else { "" };
+    for o in outcomes {
+        println!(
+            "{} {}  {}",
+            o.tool,
+            o.id.as_deref().map(|i| &i[..i.len().min(8)]).unwrap_or("-"),
+            o.session.display()
+        );
+        for step in &o.steps {
+            match step {
+                Step::Healthy => println!("  healthy: nothing to repair"),
+                Step::Restored { to, .. } => {
+                    println!(
+                        "  {would}restored as {} (the set-aside file stays)",
+                        show(to)
+                    )
+                }
+                Step::Repaired {
+                    fixed,
+                    left,
+                    backup,
+                    sidecar,
+                    ..
+                } => {
+                    println!("  {would}repaired: {fixed} fixed, {left} left");
+                    if let Some(b) = backup {
+                        println!("  original kept as {}", show(b));
+                    }
+                    if let Some(s) = sidecar {
+                        println!("  dropped bytes kept in {}", show(s));
+                    }
+                }
+                Step::Placed {
+                    path,
+                    tool,
+                    format,
+                    registered,
+                    losses,
+                } => {
+                    println!("  {would}written for {tool} ({format}): {}", show(path));
+                    for r in registered {
+                        println!("  {would}registered: {r}");
+                    }
+                    if *losses > 0 {
+                        println!(
+                            "  {losses} item(s) not carried into {format} (`sessiontool convert --json` lists them)"
+                        );
+                    }
+                }
+            }
+        }
+        if let Some(e) = &o.error {
+            println!("  FAILED: {e}");
+        }
+        for r in &o.resume {
+            println!("  resume: {r}");
+        }
+    }
+    let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
+    println!(
+        "{} session(s) {}recovered{}",
+        outcomes.len() - failed,
+        would,
+        if failed > 0 {
+            format!(", {failed} failed (see above)")
+        } else {
+            String::new()
+        }
+    );
+}
+
+fn show(p: &Path) -> String {
+    p.display().to_string()
+}

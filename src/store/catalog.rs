@@ -1,0 +1,340 @@
+//! What `list` shows of each stored session: read it, count its messages, find its project,
+//! and give it a health mark from fsck.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::home::Home;
+use super::stored::{Discovery, Fit, FolderKey, Stored, StoredKind};
+use super::tool::Tool;
+use super::tools;
+use crate::check::{self, CheckOptions};
+use crate::diag::Severity;
+use crate::formats::{self, Input};
+use crate::ids::sha256_hex;
+use crate::model::{Role, Session};
+
+/// One session as `list` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub tool: Tool,
+    pub path: String,
+    #[serde(flatten)]
+    pub kind: StoredKind,
+    pub format: Option<&'static str>,
+    pub id: Option<String>,
+    /// The project path, when the file, its folder or a known path's hash says it.
+    pub project: Option<String>,
+    pub start: Option<String>,
+    /// The last update the file records, else its modification time (RFC 3339).
+    pub updated: Option<String>,
+    /// User and assistant messages on the branch the tool resumes.
+    pub messages: usize,
+    pub title: Option<String>,
+    pub first_prompt: Option<String>,
+    pub health: Health,
+    /// What fsck found, in a few words (empty when healthy).
+    pub findings: Vec<String>,
+    pub bytes: u64,
+    /// The same session in the layout or format the tool uses now (a legacy Qwen file already
+    /// migrated, a Gemini `.json` beside the `.jsonl` the CLI wrote when it was resumed).
+    pub superseded_by: Option<String>,
+    #[serde(skip)]
+    hashed_folder: bool,
+    #[serde(skip)]
+    sort_key: Option<Timestamp>,
+}
+
+/// A quick check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Health {
+    Ok,
+    /// Warnings only: the tool resumes it.
+    Warnings,
+    /// Errors `sessiontool repair` fixes.
+    Repairable,
+    /// Errors no repair fixes, or a file no reader understands.
+    Broken,
+}
+
+impl Health {
+    /// A one-character mark for tables.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Health::Ok => "ok",
+            Health::Warnings => "warn",
+            Health::Repairable => "REPAIR",
+            Health::Broken => "BROKEN",
+        }
+    }
+}
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Only these tools (all when empty).
+    pub tools: Vec<Tool>,
+    /// Only this project (absolute path); `None` lists every project.
+    pub project: Option<String>,
+    /// Paths that sha256 folders may be the hash of (the current folder, paths named by the
+    /// user); every project path seen in the stores is tried too.
+    pub candidates: Vec<String>,
+}
+
+/// The catalog: entries newest first, and what discovery could not read.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    pub entries: Vec<Entry>,
+    pub problems: Vec<String>,
+    pub own_files: usize,
+}
+
+pub fn list(home: &Home, query: &Query) -> Catalog {
+    let mut found = Discovery::default();
+    for store in tools::all() {
+        if query.tools.is_empty() || query.tools.contains(&store.tool()) {
+            store.discover(home, &mut found);
+        }
+    }
+    let wanted: Vec<Stored> = found
+        .files
+        .into_iter()
+        .filter(|s| match &query.project {
+            Some(p) => s.folder.fits(p) != Fit::No,
+            None => true,
+        })
+        .collect();
+    let mut entries: Vec<Entry> = wanted.par_iter().map(entry).collect();
+    resolve_hashes(&mut entries, &wanted, query);
+    if let Some(project) = &query.project {
+        entries.retain(|e| belongs(e, project));
+    }
+    mark_superseded(&mut entries);
+    entries.sort_by(|a, b| b.sort_key.cmp(&a.sort_key).then(a.path.cmp(&b.path)));
+    Catalog {
+        entries,
+        problems: found.problems,
+        own_files: found.own_files,
+    }
+}
+
+/// Whether an entry that survived the folder check is the project's: its folder proved it,
+/// or the path recorded inside says so; a folder name that fits decides when the file records
+/// no path.
+fn belongs(entry: &Entry, project: &str) -> bool {
+    match &entry.project {
+        Some(p) => p == project,
+        None => false,
+    }
+}
+
+/// Gives entries in sha256 folders (and entries without a recorded path) the project whose
+/// hash matches, trying every path the catalog knows and the query's candidates.
+fn resolve_hashes(entries: &mut [Entry], stored: &[Stored], query: &Query) {
+    let mut known: Vec<String> = entries.iter().filter_map(|e| e.project.clone()).collect();
+    known.extend(query.candidates.iter().cloned());
+    known.extend(query.project.iter().cloned());
+    known.sort();
+    known.dedup();
+    let hashes: Vec<(String, &String)> = known.iter().map(|p| (sha256_hex(p), p)).collect();
+    for (entry, s) in entries.iter_mut().zip(stored) {
+        if entry.project.is_some() {
+            continue;
+        }
+        entry.project = match &s.folder {
+            FolderKey::Sha256 { hash } => hashes
+                .iter()
+                .find(|(h, _)| h == hash)
+                .map(|(_, p)| (*p).clone()),
+            // A folder named from the path with nothing recorded inside: the query's project
+            // when the name fits it.
+            FolderKey::Named { .. } => query
+                .project
+                .clone()
+                .filter(|p| s.folder.fits(p) == Fit::AskContent),
+            _ => None,
+        };
+    }
+}
+
+/// Links an older copy of a session to the copy its tool reads first: the one in the tool's
+/// current format, and for Gemini in a slug folder rather than the sha256 folder the CLI
+/// copied it from.
+fn mark_superseded(entries: &mut [Entry]) {
+    let rank = |e: &Entry| {
+        u8::from(e.format == Some(e.tool.current_format())) * 2 + u8::from(!e.hashed_folder)
+    };
+    let mut best: std::collections::HashMap<(Tool, String), (u8, String)> = Default::default();
+    for e in entries.iter().filter(|e| e.kind != StoredKind::Unreadable) {
+        let (Some(id), false) = (&e.id, matches!(e.kind, StoredKind::Checkpoint { .. })) else {
+            continue;
+        };
+        let r = rank(e);
+        let slot = best
+            .entry((e.tool, id.clone()))
+            .or_insert((r, e.path.clone()));
+        if r > slot.0 {
+            *slot = (r, e.path.clone());
+        }
+    }
+    for e in entries.iter_mut() {
+        let Some(id) = &e.id else { continue };
+        if let Some((r, path)) = best.get(&(e.tool, id.clone()))
+            && *r > rank(e)
+        {
+            e.superseded_by = Some(path.clone());
+        }
+    }
+}
+
+fn entry(stored: &Stored) -> Entry {
+    let path = &stored.path;
+    let meta = std::fs::metadata(path).ok();
+    let mtime = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| Timestamp::try_from(t).ok());
+    let mut e = Entry {
+        tool: stored.tool,
+        path: path.display().to_string(),
+        kind: stored.kind.clone(),
+        format: None,
+        id: None,
+        project: stored.folder.project().map(String::from),
+        start: None,
+        updated: mtime.map(|t| t.to_string()),
+        messages: 0,
+        title: None,
+        first_prompt: None,
+        health: Health::Broken,
+        findings: Vec::new(),
+        bytes: meta.map(|m| m.len()).unwrap_or(0),
+        superseded_by: None,
+        hashed_folder: matches!(stored.folder, FolderKey::Sha256 { .. }),
+        sort_key: mtime,
+    };
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(err) => {
+            e.findings.push(format!("cannot read: {err}"));
+            return e;
+        }
+    };
+    let input = Input {
+        name: &e.path,
+        path: Some(path),
+        bytes: &bytes,
+    };
+    match formats::detect(Some(path), &bytes) {
+        Some(format) => {
+            e.format = Some(format.name());
+            match format.read(&input) {
+                Ok(outcome) => describe(&mut e, &outcome.session),
+                Err(err) => e.findings.push(err.to_string()),
+            }
+        }
+        None => e.findings.push("no format recognises this file".into()),
+    }
+    health(&mut e, path);
+    e
+}
+
+fn describe(e: &mut Entry, session: &Session) {
+    let meta = &session.meta;
+    e.id = meta.id.clone();
+    e.start = meta.start_time.clone();
+    if let Some(updated) = &meta.last_updated {
+        e.updated = Some(updated.clone());
+        if let Ok(t) = updated.parse::<Timestamp>() {
+            e.sort_key = Some(t);
+        }
+    }
+    e.title = [&meta.title, &meta.summary]
+        .into_iter()
+        .flatten()
+        .find(|t| !t.trim().is_empty())
+        .cloned();
+    if e.project.is_none() {
+        e.project = recorded_project(session);
+    }
+    let tree = session.tree();
+    let path = tree.head().map(|h| tree.path_to(h)).unwrap_or_default();
+    for &i in &path {
+        let Some(m) = tree.node(i).message() else {
+            continue;
+        };
+        if matches!(m.role, Role::User | Role::Assistant) {
+            e.messages += 1;
+        }
+        if e.first_prompt.is_none() && m.role == Role::User {
+            let text = m.text();
+            if !text.trim().is_empty() {
+                e.first_prompt = Some(one_line(&text, 80));
+            }
+        }
+    }
+}
+
+/// The project a session records: its `cwd`, or the one of its `directories` whose hash is
+/// its `projectHash`.
+fn recorded_project(session: &Session) -> Option<String> {
+    let meta = &session.meta;
+    if let Some(cwd) = &meta.cwd {
+        return Some(cwd.clone());
+    }
+    let dirs = meta.directories.as_deref().unwrap_or_default();
+    match &meta.project_hash {
+        Some(hash) => dirs.iter().find(|d| sha256_hex(d) == *hash).cloned(),
+        None => None,
+    }
+}
+
+fn health(e: &mut Entry, path: &Path) {
+    if e.kind == StoredKind::Unreadable {
+        e.findings
+            .insert(0, "the tool could not read it and set it aside".into());
+    }
+    if e.format.is_none() {
+        e.health = Health::Broken;
+        return;
+    }
+    match check::check_file(path, &CheckOptions::default()) {
+        Ok(report) => {
+            e.health = if report.unfixable_errors() > 0 {
+                Health::Broken
+            } else if report.fixable() > 0 || report.count(Severity::Error) > 0 {
+                Health::Repairable
+            } else if report.count(Severity::Warning) > 0 {
+                Health::Warnings
+            } else {
+                Health::Ok
+            };
+            let mut codes: Vec<&str> = report.issues.iter().map(|i| i.code).collect();
+            codes.dedup();
+            e.findings.extend(codes.into_iter().map(String::from));
+            if e.kind == StoredKind::Unreadable && e.health < Health::Repairable {
+                // Readable now, but the tool will not look at it under this name.
+                e.health = Health::Repairable;
+            }
+        }
+        Err(err) => {
+            e.health = Health::Broken;
+            e.findings.push(err.to_string());
+        }
+    }
+}
+
+/// The first line of `text`, cut to `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or("").trim();
+    if line.chars().count() > max {
+        let cut: String = line.chars().take(max - 1).collect();
+        format!("{cut}…")
+    } else {
+        line.to_string()
+    }
+}

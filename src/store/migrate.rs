@@ -1,0 +1,355 @@
+//! `migrate`: move a tool's store from one folder naming scheme to another, as the tool's
+//! newer version expects it: Gemini CLI `tmp/<sha256>` -> slug folders registered in
+//! `projects.json` with `.project_root` markers (and back, for an older CLI); Qwen Code's
+//! legacy `tmp/<sha256>/chats/*.json` -> `projects/<dashed>/chats/<id>.jsonl`, converted.
+//! Copies are staged and committed through a [`Txn`] (each copy checked against the hash of
+//! what was staged), written sessions are checked with fsck, and the old files are deleted
+//! only when asked (`--move`), after all that.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::catalog::{self, Entry, Query};
+use super::gemini_registry;
+use super::home::Home;
+use super::place::{self, Request};
+use super::scheme::Scheme;
+use super::stored::{StoredKind, is_own_file};
+use super::tool::Tool;
+use super::txn::{Done, Retire, Txn};
+use crate::check::{self, CheckOptions};
+use crate::formats::{self, Input, WriteOptions};
+use crate::ids::sha256_hex;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Copy {
+    pub from: Option<PathBuf>,
+    pub to: PathBuf,
+    pub project: String,
+    /// `copy`, `convert` (with the number of items the target format cannot hold), or
+    /// `register`.
+    pub how: String,
+    #[serde(skip)]
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Plan {
+    pub copies: Vec<Copy>,
+    /// Files already in place with the same content (migrated before, by the tool or by us).
+    pub already: Vec<PathBuf>,
+    /// What blocks the migration (nothing is written while any exist).
+    pub problems: Vec<String>,
+    /// Files left where they are, and why.
+    pub left: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    pub done: Vec<Done>,
+    /// fsck findings on the written sessions (errors only; empty when all check clean).
+    pub check: Vec<String>,
+}
+
+/// What a tool's store can be migrated to.
+pub fn targets(tool: Tool) -> &'static [Scheme] {
+    match tool {
+        Tool::Gemini => &[Scheme::GeminiSlug, Scheme::Sha256],
+        Tool::Qwen => &[Scheme::Dashed],
+        _ => &[],
+    }
+}
+
+pub fn plan(home: &Home, tool: Tool, to: Scheme, candidates: &[String]) -> Plan {
+    let mut plan = Plan::default();
+    let mut query = Query {
+        tools: vec![tool],
+        project: None,
+        candidates: candidates.to_vec(),
+    };
+    // Paths recorded by every tool help to name sha256 folders.
+    query.candidates.extend(
+        catalog::list(home, &Query::default())
+            .entries
+            .into_iter()
+            .filter_map(|e| e.project),
+    );
+    let entries = catalog::list(home, &query).entries;
+    match (tool, to) {
+        (Tool::Gemini, Scheme::GeminiSlug | Scheme::Sha256) => {
+            gemini_folders(home, &entries, to, &query.candidates, &mut plan)
+        }
+        (Tool::Qwen, Scheme::Dashed) => qwen_legacy(home, &entries, &mut plan),
+        _ => plan.problems.push(format!(
+            "{tool}'s store cannot be migrated to {}; it can go to: {}",
+            to.name(),
+            match targets(tool) {
+                [] => "nothing (it has one layout)".to_string(),
+                t => t.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
+            }
+        )),
+    }
+    plan
+}
+
+/// Gemini: every project folder of the other scheme is copied, file by file, into the
+/// folder the target scheme gives its project.
+fn gemini_folders(
+    home: &Home,
+    entries: &[Entry],
+    to: Scheme,
+    candidates: &[String],
+    plan: &mut Plan,
+) {
+    let gemini = home.gemini();
+    let tmp = gemini.join("tmp");
+    let Ok(dirs) = std::fs::read_dir(&tmp) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = dirs
+        .flatten()
+        .map(|d| d.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let hashes: BTreeMap<String, &String> = candidates.iter().map(|c| (sha256_hex(c), c)).collect();
+    let mut slugs_claimed: BTreeMap<String, String> = BTreeMap::new();
+    for dir in dirs {
+        let name = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let hashed = super::tools::is_sha256(&name);
+        if hashed != (to == Scheme::GeminiSlug) {
+            continue; // already in the target scheme
+        }
+        let project = if hashed {
+            project_in(entries, &dir).or_else(|| hashes.get(&name).map(|p| (*p).clone()))
+        } else {
+            gemini_registry::project_of_slug(&gemini, &name)
+        };
+        let Some(project) = project else {
+            plan.problems.push(format!(
+                "cannot tell which project {} belongs to: run in that project or pass --project DIR (its sha256 must be the folder name)",
+                dir.display()
+            ));
+            continue;
+        };
+        let target_name = if to == Scheme::Sha256 {
+            sha256_hex(&project)
+        } else {
+            let (slug, source) = gemini_registry::slug_for(&gemini, &project);
+            let slug = slugs_claimed.get(&project).cloned().unwrap_or(slug);
+            slugs_claimed.insert(project.clone(), slug.clone());
+            if source != gemini_registry::SlugSource::Registered {
+                register(&gemini, &project, &slug, plan);
+            }
+            slug
+        };
+        copy_folder(&dir, &tmp.join(target_name), &project, plan);
+    }
+}
+
+fn register(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
+    let registry = gemini.join("projects.json");
+    // Several projects may register in one run: build on what is already planned.
+    let planned = plan.copies.iter().rposition(|c| c.to == registry);
+    let result = match planned {
+        Some(i) => {
+            let tmp = tempfile::tempdir().and_then(|d| {
+                std::fs::write(d.path().join("projects.json"), &plan.copies[i].bytes)?;
+                gemini_registry::registry_with(d.path(), None, project, slug)
+            });
+            tmp.map(|b| (Some(i), b))
+        }
+        None => gemini_registry::registry_with(gemini, None, project, slug).map(|b| (None, b)),
+    };
+    match result {
+        Ok((Some(i), bytes)) => plan.copies[i].bytes = bytes,
+        Ok((None, bytes)) => plan.copies.push(Copy {
+            from: None,
+            to: registry,
+            project: project.into(),
+            how: "register".into(),
+            bytes,
+        }),
+        Err(e) => plan.problems.push(e.to_string()),
+    }
+    for marker in gemini_registry::markers(gemini, slug) {
+        if !marker.exists() {
+            plan.copies.push(Copy {
+                from: None,
+                to: marker,
+                project: project.into(),
+                how: "register".into(),
+                bytes: project.as_bytes().to_vec(),
+            });
+        }
+    }
+}
+
+fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
+    for entry in walkdir::WalkDir::new(from)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let name = entry.file_name().to_string_lossy();
+        if is_own_file(&name) || name == ".project_root" {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
+        let target = to.join(rel);
+        let bytes = match std::fs::read(entry.path()) {
+            Ok(b) => b,
+            Err(e) => {
+                plan.problems
+                    .push(format!("cannot read {}: {e}", entry.path().display()));
+                continue;
+            }
+        };
+        match std::fs::read(&target) {
+            Ok(there) if there == bytes => plan.already.push(target),
+            Ok(_) => plan.problems.push(format!(
+                "{} exists with other content than {}: compare them and move one away first",
+                target.display(),
+                entry.path().display()
+            )),
+            Err(_) => plan.copies.push(Copy {
+                from: Some(entry.path().to_path_buf()),
+                to: target,
+                project: project.into(),
+                how: "copy".into(),
+                bytes,
+            }),
+        }
+    }
+}
+
+/// Qwen Code: each legacy JSON session becomes a JSONL session in the project's folder.
+fn qwen_legacy(home: &Home, entries: &[Entry], plan: &mut Plan) {
+    let options = WriteOptions::default();
+    for e in entries.iter().filter(|e| e.kind == StoredKind::Legacy) {
+        let Some(project) = &e.project else {
+            plan.problems.push(format!(
+                "cannot tell which project {} belongs to: run in that project or pass --project DIR",
+                e.path
+            ));
+            continue;
+        };
+        if let Some(newer) = &e.superseded_by {
+            plan.already.push(PathBuf::from(newer));
+            continue;
+        }
+        let bytes = match std::fs::read(&e.path) {
+            Ok(b) => b,
+            Err(err) => {
+                plan.problems.push(format!("cannot read {}: {err}", e.path));
+                continue;
+            }
+        };
+        let request = Request {
+            from: e.format.and_then(formats::by_name),
+            to: formats::by_name("qwen-jsonl").expect("qwen-jsonl exists"),
+            project,
+            tag: None,
+            options: &options,
+            force: false,
+            dry_run: true,
+        };
+        let input = Input {
+            name: &e.path,
+            path: Some(Path::new(&e.path)),
+            bytes: &bytes,
+        };
+        match place::place(home, &input, &request) {
+            Ok(placed) => {
+                let lost: u64 = placed
+                    .conversion
+                    .losses
+                    .losses
+                    .iter()
+                    .map(|l| l.count as u64)
+                    .sum();
+                plan.copies.push(Copy {
+                    from: Some(PathBuf::from(&e.path)),
+                    to: placed.path,
+                    project: project.clone(),
+                    how: format!("convert (gemini-json -> qwen-jsonl, {lost} item(s) not carried)"),
+                    bytes: placed.conversion.bytes,
+                });
+            }
+            Err(err) => plan.problems.push(format!("{}: {err}", e.path)),
+        }
+    }
+    let checkpoints = entries
+        .iter()
+        .filter(|e| matches!(e.kind, StoredKind::Checkpoint { .. }));
+    for c in checkpoints {
+        plan.left.push(format!(
+            "{}: a /chat checkpoint; it stays in the legacy folder",
+            c.path
+        ));
+    }
+}
+
+/// The project recorded by the sessions inside a folder.
+fn project_in(entries: &[Entry], dir: &Path) -> Option<String> {
+    entries
+        .iter()
+        .filter(|e| Path::new(&e.path).starts_with(dir))
+        .find_map(|e| e.project.clone())
+}
+
+/// Stages every copy and commits them; then checks the written sessions with fsck.
+pub fn execute(plan: &Plan, stamp: &str, remove_old: bool) -> Result<Outcome, String> {
+    if !plan.problems.is_empty() {
+        return Err("nothing was changed".into());
+    }
+    let mut txn = Txn::new(stamp);
+    let retire = if remove_old {
+        Retire::Delete
+    } else {
+        Retire::Keep
+    };
+    for c in &plan.copies {
+        let in_place = c.to.exists() && c.how == "register";
+        let old = match (&c.from, in_place) {
+            (Some(from), _) => Some((from.as_path(), retire)),
+            (None, true) => Some((c.to.as_path(), Retire::Backup)),
+            (None, false) => None,
+        };
+        txn.stage(&c.to, &c.bytes, old)
+            .map_err(|e| format!("cannot write {}: {e}; nothing was changed", c.to.display()))?;
+    }
+    let done = txn.commit().map_err(|(done, e)| {
+        format!(
+            "stopped after {} of {} files: {e} (the rest are untouched: run migrate again)",
+            done.len(),
+            plan.copies.len()
+        )
+    })?;
+    let mut findings = Vec::new();
+    for c in plan.copies.iter().filter(|c| c.how != "register") {
+        if formats::detect(Some(&c.to), &c.bytes).is_none() {
+            continue;
+        }
+        match check::check_file(&c.to, &CheckOptions::default()) {
+            Ok(r) if r.unfixable_errors() == 0 && r.count(crate::diag::Severity::Error) == 0 => {}
+            Ok(r) => findings.push(format!(
+                "{}: {} error(s) (as in the original: run `sessiontool fsck` on it)",
+                c.to.display(),
+                r.count(crate::diag::Severity::Error)
+            )),
+            Err(e) => findings.push(format!("{}: {e}", c.to.display())),
+        }
+    }
+    Ok(Outcome {
+        done,
+        check: findings,
+    })
+}

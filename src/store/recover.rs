@@ -1,0 +1,285 @@
+//! `recover`: make a stored session resumable again, and on request put it where a tool will
+//! find it. Each step uses the general machinery (fsck's repair with its backups, the store
+//! placement); this module only decides which steps a session needs.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::catalog::{Entry, Health};
+use super::home::Home;
+use super::place::{self, Request};
+use super::stored::StoredKind;
+use super::tool::Tool;
+use crate::check::{self, CheckOptions};
+use crate::formats::{self, Format, Input, WriteOptions};
+use crate::repair::{self, RepairOptions};
+
+#[derive(Clone, Default)]
+pub struct Options {
+    /// Also write the session as a Gemini checkpoint with this tag.
+    pub checkpoint: Option<String>,
+    /// Also write the session into the store of this format's tool.
+    pub to: Option<&'static dyn Format>,
+    /// Say what would be done, change nothing.
+    pub dry_run: bool,
+    /// Replace files of the same name when placing.
+    pub force: bool,
+    pub repair: RepairOptions,
+    pub write: WriteOptions,
+}
+
+/// One step done (or planned, on a dry run).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    /// An `.unreadable-*` file moved back to the name the tool lists (its bytes are kept as
+    /// the repair's backup).
+    Restored { from: PathBuf, to: PathBuf },
+    /// Repaired in place; the original kept as `backup`.
+    Repaired {
+        path: PathBuf,
+        fixed: usize,
+        left: usize,
+        backup: Option<PathBuf>,
+        sidecar: Option<PathBuf>,
+    },
+    /// Written into a tool's store.
+    Placed {
+        path: PathBuf,
+        tool: Tool,
+        format: &'static str,
+        registered: Vec<String>,
+        losses: usize,
+    },
+    /// Nothing needed doing.
+    Healthy,
+}
+
+/// What recovering one session did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub session: PathBuf,
+    pub id: Option<String>,
+    pub tool: Tool,
+    pub steps: Vec<Step>,
+    /// How to resume the result, when known.
+    pub resume: Vec<String>,
+    /// Why the recovery stopped, when it did (the steps before it stand).
+    pub error: Option<String>,
+}
+
+/// Whether `recover` without a chosen session takes this one: the tool cannot resume it as it
+/// is (damaged, set aside as unreadable, or in a layout the tool no longer lists).
+pub fn needs_recovery(entry: &Entry) -> bool {
+    entry.health == Health::Repairable
+        || entry.kind == StoredKind::Unreadable
+        || (entry.kind == StoredKind::Legacy && entry.superseded_by.is_none())
+}
+
+pub fn recover(home: &Home, entry: &Entry, project: &str, options: &Options) -> Outcome {
+    let mut outcome = Outcome {
+        session: PathBuf::from(&entry.path),
+        id: entry.id.clone(),
+        tool: entry.tool,
+        steps: Vec::new(),
+        resume: Vec::new(),
+        error: None,
+    };
+    if let Err(e) = run(home, entry, project, options, &mut outcome) {
+        outcome.error = Some(e);
+    }
+    if outcome.steps.is_empty() && outcome.error.is_none() {
+        outcome.steps.push(Step::Healthy);
+    }
+    outcome
+}
+
+fn run(
+    home: &Home,
+    entry: &Entry,
+    project: &str,
+    options: &Options,
+    outcome: &mut Outcome,
+) -> Result<(), String> {
+    let mut source = PathBuf::from(&entry.path);
+    if entry.kind == StoredKind::Unreadable {
+        let to = restore_name(&source)?;
+        if !options.dry_run {
+            move_no_clobber(&source, &to)
+                .map_err(|e| format!("cannot move it back to {}: {e}", to.display()))?;
+            source = to.clone();
+        }
+        outcome.steps.push(Step::Restored {
+            from: PathBuf::from(&entry.path),
+            to,
+        });
+    }
+    repair_step(&source, options, outcome)?;
+    let bytes =
+        std::fs::read(&source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+    if outcome.id.is_none() {
+        outcome.id = session_id(&source, &bytes);
+    }
+    let mut placements: Vec<(&'static dyn Format, Option<&str>)> = Vec::new();
+    if entry.kind == StoredKind::Legacy && options.to.is_none() {
+        // Qwen Code v0.4+ lists only its JSONL projects: give it the session there.
+        placements.push((by_name(entry.tool.current_format()), None));
+    }
+    if let Some(to) = options.to {
+        placements.push((to, None));
+    }
+    if let Some(tag) = &options.checkpoint {
+        placements.push((by_name("checkpoint"), Some(tag)));
+    }
+    for (to, tag) in placements {
+        let request = Request {
+            from: entry.format.and_then(formats::by_name),
+            to,
+            project,
+            tag,
+            options: &options.write,
+            force: options.force,
+            dry_run: options.dry_run,
+        };
+        let input = Input {
+            name: &entry.path,
+            path: Some(&source),
+            bytes: &bytes,
+        };
+        let placed = place::place(home, &input, &request).map_err(|e| e.to_string())?;
+        let losses = placed
+            .conversion
+            .losses
+            .losses
+            .iter()
+            .map(|l| l.count)
+            .sum();
+        outcome.resume.push(match tag {
+            Some(tag) => format!("gemini, then /chat resume {tag}"),
+            None => placed
+                .tool
+                .resume_hint(outcome.id.as_deref(), &placed.path)
+                .unwrap_or_else(|| format!("open it in {}", placed.tool)),
+        });
+        outcome.steps.push(Step::Placed {
+            path: placed.path,
+            tool: placed.tool,
+            format: to.name(),
+            registered: placed.registered,
+            losses,
+        });
+    }
+    if outcome.resume.is_empty()
+        && let Some(hint) = entry.tool.resume_hint(outcome.id.as_deref(), &source)
+    {
+        outcome.resume.push(hint);
+    }
+    Ok(())
+}
+
+/// The id of a session file, read again (a restored or repaired file may now have one).
+fn session_id(path: &Path, bytes: &[u8]) -> Option<String> {
+    let format = formats::detect(Some(path), bytes)?;
+    let input = Input {
+        name: "",
+        path: Some(path),
+        bytes,
+    };
+    format.read(&input).ok()?.session.meta.id
+}
+
+/// Renames `from` to `to` unless `to` exists (a hard link is made first, so an existing `to`
+/// is never replaced), then makes the change durable.
+fn move_no_clobber(from: &Path, to: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(from, to) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
+        Err(_) => {
+            // No hard links here: copy durably, then drop the old name.
+            let bytes = std::fs::read(from)?;
+            crate::io::write_atomic(to, &bytes, false)?;
+        }
+    }
+    std::fs::remove_file(from)?;
+    crate::io::sync_dir(to.parent().unwrap_or(Path::new(".")))
+}
+
+fn by_name(name: &str) -> &'static dyn Format {
+    formats::by_name(name).expect("every store format exists")
+}
+
+/// fsck's repair, with its backups, when the file has something to fix.
+fn repair_step(path: &Path, options: &Options, outcome: &mut Outcome) -> Result<(), String> {
+    let diagnosis = check::diagnose(path, &CheckOptions::default()).map_err(|e| e.to_string())?;
+    if diagnosis.report.fixable() == 0 {
+        return Ok(());
+    }
+    let repair_options = RepairOptions {
+        dry_run: options.dry_run,
+        ..options.repair.clone()
+    };
+    let repaired = repair::repair(path, diagnosis, &repair_options).map_err(|e| e.to_string())?;
+    outcome.steps.push(Step::Repaired {
+        path: path.to_path_buf(),
+        fixed: repaired.fixed.len(),
+        left: repaired.left.len(),
+        backup: repaired.backup,
+        sidecar: repaired.sidecar,
+    });
+    Ok(())
+}
+
+/// The name an `.unreadable-<ms>` file had before the tool set it aside; a `-recovered`
+/// name beside it when the tool has since written a new file there.
+fn restore_name(path: &Path) -> Result<PathBuf, String> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let original = name
+        .rsplit_once(".unreadable-")
+        .map(|(o, _)| o)
+        .filter(|o| !o.is_empty())
+        .ok_or_else(|| format!("{name} is not an .unreadable-<time> file"))?;
+    let candidate = path.with_file_name(original);
+    if !candidate.exists() {
+        return Ok(candidate);
+    }
+    let (stem, ext) = original.rsplit_once('.').unwrap_or((original, ""));
+    let other = path.with_file_name(format!("{stem}-recovered.{ext}"));
+    if other.exists() {
+        return Err(format!(
+            "both {original} and {} exist; move one away first",
+            file_name(&other)
+        ));
+    }
+    Ok(other)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreadable_files_get_their_old_name_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let set_aside = dir
+            .path()
+            .join("session-2026-01-01T00-00-abcd.json.unreadable-1767225600000");
+        assert_eq!(
+            restore_name(&set_aside).unwrap(),
+            dir.path().join("session-2026-01-01T00-00-abcd.json")
+        );
+        std::fs::write(dir.path().join("session-2026-01-01T00-00-abcd.json"), "{}").unwrap();
+        assert_eq!(
+            restore_name(&set_aside).unwrap(),
+            dir.path()
+                .join("session-2026-01-01T00-00-abcd-recovered.json")
+        );
+        assert!(restore_name(&dir.path().join("x.json")).is_err());
+    }
+}

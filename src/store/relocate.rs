@@ -1,0 +1,270 @@
+//! `relocate`: after a project folder moved from OLD to NEW, re-key every session of OLD (and
+//! of folders below it) in every store: project folders named after the path move, the
+//! `cwd`/`projectHash` values inside the files are rewritten (only those bytes, see
+//! [`rekey`](super::rekey)), and the registries follow (`projects.json` and `.project_root`
+//! markers, simple-agent's `meta.json`). All of it goes through one [`Txn`]: staged first,
+//! committed only when everything staged, originals kept as `.bak-<stamp>` files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::catalog::{self, Entry, Query};
+use super::home::Home;
+use super::rekey::{Move, rekey_bytes};
+use super::scheme::{Scheme, claude, dashed, pi};
+use super::stored::{Discovery, FolderKey, Stored};
+use super::tool::Tool;
+use super::tools;
+use super::txn::{Done, Retire, Txn};
+use crate::formats;
+use crate::ids::sha256_hex;
+
+/// One file to write.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub tool: Option<Tool>,
+    pub from: PathBuf,
+    pub to: PathBuf,
+    /// What changed inside, in words (`3 cwd, 1 projectHash`), or why it only moves.
+    pub inside: String,
+    #[serde(skip)]
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    /// Sessions of OLD that cannot be moved, and why (nothing is changed while any exist).
+    pub problems: Vec<String>,
+    /// Files in a folder named like OLD's that record no project path, so cannot be told to
+    /// be OLD's: left where they are, and said so.
+    pub left: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    pub plan: Plan,
+    pub done: Vec<Done>,
+}
+
+pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
+    let mut plan = Plan::default();
+    let query = Query {
+        tools: only.to_vec(),
+        project: None,
+        candidates: vec![mv.old_path().to_string()],
+    };
+    let entries = catalog::list(home, &query).entries;
+    let mut found = Discovery::default();
+    for store in tools::all() {
+        if only.is_empty() || only.contains(&store.tool()) {
+            store.discover(home, &mut found);
+        }
+    }
+    let by_path: BTreeMap<&str, &Stored> = found
+        .files
+        .iter()
+        .map(|s| (s.path.to_str().unwrap_or(""), s))
+        .collect();
+    let mut hashed_dirs: BTreeMap<PathBuf, (PathBuf, Tool)> = BTreeMap::new();
+    for e in &entries {
+        let Some(project) = &e.project else {
+            if let Some(stored) = by_path.get(e.path.as_str())
+                && matches!(stored.folder, FolderKey::Named { .. })
+                && stored.folder.fits(mv.old_path()) != super::stored::Fit::No
+            {
+                plan.left.push(format!(
+                    "{}: records no project path, so it may be another project's (its folder name is shared); left where it is",
+                    e.path
+                ));
+            }
+            continue;
+        };
+        let Some(new_project) = mv.map_path(project) else {
+            continue;
+        };
+        let Some(stored) = by_path.get(e.path.as_str()) else {
+            continue;
+        };
+        match &stored.folder {
+            FolderKey::Sha256 { hash } => {
+                // The whole folder moves, with everything in it (logs, checkpoints, history).
+                if let Some(dir) = ancestor_named(&stored.path, hash) {
+                    let to = dir.with_file_name(sha256_hex(&new_project));
+                    hashed_dirs.insert(dir, (to, e.tool));
+                }
+            }
+            FolderKey::Named { scheme, name } => {
+                let new_name = match scheme {
+                    Scheme::Claude => claude(&real(&new_project)).name,
+                    Scheme::Pi => pi(&new_project),
+                    _ => dashed(&new_project),
+                };
+                let dir = ancestor_named(&stored.path, name).unwrap_or_default();
+                let to = dir
+                    .with_file_name(new_name)
+                    .join(stored.path.strip_prefix(&dir).unwrap_or(&stored.path));
+                rewrite(&mut plan, e.tool, Some(e), &stored.path, &to, mv);
+            }
+            FolderKey::Slug { .. } | FolderKey::None => {
+                rewrite(&mut plan, e.tool, Some(e), &stored.path, &stored.path, mv);
+            }
+        }
+    }
+    for (from_dir, (to_dir, tool)) in &hashed_dirs {
+        move_folder(&mut plan, *tool, from_dir, to_dir, mv);
+    }
+    registries(home, only, mv, &mut plan);
+    plan
+}
+
+/// Carries the plan out: stage everything, then commit. Nothing is written when the plan has
+/// problems or any file fails to stage.
+pub fn execute(plan: Plan, stamp: &str) -> Result<Outcome, (Plan, String)> {
+    if !plan.problems.is_empty() {
+        return Err((plan, "nothing was changed".into()));
+    }
+    let mut txn = Txn::new(stamp);
+    for c in &plan.changes {
+        if let Err(e) = txn.stage(&c.to, &c.bytes, Some((&c.from, Retire::Backup))) {
+            let msg = format!("cannot write {}: {e}; nothing was changed", c.to.display());
+            return Err((plan, msg));
+        }
+    }
+    match txn.commit() {
+        Ok(done) => Ok(Outcome { plan, done }),
+        Err((done, e)) => {
+            let msg = format!(
+                "stopped after {} of {} files: {e} (the files listed as done are in place; the rest are untouched: run relocate again)",
+                done.len(),
+                plan.changes.len()
+            );
+            Err((plan, msg))
+        }
+    }
+}
+
+/// A session file re-keyed, at `to` (which may be `from`).
+fn rewrite(plan: &mut Plan, tool: Tool, entry: Option<&Entry>, from: &Path, to: &Path, mv: &Move) {
+    let bytes = match std::fs::read(from) {
+        Ok(b) => b,
+        Err(e) => {
+            plan.problems
+                .push(format!("cannot read {}: {e}", from.display()));
+            return;
+        }
+    };
+    let format = entry
+        .and_then(|e| e.format)
+        .and_then(formats::by_name)
+        .or_else(|| formats::detect(Some(from), &bytes));
+    let (bytes, inside) = match format {
+        Some(f) => match rekey_bytes(f, &bytes, mv) {
+            Ok((out, rekeyed)) => (out, rekeyed.to_string()),
+            Err(e) => {
+                plan.problems.push(format!(
+                    "{}: {e}; run `sessiontool repair` on it first",
+                    from.display()
+                ));
+                return;
+            }
+        },
+        None => (bytes, "moved as it is (not a session file)".into()),
+    };
+    if from == to && inside == "nothing" {
+        return;
+    }
+    plan.changes.push(Change {
+        tool: Some(tool),
+        from: from.to_path_buf(),
+        to: to.to_path_buf(),
+        inside,
+        bytes,
+    });
+}
+
+/// Every file below a hash-named project folder, to the folder of the new hash.
+fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: &Move) {
+    for entry in walkdir::WalkDir::new(from_dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let name = entry.file_name().to_string_lossy();
+        if super::stored::is_own_file(&name) {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(from_dir).unwrap_or(entry.path());
+        let to = to_dir.join(rel);
+        if to.exists() {
+            plan.problems.push(format!(
+                "{} exists already (both the old and the new project folder hold it): move one away first",
+                to.display()
+            ));
+            continue;
+        }
+        rewrite(plan, tool, None, entry.path(), &to, mv);
+    }
+}
+
+/// `projects.json` entries and `.project_root` markers naming OLD (or below), and
+/// simple-agent's `meta.json` path index.
+fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
+    let wants = |t: Tool| only.is_empty() || only.contains(&t);
+    if wants(Tool::Gemini) {
+        let gemini = home.gemini();
+        match super::gemini_registry::rekeyed(&gemini, &|p| mv.map_path(p)) {
+            Ok(changes) => {
+                for (path, bytes, inside) in changes {
+                    plan.changes.push(Change {
+                        tool: Some(Tool::Gemini),
+                        from: path.clone(),
+                        to: path,
+                        inside,
+                        bytes,
+                    });
+                }
+            }
+            Err(e) => plan.problems.push(e),
+        }
+    }
+    if wants(Tool::SimpleAgent) {
+        let index = home.simple_agent().join("sessions/meta.json");
+        match std::fs::read(&index) {
+            Ok(bytes) => match formats::simple_agent_json::rekey_index(&bytes, &|p| mv.map_path(p))
+            {
+                Ok(Some((bytes, n))) => plan.changes.push(Change {
+                    tool: Some(Tool::SimpleAgent),
+                    from: index.clone(),
+                    to: index,
+                    inside: format!("{n} path_index key(s)"),
+                    bytes,
+                }),
+                Ok(None) => {}
+                Err(e) => plan.problems.push(format!("{}: {e}", index.display())),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => plan
+                .problems
+                .push(format!("cannot read {}: {e}", index.display())),
+        }
+    }
+}
+
+/// The ancestor folder of `path` named `name`.
+fn ancestor_named(path: &Path, name: &str) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|a| a.file_name().is_some_and(|n| n == name))
+        .map(Path::to_path_buf)
+}
+
+/// Claude Code names folders after the real path.
+fn real(path: &str) -> String {
+    std::fs::canonicalize(path)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| path.to_string())
+}

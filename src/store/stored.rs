@@ -1,0 +1,192 @@
+//! What discovery finds in a store: a file, the tool it belongs to, and what its folder says
+//! about its project.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::scheme::{Scheme, claude_folder_matches, dashed, pi};
+use super::tool::Tool;
+use crate::ids::sha256_hex;
+
+/// One file found in a tool's store.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stored {
+    pub tool: Tool,
+    pub path: PathBuf,
+    pub kind: StoredKind,
+    pub folder: FolderKey,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum StoredKind {
+    /// A session the tool lists and resumes.
+    Session,
+    /// A subagent's session (Gemini `chats/<parent>/<id>.json`).
+    Subagent,
+    /// A Gemini `/chat save` checkpoint, with its decoded tag.
+    Checkpoint { tag: String },
+    /// A file the tool gave up on and renamed (`<file>.unreadable-<ms>`).
+    Unreadable,
+    /// A legacy file the tool's current version no longer lists (Qwen Code's `tmp/` JSON).
+    Legacy,
+}
+
+/// What a file's folder says about its project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "by")]
+pub enum FolderKey {
+    /// Named by the sha256 of the project path.
+    Sha256 { hash: String },
+    /// A Gemini slug folder, with the project its marker or `projects.json` names.
+    Slug {
+        slug: String,
+        project: Option<String>,
+    },
+    /// Named by a scheme that cannot be turned back into a path: the `cwd` recorded in the
+    /// file settles it.
+    Named { scheme: Scheme, name: String },
+    /// No project folder (Codex, the Go agent, simple-agent): only the content says.
+    None,
+}
+
+/// Whether a file's folder fits a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    Yes,
+    No,
+    /// The folder name fits, or there is none: the file's recorded `cwd` decides.
+    AskContent,
+}
+
+impl FolderKey {
+    pub fn fits(&self, project: &str) -> Fit {
+        match self {
+            FolderKey::Sha256 { hash } => yes_no(*hash == sha256_hex(project)),
+            FolderKey::Slug {
+                project: Some(p), ..
+            } => yes_no(p == project),
+            FolderKey::Slug { project: None, .. } => Fit::AskContent,
+            FolderKey::Named { scheme, name } => {
+                let fits = match scheme {
+                    Scheme::Claude => claude_folder_matches(name, project),
+                    Scheme::Pi => *name == pi(project),
+                    _ => *name == dashed(project),
+                };
+                if fits { Fit::AskContent } else { Fit::No }
+            }
+            FolderKey::None => Fit::AskContent,
+        }
+    }
+
+    /// The project path the folder alone proves, if any.
+    pub fn project(&self) -> Option<&str> {
+        match self {
+            FolderKey::Slug {
+                project: Some(p), ..
+            } => Some(p),
+            _ => None,
+        }
+    }
+}
+
+fn yes_no(b: bool) -> Fit {
+    if b { Fit::Yes } else { Fit::No }
+}
+
+/// Everything found in the stores, and what could not be looked at.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    pub files: Vec<Stored>,
+    /// Folders that exist but could not be read, with the reason.
+    pub problems: Vec<String>,
+    /// sessiontool's own backups, sidecars and temp files seen (not sessions).
+    pub own_files: usize,
+}
+
+impl Discovery {
+    /// The files of one folder whose names pass `wanted`, in name order; a missing folder
+    /// holds nothing, an unreadable one is a problem.
+    pub fn files_in(&mut self, dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+        self.entries(dir, |ft| ft.is_file())
+            .into_iter()
+            .filter(|p| {
+                let name = file_name(p);
+                if is_own_file(name) {
+                    self.own_files += 1;
+                    return false;
+                }
+                wanted(name)
+            })
+            .collect()
+    }
+
+    /// The subfolders of one folder, in name order (symbolic links are not followed).
+    pub fn dirs_in(&mut self, dir: &Path) -> Vec<PathBuf> {
+        self.entries(dir, |ft| ft.is_dir())
+    }
+
+    fn entries(&mut self, dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<PathBuf> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => {
+                self.problems
+                    .push(format!("cannot read folder {}: {e}", dir.display()));
+                return Vec::new();
+            }
+        };
+        let mut out: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|ft| keep(&ft)))
+            .map(|e| e.path())
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+pub fn file_name(path: &Path) -> &str {
+    path.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+/// sessiontool's backups (`.bak-<time>`), torn-tail sidecars and temp files.
+pub fn is_own_file(name: &str) -> bool {
+    name.contains(".bak-") || name.contains(".torn-") || name.ends_with(".tmp")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_keys_fit_their_projects() {
+        let hash = FolderKey::Sha256 {
+            hash: sha256_hex("/w/app"),
+        };
+        assert_eq!(hash.fits("/w/app"), Fit::Yes);
+        assert_eq!(hash.fits("/w/other"), Fit::No);
+        let named = FolderKey::Named {
+            scheme: Scheme::Dashed,
+            name: "-w-app".into(),
+        };
+        assert_eq!(named.fits("/w/app"), Fit::AskContent);
+        assert_eq!(named.fits("/w.app"), Fit::AskContent, "same dashed name");
+        assert_eq!(named.fits("/w/apps"), Fit::No);
+        let slug = FolderKey::Slug {
+            slug: "app".into(),
+            project: Some("/w/app".into()),
+        };
+        assert_eq!(slug.fits("/w/app"), Fit::Yes);
+        assert_eq!(slug.fits("/x/app"), Fit::No);
+    }
+
+    #[test]
+    fn own_files_are_recognised() {
+        assert!(is_own_file("a.jsonl.bak-20260101T000000Z"));
+        assert!(is_own_file("a.jsonl.torn-20260101T000000Z"));
+        assert!(is_own_file(".a.jsonl.x1.repair.tmp"));
+        assert!(!is_own_file("session-2026-01-01T00-00-abcd.jsonl"));
+    }
+}

@@ -1,0 +1,125 @@
+//! The tools whose stores sessiontool knows, and which formats each one's store holds.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tool {
+    Gemini,
+    Qwen,
+    Claude,
+    Llxprt,
+    Pi,
+    Codex,
+    Agent,
+    SimpleAgent,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 8] = [
+        Tool::Gemini,
+        Tool::Qwen,
+        Tool::Claude,
+        Tool::Llxprt,
+        Tool::Pi,
+        Tool::Codex,
+        Tool::Agent,
+        Tool::SimpleAgent,
+    ];
+
+    /// The name used on the command line (`--tool qwen`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Gemini => "gemini",
+            Tool::Qwen => "qwen",
+            Tool::Claude => "claude",
+            Tool::Llxprt => "llxprt",
+            Tool::Pi => "pi",
+            Tool::Codex => "codex",
+            Tool::Agent => "agent",
+            Tool::SimpleAgent => "simple-agent",
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The names, for error messages.
+    pub fn names() -> String {
+        Tool::ALL.map(Tool::name).join(", ")
+    }
+
+    /// The tool whose store a format's sessions live in (`None` for exports).
+    pub fn of_format(format: &str) -> Option<Tool> {
+        Some(match format {
+            "gemini-json" | "gemini-jsonl" | "checkpoint" => Tool::Gemini,
+            "qwen-jsonl" => Tool::Qwen,
+            "claude-jsonl" => Tool::Claude,
+            "llxprt-jsonl" => Tool::Llxprt,
+            "pi-jsonl" => Tool::Pi,
+            "codex-jsonl" => Tool::Codex,
+            "agent-jsonl" => Tool::Agent,
+            "simple-agent-json" => Tool::SimpleAgent,
+            _ => return None,
+        })
+    }
+
+    /// The format a tool writes new sessions in today.
+    pub fn current_format(self) -> &'static str {
+        match self {
+            Tool::Gemini => "gemini-jsonl",
+            Tool::Qwen => "qwen-jsonl",
+            Tool::Claude => "claude-jsonl",
+            Tool::Llxprt => "llxprt-jsonl",
+            Tool::Pi => "pi-jsonl",
+            Tool::Codex => "codex-jsonl",
+            Tool::Agent => "agent-jsonl",
+            Tool::SimpleAgent => "simple-agent-json",
+        }
+    }
+}
+
+impl Tool {
+    /// How to resume a session of this tool from its project folder, when we know it.
+    pub fn resume_hint(self, id: Option<&str>, path: &std::path::Path) -> Option<String> {
+        let id = id.unwrap_or("<id>");
+        Some(match self {
+            Tool::Gemini => format!("gemini --resume {id}"),
+            Tool::Qwen => format!("qwen --resume {id}"),
+            Tool::Claude => format!("claude --resume {id}"),
+            Tool::Pi => format!("pi --session {}", path.display()),
+            Tool::Codex => format!("codex resume {id}"),
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_store_format_exists_and_maps_back_to_its_tool() {
+        for tool in Tool::ALL {
+            assert_eq!(Tool::by_name(tool.name()), Some(tool));
+            let format = tool.current_format();
+            assert!(crate::formats::by_name(format).is_some(), "{format}");
+            assert_eq!(Tool::of_format(format), Some(tool));
+        }
+        for f in crate::formats::all() {
+            assert_eq!(
+                Tool::of_format(f.name()).is_some(),
+                f.resumable(),
+                "{}",
+                f.name()
+            );
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The Go agent (seed 002): `$XDG_CONFIG_HOME/agent/sessions/YYYYMMDD-HHMMSS-<8 hex>.jsonl`.
+
+use std::path::PathBuf;
+
+use super::{NewSession, PlaceError, Target, ToolStore};
+use crate::store::home::Home;
+use crate::store::names::{prefix, utc};
+use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
+use crate::store::tool::Tool;
+
+pub struct Agent;
+
+impl ToolStore for Agent {
+    fn tool(&self) -> Tool {
+        Tool::Agent
+    }
+
+    fn roots(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.agent().join("sessions")]
+    }
+
+    fn discover(&self, home: &Home, found: &mut Discovery) {
+        let paths = found.files_in(&home.agent().join("sessions"), |n| n.ends_with(".jsonl"));
+        found.files.extend(paths.into_iter().map(|path| Stored {
+            tool: Tool::Agent,
+            path,
+            kind: StoredKind::Session,
+            folder: FolderKey::None,
+        }));
+    }
+
+    fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
+        if new.format.name() != "agent-jsonl" {
+            return Err(new.refuse_format(Tool::Agent));
+        }
+        let stamp = utc(new.start(), "%Y%m%d-%H%M%S");
+        let id = new.safe_id()?;
+        Ok(Target::at(
+            home.agent()
+                .join("sessions")
+                .join(format!("{stamp}-{}.jsonl", prefix(&id, 8))),
+        ))
+    }
+}

@@ -1,0 +1,87 @@
+//! Claude Code: `${CLAUDE_CONFIG_DIR:-~/.claude}/projects/<dashed realpath>/<sessionId>.jsonl`.
+
+use std::path::PathBuf;
+
+use super::{NewSession, PlaceError, Target, ToolStore};
+use crate::store::home::Home;
+use crate::store::scheme::{Scheme, claude};
+use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
+use crate::store::tool::Tool;
+
+pub struct Claude;
+
+impl ToolStore for Claude {
+    fn tool(&self) -> Tool {
+        Tool::Claude
+    }
+
+    fn roots(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.claude().join("projects")]
+    }
+
+    fn discover(&self, home: &Home, found: &mut Discovery) {
+        for dir in found.dirs_in(&home.claude().join("projects")) {
+            let folder = FolderKey::Named {
+                scheme: Scheme::Claude,
+                name: file_name(&dir).to_string(),
+            };
+            for path in found.files_in(&dir, |n| n.ends_with(".jsonl")) {
+                // Older versions keep subagent transcripts beside the sessions as agent-*.
+                let kind = if file_name(&path).starts_with("agent-") {
+                    StoredKind::Subagent
+                } else {
+                    StoredKind::Session
+                };
+                found.files.push(Stored {
+                    tool: Tool::Claude,
+                    path,
+                    kind,
+                    folder: folder.clone(),
+                });
+            }
+            // Newer versions: <session>/subagents/agent-*.jsonl.
+            for session_dir in found.dirs_in(&dir) {
+                let subagents =
+                    found.files_in(&session_dir.join("subagents"), |n| n.ends_with(".jsonl"));
+                found.files.extend(subagents.into_iter().map(|path| Stored {
+                    tool: Tool::Claude,
+                    path,
+                    kind: StoredKind::Subagent,
+                    folder: folder.clone(),
+                }));
+            }
+        }
+    }
+
+    fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
+        if new.format.name() != "claude-jsonl" {
+            return Err(new.refuse_format(Tool::Claude));
+        }
+        // Claude Code names the folder after the real path (symbolic links resolved).
+        let real = std::fs::canonicalize(new.project)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| new.project.to_string());
+        let name = claude(&real);
+        let projects = home.claude().join("projects");
+        let folder = if name.prefix {
+            // Its hash suffix cannot be computed here: use the folder the CLI made.
+            existing_with_prefix(&projects, &name.name).ok_or_else(|| {
+                PlaceError(format!(
+                    "the project path is over 200 characters and Claude Code has no folder for it yet under {}: start Claude Code in the project once, then retry",
+                    projects.display()
+                ))
+            })?
+        } else {
+            projects.join(&name.name)
+        };
+        Ok(Target::at(folder.join(format!("{}.jsonl", new.safe_id()?))))
+    }
+}
+
+fn existing_with_prefix(projects: &std::path::Path, prefix: &str) -> Option<PathBuf> {
+    std::fs::read_dir(projects)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| file_name(p).starts_with(prefix) && p.is_dir())
+}

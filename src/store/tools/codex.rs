@@ -1,0 +1,59 @@
+//! Codex CLI: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl`, archived
+//! rollouts in `$CODEX_HOME/archived_sessions/`. The project is only in `session_meta.cwd`.
+
+use std::path::PathBuf;
+
+use super::{NewSession, PlaceError, Target, ToolStore};
+use crate::store::home::Home;
+use crate::store::names::local;
+use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
+use crate::store::tool::Tool;
+
+pub struct Codex;
+
+impl ToolStore for Codex {
+    fn tool(&self) -> Tool {
+        Tool::Codex
+    }
+
+    fn roots(&self, home: &Home) -> Vec<PathBuf> {
+        vec![
+            home.codex().join("sessions"),
+            home.codex().join("archived_sessions"),
+        ]
+    }
+
+    fn discover(&self, home: &Home, found: &mut Discovery) {
+        let rollout = |n: &str| n.starts_with("rollout-") && n.ends_with(".jsonl");
+        let mut paths = Vec::new();
+        for year in found.dirs_in(&home.codex().join("sessions")) {
+            for month in found.dirs_in(&year) {
+                for day in found.dirs_in(&month) {
+                    paths.extend(found.files_in(&day, rollout));
+                }
+            }
+        }
+        paths.extend(found.files_in(&home.codex().join("archived_sessions"), rollout));
+        found.files.extend(paths.into_iter().map(|path| Stored {
+            tool: Tool::Codex,
+            path,
+            kind: StoredKind::Session,
+            folder: FolderKey::None,
+        }));
+    }
+
+    fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
+        if new.format.name() != "codex-jsonl" {
+            return Err(new.refuse_format(Tool::Codex));
+        }
+        let start = new.start();
+        let day = local(start, "%Y/%m/%d");
+        let stamp = local(start, "%Y-%m-%dT%H-%M-%S");
+        Ok(Target::at(
+            home.codex()
+                .join("sessions")
+                .join(day)
+                .join(format!("rollout-{stamp}-{}.jsonl", new.safe_id()?)),
+        ))
+    }
+}

@@ -1,0 +1,122 @@
+//! Gemini CLI: `~/.gemini/tmp/<sha256 or slug>/chats/session-*.json[l]`, subagents in
+//! `chats/<parent>/`, checkpoints `tmp/<folder>/checkpoint-<tag>.json`.
+
+use std::path::PathBuf;
+
+use super::{NewSession, PlaceError, Registration, Target, ToolStore};
+use crate::store::gemini_registry::{self, FolderChoice};
+use crate::store::home::Home;
+use crate::store::names::{self, checkpoint_file, checkpoint_tag, utc};
+use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
+use crate::store::tool::Tool;
+
+pub struct Gemini;
+
+impl ToolStore for Gemini {
+    fn tool(&self) -> Tool {
+        Tool::Gemini
+    }
+
+    fn roots(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.gemini().join("tmp")]
+    }
+
+    fn discover(&self, home: &Home, found: &mut Discovery) {
+        let gemini = home.gemini();
+        for dir in found.dirs_in(&gemini.join("tmp")) {
+            let name = file_name(&dir).to_string();
+            let folder = if is_sha256(&name) {
+                FolderKey::Sha256 { hash: name }
+            } else {
+                let project = gemini_registry::project_of_slug(&gemini, &name);
+                FolderKey::Slug {
+                    slug: name,
+                    project,
+                }
+            };
+            let mut here = Vec::new();
+            let mut add = |path: PathBuf, kind: StoredKind| {
+                here.push(Stored {
+                    tool: Tool::Gemini,
+                    path,
+                    kind,
+                    folder: folder.clone(),
+                })
+            };
+            let checkpoints = found.files_in(&dir, |n| checkpoint_tag(n).is_some());
+            let chats = dir.join("chats");
+            let sessions = found.files_in(&chats, is_session_name);
+            let unreadable = found.files_in(&chats, |n| n.contains(".unreadable-"));
+            let subagents: Vec<PathBuf> = found
+                .dirs_in(&chats)
+                .iter()
+                .flat_map(|sub| found.files_in(sub, is_session_name))
+                .collect();
+            for path in checkpoints {
+                let tag = checkpoint_tag(file_name(&path)).unwrap_or_default();
+                add(path, StoredKind::Checkpoint { tag });
+            }
+            for path in sessions {
+                add(path, StoredKind::Session);
+            }
+            for path in unreadable {
+                add(path, StoredKind::Unreadable);
+            }
+            for path in subagents {
+                add(path, StoredKind::Subagent);
+            }
+            found.files.append(&mut here);
+        }
+    }
+
+    fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
+        let gemini = home.gemini();
+        // JSONL sessions exist since v0.39, which reads only slug folders.
+        let slug_only = new.format.name() == "gemini-jsonl";
+        let FolderChoice { name, register } =
+            gemini_registry::folder_for(&gemini, new.project, slug_only);
+        let dir = gemini.join("tmp").join(&name);
+        let path = match new.format.name() {
+            "checkpoint" => {
+                let tag = new.tag.ok_or_else(|| {
+                    PlaceError("a checkpoint needs a tag (--tag or --checkpoint TAG)".into())
+                })?;
+                dir.join(checkpoint_file(tag))
+            }
+            ext @ ("gemini-json" | "gemini-jsonl") => {
+                let ext = if ext == "gemini-json" {
+                    "json"
+                } else {
+                    "jsonl"
+                };
+                let id = new.safe_id()?;
+                let stamp = utc(new.start(), "%Y-%m-%dT%H-%M");
+                dir.join("chats")
+                    .join(format!("session-{stamp}-{}.{ext}", names::prefix(&id, 8)))
+            }
+            _ => return Err(new.refuse_format(Tool::Gemini)),
+        };
+        let registrations = if register {
+            vec![Registration::GeminiProject {
+                gemini,
+                project: new.project.to_string(),
+                slug: name,
+            }]
+        } else {
+            Vec::new()
+        };
+        Ok(Target {
+            path,
+            registrations,
+        })
+    }
+}
+
+/// Session files the CLI lists (`.json` legacy, `.jsonl` since v0.39).
+fn is_session_name(name: &str) -> bool {
+    (name.ends_with(".json") || name.ends_with(".jsonl")) && !name.contains(".unreadable-")
+}
+
+pub fn is_sha256(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}

@@ -1,0 +1,60 @@
+//! llxprt-code: `<tmp>/<sha256>/chats/session-<YYYY-MM-DDTHH-MM-SS>-<id12>.jsonl`, `<tmp>`
+//! being `$LLXPRT_LOG_HOME/tmp` (v0.10+) or `~/.llxprt/tmp` (v0.9).
+
+use std::path::PathBuf;
+
+use super::{NewSession, PlaceError, Target, ToolStore};
+use crate::ids::sha256_hex;
+use crate::store::home::Home;
+use crate::store::names::{prefix, utc};
+use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
+use crate::store::tool::Tool;
+
+pub struct Llxprt;
+
+impl ToolStore for Llxprt {
+    fn tool(&self) -> Tool {
+        Tool::Llxprt
+    }
+
+    fn roots(&self, home: &Home) -> Vec<PathBuf> {
+        home.llxprt_tmps().to_vec()
+    }
+
+    fn discover(&self, home: &Home, found: &mut Discovery) {
+        for root in home.llxprt_tmps() {
+            for dir in found.dirs_in(&root) {
+                let folder = FolderKey::Sha256 {
+                    hash: file_name(&dir).to_string(),
+                };
+                for path in found.files_in(&dir.join("chats"), |n| n.ends_with(".jsonl")) {
+                    found.files.push(Stored {
+                        tool: Tool::Llxprt,
+                        path,
+                        kind: StoredKind::Session,
+                        folder: folder.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
+        if new.format.name() != "llxprt-jsonl" {
+            return Err(new.refuse_format(Tool::Llxprt));
+        }
+        let hash = sha256_hex(new.project);
+        // The layout the project already uses, else the current one.
+        let roots = home.llxprt_tmps();
+        let root = roots
+            .iter()
+            .find(|r| r.join(&hash).is_dir())
+            .unwrap_or(&roots[0]);
+        let id = new.safe_id()?;
+        let stamp = utc(new.start(), "%Y-%m-%dT%H-%M-%S");
+        Ok(Target::at(root.join(hash).join("chats").join(format!(
+            "session-{stamp}-{}.jsonl",
+            prefix(&id, 12)
+        ))))
+    }
+}

@@ -1,0 +1,53 @@
+//! pi: `~/.pi/agent/sessions/--<path>--/<ISO time>_<uuid>.jsonl`.
+
+use std::path::PathBuf;
+
+use super::{NewSession, PlaceError, Target, ToolStore};
+use crate::store::home::Home;
+use crate::store::names::utc;
+use crate::store::scheme::{Scheme, pi};
+use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
+use crate::store::tool::Tool;
+
+pub struct Pi;
+
+impl ToolStore for Pi {
+    fn tool(&self) -> Tool {
+        Tool::Pi
+    }
+
+    fn roots(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.pi().join("sessions")]
+    }
+
+    fn discover(&self, home: &Home, found: &mut Discovery) {
+        for dir in found.dirs_in(&home.pi().join("sessions")) {
+            let folder = FolderKey::Named {
+                scheme: Scheme::Pi,
+                name: file_name(&dir).to_string(),
+            };
+            for path in found.files_in(&dir, |n| n.ends_with(".jsonl")) {
+                found.files.push(Stored {
+                    tool: Tool::Pi,
+                    path,
+                    kind: StoredKind::Session,
+                    folder: folder.clone(),
+                });
+            }
+        }
+    }
+
+    fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
+        if new.format.name() != "pi-jsonl" {
+            return Err(new.refuse_format(Tool::Pi));
+        }
+        // pi writes the ISO time with `:` and `.` as `-`: 2025-12-01T10-00-00-000Z.
+        let stamp = utc(new.start(), "%Y-%m-%dT%H-%M-%S-%3fZ");
+        Ok(Target::at(
+            home.pi()
+                .join("sessions")
+                .join(pi(new.project))
+                .join(format!("{stamp}_{}.jsonl", new.safe_id()?)),
+        ))
+    }
+}

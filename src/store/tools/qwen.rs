@@ -1,0 +1,74 @@
+//! Qwen Code: `~/.qwen/projects/<dashed>/chats/<id>.jsonl` (v0.4+), and the legacy
+//! `~/.qwen/tmp/<sha256>/chats/*.json` (Gemini's legacy JSON, up to v0.3) that newer versions
+//! no longer list.
+
+use std::path::PathBuf;
+
+use super::{NewSession, PlaceError, Target, ToolStore};
+use crate::store::home::Home;
+use crate::store::names::checkpoint_tag;
+use crate::store::scheme::{Scheme, dashed};
+use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
+use crate::store::tool::Tool;
+
+pub struct Qwen;
+
+impl ToolStore for Qwen {
+    fn tool(&self) -> Tool {
+        Tool::Qwen
+    }
+
+    fn roots(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.qwen().join("projects"), home.qwen().join("tmp")]
+    }
+
+    fn discover(&self, home: &Home, found: &mut Discovery) {
+        let qwen = home.qwen();
+        for dir in found.dirs_in(&qwen.join("projects")) {
+            let folder = FolderKey::Named {
+                scheme: Scheme::Dashed,
+                name: file_name(&dir).to_string(),
+            };
+            for path in found.files_in(&dir.join("chats"), |n| n.ends_with(".jsonl")) {
+                found
+                    .files
+                    .push(stored(path, StoredKind::Session, folder.clone()));
+            }
+        }
+        for dir in found.dirs_in(&qwen.join("tmp")) {
+            let folder = FolderKey::Sha256 {
+                hash: file_name(&dir).to_string(),
+            };
+            for path in found.files_in(&dir, |n| checkpoint_tag(n).is_some()) {
+                let tag = checkpoint_tag(file_name(&path)).unwrap_or_default();
+                found
+                    .files
+                    .push(stored(path, StoredKind::Checkpoint { tag }, folder.clone()));
+            }
+            for path in found.files_in(&dir.join("chats"), |n| n.ends_with(".json")) {
+                found
+                    .files
+                    .push(stored(path, StoredKind::Legacy, folder.clone()));
+            }
+        }
+    }
+
+    fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
+        if new.format.name() != "qwen-jsonl" {
+            return Err(new.refuse_format(Tool::Qwen));
+        }
+        let dir = home.qwen().join("projects").join(dashed(new.project));
+        Ok(Target::at(
+            dir.join("chats").join(format!("{}.jsonl", new.safe_id()?)),
+        ))
+    }
+}
+
+fn stored(path: PathBuf, kind: StoredKind, folder: FolderKey) -> Stored {
+    Stored {
+        tool: Tool::Qwen,
+        path,
+        kind,
+        folder,
+    }
+}
