@@ -56,6 +56,7 @@ enum Command {
 const FSCK_USAGE: i32 = 16;
 
 fn main() {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -92,5 +93,15 @@ fn main() {
             e.print();
             std::process::exit(e.exit_code());
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`sessiontool show x | head`) would
+/// panic; like other command-line tools, end quietly instead.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
