@@ -7,6 +7,7 @@
 pub mod check;
 pub mod convert;
 pub mod diag;
+pub mod fault;
 pub mod formats;
 pub mod ids;
 pub mod io;

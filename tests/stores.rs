@@ -511,7 +511,14 @@ fn migrate_gemini_to_slugs_copies_registers_and_marks_the_old_copy() {
             "--json",
         ],
     );
-    assert!(again["copies"].as_array().unwrap().is_empty(), "{again:#}");
+    assert!(
+        again["copies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["already"] == true),
+        "{again:#}"
+    );
 }
 
 #[test]
@@ -585,15 +592,42 @@ fn every_tool_finds_what_convert_store_placed_and_names_it_as_the_tool_does() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let cases = [
-        ("gemini-jsonl", r"\.gemini/tmp/app/chats/session-\d{4}-\d\d-\d\dT\d\d-\d\d-[0-9a-f]{8}\.jsonl$"),
-        ("gemini-json", r"\.gemini/tmp/app/chats/session-\d{4}-\d\d-\d\dT\d\d-\d\d-[0-9a-f]{8}\.json$"),
-        ("qwen-jsonl", r"\.qwen/projects/-w-app/chats/[0-9a-f-]{36}\.jsonl$"),
-        ("claude-jsonl", r"\.claude/projects/-w-app/[0-9a-f-]{36}\.jsonl$"),
-        ("llxprt-jsonl", r"\.local/state/llxprt-code/tmp/[0-9a-f]{64}/chats/session-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-[0-9a-f-]{12}\.jsonl$"),
-        ("pi-jsonl", r"\.pi/agent/sessions/--w-app--/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$"),
-        ("codex-jsonl", r"\.codex/sessions/\d{4}/\d\d/\d\d/rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-[0-9a-f-]{36}\.jsonl$"),
-        ("agent-jsonl", r"\.config/agent/sessions/\d{8}-\d{6}-[0-9a-f]{8}\.jsonl$"),
-        ("simple-agent-json", r"\.simple-agent/sessions/[0-9a-f-]{36}\.json$"),
+        (
+            "gemini-jsonl",
+            r"\.gemini/tmp/app/chats/session-\d{4}-\d\d-\d\dT\d\d-\d\d-[0-9a-f]{8}\.jsonl$",
+        ),
+        (
+            "gemini-json",
+            r"\.gemini/tmp/app/chats/session-\d{4}-\d\d-\d\dT\d\d-\d\d-[0-9a-f]{8}\.json$",
+        ),
+        (
+            "qwen-jsonl",
+            r"\.qwen/projects/-w-app/chats/[0-9a-f-]{36}\.jsonl$",
+        ),
+        (
+            "claude-jsonl",
+            r"\.claude/projects/-w-app/[0-9a-f-]{36}\.jsonl$",
+        ),
+        (
+            "llxprt-jsonl",
+            r"\.local/state/llxprt-code/tmp/[0-9a-f]{64}/chats/session-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-[0-9a-f-]{12}\.jsonl$",
+        ),
+        (
+            "pi-jsonl",
+            r"\.pi/agent/sessions/--w-app--/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$",
+        ),
+        (
+            "codex-jsonl",
+            r"\.codex/sessions/\d{4}/\d\d/\d\d/rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-[0-9a-f-]{36}\.jsonl$",
+        ),
+        (
+            "agent-jsonl",
+            r"\.config/agent/sessions/\d{8}-\d{6}-[0-9a-f]{8}\.jsonl$",
+        ),
+        (
+            "simple-agent-json",
+            r"\.simple-agent/sessions/[0-9a-f-]{36}\.json$",
+        ),
     ];
     // One source per target, so the ids differ and nothing collides.
     let sources = [
@@ -609,9 +643,16 @@ fn every_tool_finds_what_convert_store_placed_and_names_it_as_the_tool_does() {
     ];
     for ((to, pattern), source) in cases.iter().zip(sources) {
         let path = place(h, source, to, APP);
-        let rel = path.strip_prefix(h).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = path
+            .strip_prefix(h)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         let re = regex::Regex::new(pattern).unwrap();
-        assert!(re.is_match(&format!("/{rel}")), "{to}: {rel} does not match {pattern}");
+        assert!(
+            re.is_match(&format!("/{rel}")),
+            "{to}: {rel} does not match {pattern}"
+        );
     }
     let list = json(h, &["list", "--project", APP, "--json"]);
     let formats: std::collections::BTreeSet<&str> = list["sessions"]
@@ -621,10 +662,9 @@ fn every_tool_finds_what_convert_store_placed_and_names_it_as_the_tool_does() {
         .map(|s| s["format"].as_str().unwrap())
         .collect();
     assert_eq!(formats.len(), cases.len(), "{list:#}");
-    let index: Value = serde_json::from_slice(
-        &std::fs::read(h.join(".simple-agent/sessions/meta.json")).unwrap(),
-    )
-    .unwrap();
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(h.join(".simple-agent/sessions/meta.json")).unwrap())
+            .unwrap();
     assert_eq!(index["path_index"][APP].as_array().unwrap().len(), 1);
 }
 
@@ -632,7 +672,11 @@ fn every_tool_finds_what_convert_store_placed_and_names_it_as_the_tool_does() {
 /// the numbered list appears, picking 1 and a tag writes the checkpoint.
 #[test]
 fn recover_on_a_terminal_shows_a_numbered_list_and_asks_for_a_tag() {
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         println!("SKIPPED: python3 is not installed; the terminal test did not run");
         return;
     }
@@ -648,11 +692,24 @@ fn recover_on_a_terminal_shows_a_numbered_list_and_asks_for_a_tag() {
         .output()
         .unwrap();
     let screen = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{screen}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(screen.contains("sessions of /w/app, newest first:"), "{screen}");
+    assert!(
+        out.status.success(),
+        "{screen}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        screen.contains("sessions of /w/app, newest first:"),
+        "{screen}"
+    );
     assert!(screen.contains("  1. gemini"), "{screen}");
-    assert!(screen.contains("Hello, Gemini! What's the weather like today?"), "{screen}");
-    assert!(screen.contains("resume: gemini, then /chat resume weather"), "{screen}");
+    assert!(
+        screen.contains("Hello, Gemini! What's the weather like today?"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("resume: gemini, then /chat resume weather"),
+        "{screen}"
+    );
     assert!(dir.join("checkpoint-weather.json").is_file());
     // Captured for the docs.
     let docs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("recover-terminal.txt");

@@ -44,6 +44,14 @@ pub struct Repaired {
     pub left: Vec<Issue>,
     pub records_before: u64,
     pub records_after: u64,
+    /// Bytes a tool appended while the repair ran, carried into the repaired file (check it
+    /// again when this is not 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub carried_over: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +96,7 @@ pub fn repair(
         left,
         records_before: diagnosis.report.records,
         records_after: diagnosis.report.records,
+        carried_over: 0,
     };
     if outcome.fixed.is_empty() || options.dry_run {
         return Ok(outcome);
@@ -151,6 +160,7 @@ pub fn repair(
     sidecar.flush().map_err(io)?;
     let side_bytes = sidecar.count;
     drop(sidecar);
+    crate::fault::point("repair.temp-written").map_err(io)?;
     // Read back what was written: it must check clean of record damage before it replaces
     // anything (a bug here must never cost the user their session).
     tmp.as_file().sync_all().map_err(io)?;
@@ -158,6 +168,8 @@ pub fn repair(
         expected = Some(outcome.records_after);
     }
     outcome.records_after = verify(tmp.path(), &diagnosis, expected).map_err(refused)?;
+    // Held open through the rename: what a tool appends from here on is read back from it.
+    let original = File::open(path).map_err(io)?;
     if !safety::unchanged(path, &diagnosis.stamp).map_err(io)? {
         return Err(refused(CHANGED.into()));
     }
@@ -167,6 +179,7 @@ pub fn repair(
         side_tmp.persist_noclobber(&p).map_err(|e| io(e.error))?;
         outcome.sidecar = Some(p);
     }
+    crate::fault::point("repair.before-backup").map_err(io)?;
     if !options.no_backup {
         let p = safety::fresh_name(path, options.backup_dir.as_deref(), "bak", &stamp);
         safety::backup(path, &p).map_err(io)?;
@@ -174,9 +187,18 @@ pub fn repair(
     }
     let permissions = std::fs::metadata(path).map_err(io)?.permissions();
     tmp.as_file().set_permissions(permissions).map_err(io)?;
+    crate::fault::point("repair.before-rename").map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
+    crate::fault::point("repair.after-rename").map_err(io)?;
     crate::io::sync_dir(dir).map_err(io)?;
     outcome.changed = true;
+    outcome.carried_over = safety::carry_over(
+        &original,
+        diagnosis.stamp.len,
+        path,
+        outcome.backup.as_deref(),
+    )
+    .map_err(io)?;
     Ok(outcome)
 }
 
@@ -206,16 +228,9 @@ fn verify(path: &Path, diagnosis: &Diagnosis, expected: Option<u64>) -> Result<u
     Ok(check.records)
 }
 
-/// A temp file in `dir` named after `path` (fsck does not check such names).
-fn temp_beside(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".repair.tmp")
-        .tempfile_in(dir)
+/// A temp file beside `path` (fsck does not check such names).
+fn temp_beside(path: &Path, _dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    crate::io::temp_beside(path, "repair")
 }
 
 /// A writer that counts what goes through it.

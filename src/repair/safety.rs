@@ -64,9 +64,125 @@ pub fn backup(path: &Path, backup: &Path) -> io::Result<()> {
     crate::io::sync_dir(parent(backup))
 }
 
+/// Bytes a tool appended to the original file between the last check and the rename (they
+/// went to the old file, which the rename took out of the folder) are appended to the new file
+/// and to the backup, so nothing appended is lost. When the checked file ended inside a line,
+/// that line was still being written: it is carried whole. Returns how many new bytes came.
+pub fn carry_over(
+    original: &File,
+    checked: u64,
+    path: &Path,
+    backup: Option<&Path>,
+) -> io::Result<u64> {
+    let mut done = checked;
+    // Bounded: a writer that keeps writing to the old file after this has it open still,
+    // and its next check (or the next repair) sees the rest.
+    for _ in 0..3 {
+        let len = original.metadata()?.len();
+        if len <= done {
+            break;
+        }
+        let start = if done == checked {
+            line_start(original, checked)?
+        } else {
+            done
+        };
+        append(path, &read_range(original, start, len)?)?;
+        if let Some(b) = backup {
+            append(b, &read_range(original, done, len)?)?;
+        }
+        done = len;
+    }
+    Ok(done - checked)
+}
+
+/// Where the line holding byte `end - 1` starts (`end` when that byte ends a line).
+fn line_start(file: &File, end: u64) -> io::Result<u64> {
+    let mut pos = end;
+    while pos > 0 {
+        let from = pos.saturating_sub(64 * 1024);
+        let chunk = read_range(file, from, pos)?;
+        if pos == end && chunk.last() == Some(&b'\n') {
+            return Ok(end);
+        }
+        if let Some(i) = memchr::memrchr(b'\n', &chunk) {
+            return Ok(from + i as u64 + 1);
+        }
+        pos = from;
+    }
+    Ok(0)
+}
+
+fn read_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0; (to - from) as usize];
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(&mut buf, from)?;
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = file.try_clone()?;
+        f.seek(SeekFrom::Start(from))?;
+        f.read_exact(&mut buf)?;
+    }
+    Ok(buf)
+}
+
+fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut f = OpenOptions::new().append(true).open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
 pub fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A tool appended to the old file after the last check; the repaired file replaced it.
+    fn replaced_while_appending(before: &str, appended: &str, repaired: &str) -> (String, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, before).unwrap();
+        let original = File::open(&path).unwrap();
+        let mut tool = OpenOptions::new().append(true).open(&path).unwrap();
+        tool.write_all(appended.as_bytes()).unwrap();
+        let new = dir.path().join("new");
+        fs::write(&new, repaired).unwrap();
+        fs::rename(&new, &path).unwrap();
+        let n = carry_over(&original, before.len() as u64, &path, None).unwrap();
+        (fs::read_to_string(&path).unwrap(), n)
+    }
+
+    #[test]
+    fn appends_that_went_to_the_old_file_are_carried_over() {
+        assert_eq!(
+            replaced_while_appending("a\nb\n", "c\n", "A\nB\n"),
+            ("A\nB\nc\n".into(), 2)
+        );
+        assert_eq!(
+            replaced_while_appending("a\n", "", "A\n"),
+            ("A\n".into(), 0)
+        );
+    }
+
+    #[test]
+    fn a_line_still_being_written_is_carried_whole() {
+        // The checked file ended inside a line (repair took it for a torn tail): the tool
+        // was still writing it.
+        assert_eq!(
+            replaced_while_appending("a\nb", "x\n", "A\n"),
+            ("A\nbx\n".into(), 2)
+        );
     }
 }

@@ -126,9 +126,12 @@ pub fn folder_for(gemini: &Path, project: &str, slug_only: bool) -> FolderChoice
             register: false,
         };
     }
+    // A registered slug whose markers are missing (an interrupted registration) is
+    // registered again: the markers are what the CLI looks for.
+    let marked = markers(gemini, &slug).iter().all(|m| m.exists());
     FolderChoice {
+        register: source != SlugSource::Registered || !marked,
         name: slug,
-        register: source != SlugSource::Registered,
     }
 }
 

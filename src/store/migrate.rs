@@ -31,6 +31,9 @@ pub struct Copy {
     /// `copy`, `convert` (with the number of items the target format cannot hold), or
     /// `register`.
     pub how: String,
+    /// The copy is in place already (an earlier run made it); with `--move` only the old
+    /// file is deleted.
+    pub already: bool,
     #[serde(skip)]
     bytes: Vec<u8>,
 }
@@ -144,16 +147,40 @@ fn gemini_folders(
             let (slug, source) = gemini_registry::slug_for(&gemini, &project);
             let slug = slugs_claimed.get(&project).cloned().unwrap_or(slug);
             slugs_claimed.insert(project.clone(), slug.clone());
-            if source != gemini_registry::SlugSource::Registered {
-                register(&gemini, &project, &slug, plan);
-            }
+            register(&gemini, &project, &slug, source, plan);
             slug
         };
         copy_folder(&dir, &tmp.join(target_name), &project, plan);
     }
 }
 
-fn register(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
+/// Registers the project's slug where it is not yet, and writes its markers where they are
+/// missing (also after an interrupted run that registered it but wrote no marker).
+fn register(
+    gemini: &Path,
+    project: &str,
+    slug: &str,
+    source: gemini_registry::SlugSource,
+    plan: &mut Plan,
+) {
+    if source != gemini_registry::SlugSource::Registered {
+        register_entry(gemini, project, slug, plan);
+    }
+    for marker in gemini_registry::markers(gemini, slug) {
+        if !marker.exists() && !plan.copies.iter().any(|c| c.to == marker) {
+            plan.copies.push(Copy {
+                from: None,
+                to: marker,
+                project: project.into(),
+                how: "register".into(),
+                already: false,
+                bytes: project.as_bytes().to_vec(),
+            });
+        }
+    }
+}
+
+fn register_entry(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
     let registry = gemini.join("projects.json");
     // Several projects may register in one run: build on what is already planned.
     let planned = plan.copies.iter().rposition(|c| c.to == registry);
@@ -174,20 +201,10 @@ fn register(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
             to: registry,
             project: project.into(),
             how: "register".into(),
+            already: false,
             bytes,
         }),
         Err(e) => plan.problems.push(e.to_string()),
-    }
-    for marker in gemini_registry::markers(gemini, slug) {
-        if !marker.exists() {
-            plan.copies.push(Copy {
-                from: None,
-                to: marker,
-                project: project.into(),
-                how: "register".into(),
-                bytes: project.as_bytes().to_vec(),
-            });
-        }
     }
 }
 
@@ -213,7 +230,16 @@ fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
             }
         };
         match std::fs::read(&target) {
-            Ok(there) if there == bytes => plan.already.push(target),
+            Ok(there) if there == bytes => {
+                plan.copies.push(Copy {
+                    from: Some(entry.path().to_path_buf()),
+                    to: target,
+                    project: project.into(),
+                    how: "copy".into(),
+                    already: true,
+                    bytes: Vec::new(),
+                });
+            }
             Ok(_) => plan.problems.push(format!(
                 "{} exists with other content than {}: compare them and move one away first",
                 target.display(),
@@ -224,6 +250,7 @@ fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
                 to: target,
                 project: project.into(),
                 how: "copy".into(),
+                already: false,
                 bytes,
             }),
         }
@@ -280,6 +307,7 @@ fn qwen_legacy(home: &Home, entries: &[Entry], plan: &mut Plan) {
                     to: placed.path,
                     project: project.clone(),
                     how: format!("convert (gemini-json -> qwen-jsonl, {lost} item(s) not carried)"),
+                    already: false,
                     bytes: placed.conversion.bytes,
                 });
             }
@@ -316,7 +344,13 @@ pub fn execute(plan: &Plan, stamp: &str, remove_old: bool) -> Result<Outcome, St
     } else {
         Retire::Keep
     };
-    for c in &plan.copies {
+    for c in plan.copies.iter().filter(|c| c.already) {
+        if let (Some(from), true) = (&c.from, remove_old) {
+            txn.retire(&c.to, from, Retire::Delete)
+                .map_err(|e| format!("cannot read {}: {e}; nothing was changed", c.to.display()))?;
+        }
+    }
+    for c in plan.copies.iter().filter(|c| !c.already) {
         let in_place = c.to.exists() && c.how == "register";
         let old = match (&c.from, in_place) {
             (Some(from), _) => Some((from.as_path(), retire)),
@@ -334,7 +368,11 @@ pub fn execute(plan: &Plan, stamp: &str, remove_old: bool) -> Result<Outcome, St
         )
     })?;
     let mut findings = Vec::new();
-    for c in plan.copies.iter().filter(|c| c.how != "register") {
+    for c in plan
+        .copies
+        .iter()
+        .filter(|c| c.how != "register" && !c.already)
+    {
         if formats::detect(Some(&c.to), &c.bytes).is_none() {
             continue;
         }

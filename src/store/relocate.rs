@@ -29,6 +29,9 @@ pub struct Change {
     pub to: PathBuf,
     /// What changed inside, in words (`3 cwd, 1 projectHash`), or why it only moves.
     pub inside: String,
+    /// The new file is in place already (an interrupted run wrote it): only the old one is
+    /// retired.
+    pub already: bool,
     #[serde(skip)]
     bytes: Vec<u8>,
 }
@@ -128,7 +131,12 @@ pub fn execute(plan: Plan, stamp: &str) -> Result<Outcome, (Plan, String)> {
     }
     let mut txn = Txn::new(stamp);
     for c in &plan.changes {
-        if let Err(e) = txn.stage(&c.to, &c.bytes, Some((&c.from, Retire::Backup))) {
+        let staged = if c.already {
+            txn.retire(&c.to, &c.from, Retire::Backup)
+        } else {
+            txn.stage(&c.to, &c.bytes, Some((&c.from, Retire::Backup)))
+        };
+        if let Err(e) = staged {
             let msg = format!("cannot write {}: {e}; nothing was changed", c.to.display());
             return Err((plan, msg));
         }
@@ -176,11 +184,25 @@ fn rewrite(plan: &mut Plan, tool: Tool, entry: Option<&Entry>, from: &Path, to: 
     if from == to && inside == "nothing" {
         return;
     }
+    let mut already = false;
+    if from != to && to.exists() {
+        match std::fs::read(to) {
+            Ok(there) if there == bytes => already = true,
+            _ => {
+                plan.problems.push(format!(
+                    "{} exists already with other content (both the old and the new project folder hold it): compare them and move one away first",
+                    to.display()
+                ));
+                return;
+            }
+        }
+    }
     plan.changes.push(Change {
         tool: Some(tool),
         from: from.to_path_buf(),
         to: to.to_path_buf(),
         inside,
+        already,
         bytes,
     });
 }
@@ -198,15 +220,7 @@ fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: 
             continue;
         }
         let rel = entry.path().strip_prefix(from_dir).unwrap_or(entry.path());
-        let to = to_dir.join(rel);
-        if to.exists() {
-            plan.problems.push(format!(
-                "{} exists already (both the old and the new project folder hold it): move one away first",
-                to.display()
-            ));
-            continue;
-        }
-        rewrite(plan, tool, None, entry.path(), &to, mv);
+        rewrite(plan, tool, None, entry.path(), &to_dir.join(rel), mv);
     }
 }
 
@@ -224,6 +238,7 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                         from: path.clone(),
                         to: path,
                         inside,
+                        already: false,
                         bytes,
                     });
                 }
@@ -241,6 +256,7 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                     from: index.clone(),
                     to: index,
                     inside: format!("{n} path_index key(s)"),
+                    already: false,
                     bytes,
                 }),
                 Ok(None) => {}

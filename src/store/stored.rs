@@ -151,10 +151,7 @@ pub fn file_name(path: &Path) -> &str {
     path.file_name().and_then(|n| n.to_str()).unwrap_or("")
 }
 
-/// sessiontool's backups (`.bak-<time>`), torn-tail sidecars and temp files.
-pub fn is_own_file(name: &str) -> bool {
-    name.contains(".bak-") || name.contains(".torn-") || name.ends_with(".tmp")
-}
+pub use crate::io::is_own_file;
 
 #[cfg(test)]
 mod tests {

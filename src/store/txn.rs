@@ -21,7 +21,9 @@ pub enum Retire {
 }
 
 struct Staged {
-    temp: tempfile::NamedTempFile,
+    /// `None`: nothing to write, the new file is in place already (an interrupted run wrote
+    /// it); only the old one is retired.
+    temp: Option<tempfile::NamedTempFile>,
     target: PathBuf,
     /// The file this one replaces or supersedes, and what to do with it.
     old: Option<(PathBuf, Retire)>,
@@ -78,16 +80,10 @@ impl Txn {
         }
         let dir = target.parent().unwrap_or(Path::new("."));
         self.create_dir_all(dir)?;
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)?;
+        let mut temp = crate::io::temp_beside(target, "stage")?;
         temp.write_all(bytes)?;
         temp.as_file().sync_all()?;
+        crate::fault::point("txn.staged")?;
         if let Some((o, _)) = old
             && let Ok(meta) = std::fs::metadata(o)
         {
@@ -95,10 +91,23 @@ impl Txn {
             temp.as_file().set_permissions(meta.permissions())?;
         }
         self.staged.push(Staged {
-            temp,
+            temp: Some(temp),
             target: target.to_path_buf(),
             old: old.map(|(p, r)| (p.to_path_buf(), r)),
             sha256: crate::ids::sha256_hex_bytes(bytes),
+        });
+        Ok(())
+    }
+
+    /// Retires `old` only: `target` already holds what it would have been replaced by (an
+    /// earlier run stopped between writing `target` and retiring `old`).
+    pub fn retire(&mut self, target: &Path, old: &Path, retire: Retire) -> std::io::Result<()> {
+        let bytes = std::fs::read(target)?;
+        self.staged.push(Staged {
+            temp: None,
+            target: target.to_path_buf(),
+            old: Some((old.to_path_buf(), retire)),
+            sha256: crate::ids::sha256_hex_bytes(&bytes),
         });
         Ok(())
     }
@@ -144,15 +153,22 @@ fn commit_one(s: Staged, stamp: &str) -> std::io::Result<Done> {
         backup: None,
         deleted: false,
     };
-    if in_place {
-        // Keep the original under its backup name first: a hard link, so it is never absent.
-        let backup = backup_name(&s.target, stamp);
-        std::fs::hard_link(&s.target, &backup)?;
-        done.backup = Some(backup);
-        s.temp.persist(&s.target).map_err(|e| e.error)?;
-    } else {
-        s.temp.persist_noclobber(&s.target).map_err(|e| e.error)?;
+    crate::fault::point("txn.before-rename")?;
+    match s.temp {
+        Some(temp) if in_place => {
+            // Keep the original under its backup name first: a hard link, so it is never
+            // absent.
+            let backup = backup_name(&s.target, stamp);
+            std::fs::hard_link(&s.target, &backup)?;
+            done.backup = Some(backup);
+            temp.persist(&s.target).map_err(|e| e.error)?;
+        }
+        Some(temp) => {
+            temp.persist_noclobber(&s.target).map_err(|e| e.error)?;
+        }
+        None => {}
     }
+    crate::fault::point("txn.after-rename")?;
     let dir = s.target.parent().unwrap_or(Path::new("."));
     crate::io::sync_dir(dir)?;
     let written = std::fs::read(&s.target)?;

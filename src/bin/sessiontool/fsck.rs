@@ -212,7 +212,7 @@ fn is_ours(path: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    name.contains(".bak-") || name.contains(".torn-") || name.ends_with(".repair.tmp")
+    sessiontool::io::is_own_file(&name)
 }
 
 fn check_one(
@@ -239,6 +239,12 @@ fn check_one(
         error: None,
         skipped,
     };
+    if repair.is_some()
+        && let Some(dir) = path.parent()
+    {
+        // What a crashed or killed earlier repair left beside the file.
+        sessiontool::io::clear_stale_temps(dir);
+    }
     if let Some(repair_options) = repair
         && diagnosis.format.is_some()
         && diagnosis.report.fixable() > 0

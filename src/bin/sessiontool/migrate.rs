@@ -62,7 +62,11 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         candidates.push(store_args::project(Some(p))?);
     }
     let plan = migrate::plan(&home, tool, to, &candidates);
-    if args.dry_run || !plan.problems.is_empty() || plan.copies.is_empty() {
+    let work = plan
+        .copies
+        .iter()
+        .any(|c| !c.already || (args.remove_old && c.from.is_some()));
+    if args.dry_run || !plan.problems.is_empty() || !work {
         report(&args, tool, &plan, None, None);
         return Ok(if plan.problems.is_empty() {
             0
@@ -109,6 +113,7 @@ fn report(
     }
     for c in &plan.copies {
         match &c.from {
+            Some(_) if c.already => println!("already there: {}", c.to.display()),
             Some(from) => println!("{} {}\n  -> {}", c.how, from.display(), c.to.display()),
             None => println!("{} {} ({})", c.how, c.to.display(), c.project),
         }
@@ -141,13 +146,11 @@ fn report(
             }
         );
     } else if plan.problems.is_empty() {
-        if plan.copies.is_empty() {
+        let to_write = plan.copies.iter().filter(|c| !c.already).count();
+        if to_write == 0 {
             println!("nothing to migrate: {tool}'s store has no folders of the other scheme");
         } else {
-            println!(
-                "would write {} file(s); run again without -n to do it",
-                plan.copies.len()
-            );
+            println!("would write {to_write} file(s); run again without -n to do it");
         }
     } else {
         println!("nothing was changed");

@@ -80,6 +80,16 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         .into_iter()
         .filter(|e| !matches!(e.kind, StoredKind::Checkpoint { .. }))
         .collect();
+    if !args.dry_run {
+        // Temp files a crashed or killed earlier run left beside the project's sessions.
+        let dirs: std::collections::BTreeSet<&Path> = sessions
+            .iter()
+            .filter_map(|e| Path::new(&e.path).parent())
+            .collect();
+        for dir in dirs {
+            sessiontool::io::clear_stale_temps(dir);
+        }
+    }
     let mut options = Options {
         checkpoint: args.checkpoint.clone(),
         to,

@@ -94,6 +94,12 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
             if let Some(s) = &rep.sidecar {
                 println!("  dropped bytes saved in {}", s.display());
             }
+            if rep.carried_over > 0 {
+                println!(
+                    "  {} byte(s) a tool appended while the repair ran were carried into the repaired file: check it again (sessiontool fsck {})",
+                    rep.carried_over, rep.file
+                );
+            }
         } else if !rep.fixed.is_empty() {
             println!(
                 "  dry run: {} fix(es) would be applied; nothing changed",
