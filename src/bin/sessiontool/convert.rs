@@ -79,11 +79,15 @@ pub struct Args {
     json: bool,
 }
 
+/// The `schema` of every `convert --json` document; `mode` tells its three shapes apart.
+const SCHEMA: &str = "sessiontool.convert/1";
+
 #[derive(Serialize)]
 struct FileReport {
     input: String,
     output: String,
-    from: &'static str,
+    /// `None` when the file could not be read as a session (failed or skipped).
+    from: Option<&'static str>,
     to: &'static str,
     diagnostics: Vec<Diagnostic>,
     losses: LossReport,
@@ -139,7 +143,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let file_report = FileReport {
         input: loaded.name.clone(),
         output: output.display().to_string(),
-        from: conversion.from,
+        from: Some(conversion.from),
         to: conversion.to,
         diagnostics: conversion.diagnostics.clone(),
         losses: conversion.losses.clone(),
@@ -147,7 +151,19 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         skipped: false,
     };
     if args.json {
-        let doc = serde_json::to_string_pretty(&file_report).expect("report serializes");
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            schema: &'static str,
+            mode: &'static str,
+            #[serde(flatten)]
+            report: &'a FileReport,
+        }
+        let doc = Doc {
+            schema: SCHEMA,
+            mode: "file",
+            report: &file_report,
+        };
+        let doc = serde_json::to_string_pretty(&doc).expect("report serializes");
         if to_stdout {
             eprintln!("{doc}");
         } else {
@@ -172,7 +188,10 @@ fn print_human(r: &FileReport, c: &Conversion) {
     if r.output != "-" {
         eprintln!(
             "wrote {} ({}) from {} ({})",
-            r.output, r.to, r.input, r.from
+            r.output,
+            r.to,
+            r.input,
+            r.from.unwrap_or("?")
         );
     }
 }
@@ -235,6 +254,8 @@ fn run_dir(
     let skipped = reports.iter().filter(|r| r.skipped).count();
     if args.json {
         let doc = serde_json::json!({
+            "schema": SCHEMA,
+            "mode": "folder",
             "files": reports,
             "converted": reports.len() - failed - skipped,
             "failed": failed,
@@ -285,7 +306,7 @@ fn convert_one(
     let mut report = FileReport {
         input: file.display().to_string(),
         output: out.display().to_string(),
-        from: "",
+        from: None,
         to: to.name(),
         diagnostics: Vec::new(),
         losses: LossReport::default(),
@@ -310,7 +331,7 @@ fn convert_one(
     });
     match result {
         Ok(c) => {
-            report.from = c.from;
+            report.from = Some(c.from);
             report.diagnostics = c.diagnostics;
             report.losses = c.losses;
         }
@@ -362,7 +383,8 @@ fn run_store(
     let c = &placed.conversion;
     if args.json {
         let doc = serde_json::json!({
-            "schema": "sessiontool.convert/1",
+            "schema": SCHEMA,
+            "mode": "store",
             "input": loaded.name,
             "output": placed.path,
             "tool": placed.tool,

@@ -20,7 +20,7 @@ pub struct Args {
     /// Files to look at (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// One JSON array on standard output.
+    /// One JSON document on standard output (schema sessiontool.detect/1).
     #[arg(long)]
     json: bool,
 }
@@ -57,9 +57,10 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         results.push(r);
     }
     if args.json {
+        let doc = serde_json::json!({"schema": "sessiontool.detect/1", "files": results});
         println!(
             "{}",
-            serde_json::to_string_pretty(&results).expect("serializes")
+            serde_json::to_string_pretty(&doc).expect("serializes")
         );
     } else {
         for r in &results {

@@ -33,7 +33,7 @@ pub struct Args {
     /// environment overrides, such as GEMINI_CLI_HOME).
     #[arg(long, value_name = "DIR")]
     home: Option<PathBuf>,
-    /// Machine-readable output.
+    /// Machine-readable output (schema sessiontool.dirname/1).
     #[arg(long)]
     json: bool,
 }

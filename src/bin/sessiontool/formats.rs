@@ -10,7 +10,7 @@ use crate::error::CliError;
 #[derive(Parser)]
 #[command(after_help = "Example:\n  sessiontool formats --json")]
 pub struct Args {
-    /// One JSON array on standard output.
+    /// One JSON document on standard output (schema sessiontool.formats/1).
     #[arg(long)]
     json: bool,
 }
@@ -31,22 +31,28 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         .map(|f| Row {
             name: f.name(),
             tool: f.tool(),
-            layout: if f.is_jsonl() { "jsonl" } else { "json" },
-            read: true,
+            // Exports (markdown, html) are written for people: not JSON, and never read back.
+            layout: match (f.is_jsonl(), f.resumable()) {
+                (true, _) => "jsonl",
+                (false, true) => "json",
+                (false, false) => f.name(),
+            },
+            read: f.resumable(),
             write: true,
             description: f.description(),
         })
         .collect();
     if args.json {
+        let doc = serde_json::json!({"schema": "sessiontool.formats/1", "formats": rows});
         println!(
             "{}",
-            serde_json::to_string_pretty(&rows).expect("serializes")
+            serde_json::to_string_pretty(&doc).expect("serializes")
         );
     } else {
-        println!("{:<14} {:<8} {:<6} description", "format", "tool", "layout");
+        println!("{:<14} {:<8} {:<8} description", "format", "tool", "layout");
         for r in &rows {
             println!(
-                "{:<14} {:<8} {:<6} {}",
+                "{:<14} {:<8} {:<8} {}",
                 r.name, r.tool, r.layout, r.description
             );
         }

@@ -16,7 +16,7 @@ use crate::report;
 const EXAMPLES: &str = "Examples:
   sessiontool show ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
   sessiontool show chat.jsonl --leaf 06e2c1f0-...     # another branch
-  sessiontool show session.json --json | jq '.nodes | length'";
+  sessiontool show session.json --json | jq '.session.nodes | length'";
 
 /// How much of a long tool argument or result to show.
 const PREVIEW_CHARS: usize = 400;
@@ -33,7 +33,7 @@ pub struct Args {
     /// The input format (default: detected from content).
     #[arg(long, value_name = "FORMAT")]
     from: Option<String>,
-    /// Print the whole session model (all branches) as JSON.
+    /// Print the whole session model (all branches) as JSON (schema sessiontool.show/1).
     #[arg(long)]
     json: bool,
 }
@@ -44,6 +44,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let (format, outcome) = convert::read(&loaded.input(), from)?;
     if args.json {
         let doc = serde_json::json!({
+            "schema": "sessiontool.show/1",
             "file": loaded.name,
             "format": format.name(),
             "diagnostics": outcome.diagnostics,
