@@ -14,5 +14,6 @@ pub mod io;
 pub mod model;
 pub mod records;
 pub mod repair;
+pub mod serde_path;
 pub mod store;
 pub mod tree;

@@ -35,9 +35,15 @@ pub struct Repaired {
     pub file: String,
     /// The file was replaced (false on a dry run, or when there was nothing to fix).
     pub changed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::serde_path::lossy_opt"
+    )]
     pub backup: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::serde_path::lossy_opt"
+    )]
     pub sidecar: Option<PathBuf>,
     /// Issues fixed (or to be fixed), then those left as they are.
     pub fixed: Vec<Issue>,

@@ -25,7 +25,9 @@ use crate::ids::sha256_hex;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Copy {
+    #[serde(serialize_with = "crate::serde_path::lossy_opt")]
     pub from: Option<PathBuf>,
+    #[serde(serialize_with = "crate::serde_path::lossy")]
     pub to: PathBuf,
     pub project: String,
     /// `copy`, `convert` (with the number of items the target format cannot hold), or
@@ -42,6 +44,7 @@ pub struct Copy {
 pub struct Plan {
     pub copies: Vec<Copy>,
     /// Files already in place with the same content (migrated before, by the tool or by us).
+    #[serde(serialize_with = "crate::serde_path::lossy_vec")]
     pub already: Vec<PathBuf>,
     /// What blocks the migration (nothing is written while any exist).
     pub problems: Vec<String>,

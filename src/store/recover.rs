@@ -35,17 +35,26 @@ pub struct Options {
 pub enum Step {
     /// An `.unreadable-*` file moved back to the name the tool lists (its bytes are kept as
     /// the repair's backup).
-    Restored { from: PathBuf, to: PathBuf },
+    Restored {
+        #[serde(serialize_with = "crate::serde_path::lossy")]
+        from: PathBuf,
+        #[serde(serialize_with = "crate::serde_path::lossy")]
+        to: PathBuf,
+    },
     /// Repaired in place; the original kept as `backup`.
     Repaired {
+        #[serde(serialize_with = "crate::serde_path::lossy")]
         path: PathBuf,
         fixed: usize,
         left: usize,
+        #[serde(serialize_with = "crate::serde_path::lossy_opt")]
         backup: Option<PathBuf>,
+        #[serde(serialize_with = "crate::serde_path::lossy_opt")]
         sidecar: Option<PathBuf>,
     },
     /// Written into a tool's store.
     Placed {
+        #[serde(serialize_with = "crate::serde_path::lossy")]
         path: PathBuf,
         tool: Tool,
         format: &'static str,
@@ -59,6 +68,7 @@ pub enum Step {
 /// What recovering one session did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
+    #[serde(serialize_with = "crate::serde_path::lossy")]
     pub session: PathBuf,
     pub id: Option<String>,
     pub tool: Tool,

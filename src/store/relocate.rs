@@ -25,7 +25,9 @@ use crate::ids::sha256_hex;
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
     pub tool: Option<Tool>,
+    #[serde(serialize_with = "crate::serde_path::lossy")]
     pub from: PathBuf,
+    #[serde(serialize_with = "crate::serde_path::lossy")]
     pub to: PathBuf,
     /// What changed inside, in words (`3 cwd, 1 projectHash`), or why it only moves.
     pub inside: String,

@@ -13,6 +13,7 @@ use crate::ids::sha256_hex;
 #[derive(Debug, Clone, Serialize)]
 pub struct Stored {
     pub tool: Tool,
+    #[serde(serialize_with = "crate::serde_path::lossy")]
     pub path: PathBuf,
     pub kind: StoredKind,
     pub folder: FolderKey,

@@ -33,9 +33,12 @@ struct Staged {
 /// One change made by a commit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Done {
+    #[serde(serialize_with = "crate::serde_path::lossy")]
     pub written: PathBuf,
+    #[serde(serialize_with = "crate::serde_path::lossy_opt")]
     pub old: Option<PathBuf>,
     /// Where the old file went when it was backed up.
+    #[serde(serialize_with = "crate::serde_path::lossy_opt")]
     pub backup: Option<PathBuf>,
     pub deleted: bool,
 }

@@ -386,7 +386,7 @@ fn run_store(
             "schema": SCHEMA,
             "mode": "store",
             "input": loaded.name,
-            "output": placed.path,
+            "output": placed.path.to_string_lossy(),
             "tool": placed.tool,
             "project": project,
             "from": c.from,

@@ -70,7 +70,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         .collect();
     if args.json {
         let doc = serde_json::json!({"schema": "sessiontool.dirname/1", "path": project, "folders": folders});
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::report::print_json(&doc);
     } else if folders.len() == 1 && args.scheme.is_some() {
         println!("{}", folders[0].name);
     } else {

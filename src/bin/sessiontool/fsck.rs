@@ -163,7 +163,7 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
             summary: &summary,
             files: &results,
         };
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::report::print_json(&doc);
     } else {
         for c in &results {
             print_file(c, args.verbose);

@@ -57,12 +57,12 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     if args.json {
         let doc = serde_json::json!({
             "schema": "sessiontool.list/1",
-            "home": home.dir(),
+            "home": home.dir().to_string_lossy(),
             "project": project,
             "sessions": catalog.entries,
             "problems": catalog.problems,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::report::print_json(&doc);
     } else {
         print_table(&catalog, project.as_deref());
     }

@@ -108,7 +108,7 @@ fn report(
             "check": outcome.map(|o| &o.check),
             "error": error,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::report::print_json(&doc);
         return;
     }
     for c in &plan.copies {

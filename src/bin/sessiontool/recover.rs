@@ -305,7 +305,7 @@ fn print_json(project: &str, outcomes: &[Outcome], dry_run: bool) {
         "dry_run": dry_run,
         "sessions": outcomes,
     });
-    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    crate::report::print_json(&doc);
 }
 
 fn print_human(outcomes: &[Outcome], dry_run: bool) {

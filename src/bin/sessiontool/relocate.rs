@@ -85,6 +85,9 @@ fn report(
     if args.json {
         let doc = serde_json::json!({
             "schema": "sessiontool.relocate/1",
+            "old": store_args::project(Some(&args.old)).ok(),
+            "new": store_args::project(Some(&args.new)).ok(),
+            "tools": args.tool,
             "dry_run": args.dry_run,
             "changes": plan.changes,
             "problems": plan.problems,
@@ -92,7 +95,7 @@ fn report(
             "done": done,
             "error": error,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::report::print_json(&doc);
         return;
     }
     let verb = if planned_only {

@@ -27,3 +27,10 @@ pub fn print_losses(target: &str, losses: &LossReport) {
         eprintln!("  {:>5} × {} [{}]", l.count, l.message, l.code);
     }
 }
+
+/// A `--json` document on standard output, pretty-printed, with a final newline.
+pub fn print_json(doc: &impl serde::Serialize) {
+    let text = serde_json::to_string_pretty(doc)
+        .expect("documents hold only strings, numbers and paths written lossily");
+    println!("{text}");
+}
