@@ -356,11 +356,88 @@ fn man_pages_install_into_a_folder_one_per_command() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(".ie"));
     let dir = tempfile::tempdir().unwrap();
-    tool().args(["man", "--dir"]).arg(dir.path()).assert().success();
-    for page in ["sessiontool.1", "sessiontool-recover.1", "sessiontool-fsck.1"] {
+    tool()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    for page in [
+        "sessiontool.1",
+        "sessiontool-recover.1",
+        "sessiontool-fsck.1",
+    ] {
         let text = fs::read_to_string(dir.path().join(page)).unwrap();
         assert!(text.contains(".TH"), "{page}");
     }
     let recover = fs::read_to_string(dir.path().join("sessiontool-recover.1")).unwrap();
-    assert!(recover.contains("checkpoint"), "the page carries the options and examples");
+    assert!(
+        recover.contains("checkpoint"),
+        "the page carries the options and examples"
+    );
+}
+
+#[test]
+fn tree_folds_runs_and_marks_the_head_and_the_other_leaves() {
+    let out = tool()
+        .arg("tree")
+        .arg(fixture("pi-jsonl/v3-branches.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("5 nodes, 2 branches"), "{text}");
+    assert!(text.contains("aaaa0005 user \"continue\" ◆ head"), "{text}");
+    assert!(text.contains("aaaa0004 [label] ◇ leaf"), "{text}");
+    assert!(!text.contains('\x1b'), "no colour when piped: {text}");
+    let full = tool()
+        .args(["tree", "--full"])
+        .arg(fixture("pi-jsonl/v3-branches.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&full.stdout).lines().count(), 6);
+}
+
+#[test]
+fn show_wraps_to_the_width_asked_and_colours_only_when_asked() {
+    let out = tool()
+        .args(["show", "--width", "40"])
+        .arg(fixture("gemini-json/tools.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The prompt and the reply are wrapped at word boundaries.
+    assert!(
+        text.contains("\nWhy does `npm test` fail? Look at\npackage.json and run the tests.\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nnot installed: `vitest` is missing from\n"),
+        "{text}"
+    );
+    let plain = tool()
+        .arg("show")
+        .arg(fixture("gemini-json/tools.json"))
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains('\x1b'));
+    let coloured = tool()
+        .args(["--color", "always", "show"])
+        .arg(fixture("gemini-json/tools.json"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&coloured.stdout).contains("\x1b[1m"));
+}
+
+#[test]
+fn quiet_leaves_errors_only_and_notes_are_counted_not_listed() {
+    let file = fixture("qwen-jsonl/branches.jsonl");
+    let loud = tool().arg("show").arg(&file).output().unwrap();
+    let quiet = tool().args(["-q", "show"]).arg(&file).output().unwrap();
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&loud.stderr).contains("info ["));
 }

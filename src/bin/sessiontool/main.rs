@@ -19,6 +19,8 @@ mod repair;
 mod report;
 mod show;
 mod store_args;
+mod style;
+mod tree;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -33,6 +35,12 @@ Run `sessiontool <command> --help` for examples."
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    color: style::ColorChoice,
+    /// Print errors only (no warnings, notes or progress).
+    #[arg(short, long, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -41,6 +49,7 @@ enum Command {
     Fsck(fsck::Args),
     Repair(repair::Args),
     Show(show::Args),
+    Tree(tree::Args),
     List(list::Args),
     Recover(recover::Args),
     Relocate(relocate::Args),
@@ -72,11 +81,13 @@ fn main() {
             });
         }
     };
+    style::init(cli.color, cli.quiet);
     let result = match cli.command {
         Command::Convert(a) => convert::run(a),
         Command::Fsck(a) => fsck::run(a),
         Command::Repair(a) => repair::run(a),
         Command::Show(a) => show::run(a),
+        Command::Tree(a) => tree::run(a),
         Command::List(a) => list::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Relocate(a) => relocate::run(a),

@@ -1,25 +1,56 @@
 //! Human output of what a reader noticed and what a writer could not carry (on stderr, so
 //! standard output stays clean for data).
 
-use sessiontool::diag::{Diagnostic, LossReport};
+use sessiontool::diag::{Diagnostic, LossReport, Severity};
 
 /// How many diagnostics of one file to print before summarising the rest.
 const MAX_SHOWN: usize = 20;
 
 pub fn print_diagnostics(diagnostics: &[Diagnostic]) {
-    for d in diagnostics.iter().take(MAX_SHOWN) {
-        eprintln!("{d}");
+    let settings = crate::style::settings();
+    // Notes (what a reader did as the tool does, such as merging records) are counted, not
+    // listed; -q leaves errors only.
+    let shown: Vec<&Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| match d.severity {
+            Severity::Error => true,
+            Severity::Warning => !settings.quiet,
+            Severity::Info => false,
+        })
+        .collect();
+    for d in shown.iter().take(MAX_SHOWN) {
+        let line = d.to_string();
+        eprintln!(
+            "{}",
+            match d.severity {
+                Severity::Error => crate::style::red(&line),
+                Severity::Warning => crate::style::yellow(&line),
+                Severity::Info => line,
+            }
+        );
     }
-    if diagnostics.len() > MAX_SHOWN {
+    if shown.len() > MAX_SHOWN {
         eprintln!(
             "... and {} more (use --json to see all)",
-            diagnostics.len() - MAX_SHOWN
+            shown.len() - MAX_SHOWN
+        );
+    }
+    let notes = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Info)
+        .count();
+    if notes > 0 && !settings.quiet {
+        eprintln!(
+            "{}",
+            crate::style::dim(&format!(
+                "{notes} note(s) on how the file was read (--json lists them)"
+            ))
         );
     }
 }
 
 pub fn print_losses(target: &str, losses: &LossReport) {
-    if losses.is_empty() {
+    if losses.is_empty() || crate::style::settings().quiet {
         return;
     }
     eprintln!("not carried into {target}:");

@@ -12,6 +12,7 @@ use sessiontool::tree::Tree;
 use crate::error::CliError;
 use crate::input::{self, format_arg};
 use crate::report;
+use crate::style;
 
 const EXAMPLES: &str = "Examples:
   sessiontool show ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
@@ -33,6 +34,9 @@ pub struct Args {
     /// The input format (default: detected from content).
     #[arg(long, value_name = "FORMAT")]
     from: Option<String>,
+    /// Wrap text to this many columns (default: the terminal's width; 0: do not wrap).
+    #[arg(long, value_name = "N")]
+    width: Option<usize>,
     /// Print the whole session model (all branches) as JSON (schema sessiontool.show/1).
     #[arg(long)]
     json: bool,
@@ -72,17 +76,25 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             }
         },
     };
+    let width = style::width(args.width);
     print!(
         "{}",
-        render(&loaded.name, format.name(), session, &tree, leaf)
+        render(&loaded.name, format.name(), session, &tree, leaf, width)
     );
     Ok(0)
 }
 
-fn render(name: &str, format: &str, s: &Session, tree: &Tree, leaf: usize) -> String {
+fn render(
+    name: &str,
+    format: &str,
+    s: &Session,
+    tree: &Tree,
+    leaf: usize,
+    width: Option<usize>,
+) -> String {
     let mut out = String::new();
     let path = tree.path_to(leaf);
-    let _ = writeln!(out, "{name} ({format})");
+    let _ = writeln!(out, "{} ({format})", style::bold(name));
     let m = &s.meta;
     for (k, v) in [
         ("session", &m.id),
@@ -113,7 +125,7 @@ fn render(name: &str, format: &str, s: &Session, tree: &Tree, leaf: usize) -> St
     }
     for (pos, &i) in path.iter().enumerate() {
         let node = tree.node(i);
-        render_node(&mut out, node);
+        render_node(&mut out, node, width);
         let others: Vec<&str> = tree
             .children(i)
             .iter()
@@ -121,23 +133,27 @@ fn render(name: &str, format: &str, s: &Session, tree: &Tree, leaf: usize) -> St
             .map(|&c| tree.node(c).id.as_str())
             .collect();
         if !others.is_empty() && pos + 1 < path.len() {
-            let _ = writeln!(
-                out,
-                "\n  ⑂ branch point: {} other continuation{} from here ({}); see --leaf",
+            let note = format!(
+                "⑂ branch point: {} other continuation{} from here ({}); see --leaf or `sessiontool tree`",
                 others.len(),
                 if others.len() == 1 { "" } else { "s" },
                 others.join(", ")
             );
+            let _ = writeln!(out, "\n  {}", style::magenta(&note));
         }
     }
     out
 }
 
-fn render_node(out: &mut String, node: &Node) {
-    let when = node.timestamp.as_deref().unwrap_or("");
+fn render_node(out: &mut String, node: &Node, width: Option<usize>) {
+    let when = style::dim(node.timestamp.as_deref().unwrap_or(""));
     match &node.body {
         Body::Event(e) => {
-            let _ = writeln!(out, "\n── event: {} {when}", e.kind());
+            let _ = writeln!(
+                out,
+                "\n{} {when}",
+                style::dim(&format!("── event: {}", e.kind()))
+            );
         }
         Body::Message(m) => {
             let model = m
@@ -145,27 +161,37 @@ fn render_node(out: &mut String, node: &Node) {
                 .as_deref()
                 .map(|x| format!(" ({x})"))
                 .unwrap_or_default();
-            let _ = writeln!(out, "\n── {}{model} {when}", m.role.as_str());
-            render_parts(out, m);
+            let role = m.role.as_str();
+            let head = match m.role {
+                sessiontool::model::Role::User => style::bold(&style::cyan(&format!("── {role}"))),
+                sessiontool::model::Role::Assistant => {
+                    style::bold(&style::green(&format!("── {role}")))
+                }
+                _ => style::bold(&format!("── {role}")),
+            };
+            let _ = writeln!(out, "\n{head}{model} {when}");
+            render_parts(out, m, width);
         }
     }
 }
 
-fn render_parts(out: &mut String, m: &Message) {
+fn render_parts(out: &mut String, m: &Message, width: Option<usize>) {
     for p in &m.parts {
         match &p.content {
             Content::Text { text } => {
-                let _ = writeln!(out, "{text}");
+                let _ = writeln!(out, "{}", style::wrap(text, width, ""));
             }
             Content::Thought { text, subject, .. } => {
                 let head = subject
                     .as_deref()
                     .map(|s| format!("{s}: "))
                     .unwrap_or_default();
-                let _ = writeln!(out, "  (thought) {head}{}", preview_text(text));
+                let line = format!("(thought) {head}{}", preview_text(text));
+                let _ = writeln!(out, "{}", style::dim(&style::wrap(&line, width, "  ")));
             }
             Content::ToolCall { name, args, .. } => {
-                let _ = writeln!(out, "  → {name}({})", preview(args));
+                let line = format!("→ {name}({})", preview(args));
+                let _ = writeln!(out, "{}", style::yellow(&style::wrap(&line, width, "  ")));
             }
             Content::ToolResult {
                 name,
@@ -175,7 +201,17 @@ fn render_parts(out: &mut String, m: &Message) {
             } => {
                 let mark = if *is_error { "error" } else { "ok" };
                 let name = name.as_deref().unwrap_or("tool");
-                let _ = writeln!(out, "  ← {name} [{mark}]: {}", preview(output));
+                let line = format!("← {name} [{mark}]: {}", preview(output));
+                let line = style::wrap(&line, width, "  ");
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    if *is_error {
+                        style::red(&line)
+                    } else {
+                        style::dim(&line)
+                    }
+                );
             }
             Content::Media { mime_type, uri, .. } => {
                 let what = uri.as_deref().unwrap_or("inline data");
