@@ -73,6 +73,16 @@ impl Health {
     }
 }
 
+/// Told `(files read, files to read)` as the catalog reads the sessions (for a progress bar).
+#[derive(Clone)]
+pub struct Tick(pub std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for Tick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tick")
+    }
+}
+
 /// Which sessions to list.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
@@ -83,6 +93,7 @@ pub struct Query {
     /// Paths that sha256 folders may be the hash of (the current folder, paths named by the
     /// user); every project path seen in the stores is tried too.
     pub candidates: Vec<String>,
+    pub progress: Option<Tick>,
 }
 
 /// The catalog: entries newest first, and what discovery could not read.
@@ -108,7 +119,18 @@ pub fn list(home: &Home, query: &Query) -> Catalog {
             None => true,
         })
         .collect();
-    let mut entries: Vec<Entry> = wanted.par_iter().map(entry).collect();
+    let read = std::sync::atomic::AtomicUsize::new(0);
+    let mut entries: Vec<Entry> = wanted
+        .par_iter()
+        .map(|s| {
+            let e = entry(s);
+            if let Some(Tick(tick)) = &query.progress {
+                let n = read.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                tick(n, wanted.len());
+            }
+            e
+        })
+        .collect();
     resolve_hashes(&mut entries, &wanted, query);
     if let Some(project) = &query.project {
         entries.retain(|e| belongs(e, project));

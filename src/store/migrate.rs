@@ -74,6 +74,7 @@ pub fn plan(home: &Home, tool: Tool, to: Scheme, candidates: &[String]) -> Plan 
         tools: vec![tool],
         project: None,
         candidates: candidates.to_vec(),
+        ..Query::default()
     };
     // Paths recorded by every tool help to name sha256 folders.
     query.candidates.extend(

@@ -60,6 +60,7 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
         tools: only.to_vec(),
         project: None,
         candidates: vec![mv.old_path().to_string()],
+        ..Query::default()
     };
     let entries = catalog::list(home, &query).entries;
     let mut found = Discovery::default();

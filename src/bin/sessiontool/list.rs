@@ -48,12 +48,15 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     } else {
         Some(store_args::project(args.project.as_deref())?)
     };
+    let (bar, tick) = crate::progress::catalog_tick(args.json);
     let query = Query {
         tools: store_args::tools(&args.tool)?,
         project: project.clone(),
+        progress: Some(tick),
         candidates: vec![here],
     };
     let catalog = catalog::list(&home, &query);
+    bar.finish_and_clear();
     if args.json {
         let doc = serde_json::json!({
             "schema": "sessiontool.list/1",

@@ -30,3 +30,22 @@ pub fn bytes_bar(total: u64, json: bool) -> ProgressBar {
     }
     bar
 }
+
+/// A bar for the catalog's reading of sessions (list, recover), sized when it starts.
+pub fn catalog_tick(json: bool) -> (ProgressBar, sessiontool::store::catalog::Tick) {
+    let bar = if json || crate::style::settings().quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new(0);
+        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}") {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let shown = bar.clone();
+    let tick = sessiontool::store::catalog::Tick(std::sync::Arc::new(move |done, total| {
+        shown.set_length(total as u64);
+        shown.set_position(done as u64);
+    }));
+    (bar, tick)
+}

@@ -70,9 +70,11 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let home = args.store.home()?;
     let project = store_args::project(args.project.as_deref())?;
     let to = args.to.as_deref().map(format_arg).transpose()?;
+    let (bar, tick) = crate::progress::catalog_tick(args.json);
     let query = Query {
         tools: store_args::tools(&args.tool)?,
         project: Some(project.clone()),
+        progress: Some(tick),
         candidates: vec![store_args::project(None)?],
     };
     let sessions: Vec<Entry> = catalog::list(&home, &query)
@@ -80,6 +82,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         .into_iter()
         .filter(|e| !matches!(e.kind, StoredKind::Checkpoint { .. }))
         .collect();
+    bar.finish_and_clear();
     if !args.dry_run {
         // Temp files a crashed or killed earlier run left beside the project's sessions.
         let dirs: std::collections::BTreeSet<&Path> = sessions
