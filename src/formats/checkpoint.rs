@@ -9,6 +9,10 @@
 //! screen (it still goes to the model). So that a converted session shows its first real
 //! message, the writer puts a short context turn first unless the session already starts with
 //! one (or `checkpoint_no_context` is set); the entries after it are exactly the conversation.
+//!
+//! The API returns function calls without ids and Gemini CLI saves them so, while it gives
+//! each response an id: the reader gives a call the id of the response that answers it (see
+//! `pair_call_ids`), so every other format pairs them, and the writer takes it off again.
 
 pub mod close_calls;
 
@@ -16,7 +20,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::gemini_content::{gemini_role, parts_from_union, parts_to_json, role_from_gemini};
+use super::gemini_content::{
+    gemini_role, is_gemini_family, parts_from_union, parts_to_json, role_from_gemini, to_api_parts,
+};
 use super::{
     Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
     WriteError, WriteOptions, Written, ends_with_newline, json_error_location, to_pretty_js,
@@ -33,6 +39,9 @@ pub const NAME: &str = "checkpoint";
 const HINT_FORM: &str = "checkpoint.form";
 /// A Content that had no `parts` key (a node hint), so none is written back.
 const HINT_NO_PARTS: &str = "checkpoint.no-parts";
+/// Indices of the parts whose id the reader gave them (a node hint): a call answered by a
+/// response with an id (or the reverse) gets that id, and the writer leaves it out again.
+const HINT_FILLED_IDS: &str = "checkpoint.filled-ids";
 /// Event kinds for history entries that are not conversation: the CLI's own context turn (and
 /// the model's "Got it" reply older CLIs put after it), and entries that are not objects. They
 /// are written back only into a checkpoint; other formats' tools add their own context.
@@ -183,6 +192,7 @@ impl Format for Checkpoint {
             m.extra.extend(content);
             nodes.push(node(id, parent, m, hints));
         }
+        pair_call_ids(&mut nodes);
         Ok(ReadOutcome {
             session: Session { meta, nodes },
             diagnostics,
@@ -191,7 +201,7 @@ impl Format for Checkpoint {
 
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
-        let (session, left_out) = session
+        let (mut session, left_out) = session
             .branch(options.leaf.as_deref())
             .map_err(WriteError)?;
         losses.add(
@@ -200,6 +210,9 @@ impl Format for Checkpoint {
             "nodes on other branches (a checkpoint holds one branch; choose with --leaf)",
         );
         let own = session.meta.source_format.as_deref() == Some(NAME);
+        if !is_gemini_family(session.meta.source_format.as_deref()) {
+            to_api_parts(&mut session, &mut losses);
+        }
         // Parts of these formats are Gemini API parts: their unknown fields belong in a part.
         let gemini_parts = own
             || session
@@ -252,7 +265,9 @@ impl Format for Checkpoint {
                 continue;
             };
             let mut parts = m.parts.clone();
-            if !own {
+            if own {
+                unfill_ids(&mut parts, &node.hints);
+            } else {
                 if m.role == Role::System {
                     losses.add(
                         "system-messages",
@@ -367,6 +382,130 @@ fn content(role: &str, parts: Vec<Part>, extra: &Extra, no_parts: bool) -> Value
         }
     }
     Value::Object(obj)
+}
+
+/// Gives a function call and the response that answers it one id. The Gemini API returns
+/// calls without ids, and Gemini CLI records them so while it gives the response the id it
+/// made up (`read_file-1772019600120-c0ffee12ab34d`); every other format pairs a call with its
+/// result by id. A response answers a call of the model turn before it: the call with its id,
+/// else the first call of its name not yet answered. A call without id gets the response's id,
+/// a response without id the call's; when neither has one, both get `<name>-<entry>-<n>`.
+/// The parts changed are recorded ([`HINT_FILLED_IDS`]) so a checkpoint is written back as
+/// it was.
+fn pair_call_ids(nodes: &mut [Node]) {
+    for i in 1..nodes.len() {
+        let (before, after) = nodes.split_at_mut(i);
+        let (call_node, answer_node) = (&mut before[i - 1], &mut after[0]);
+        let entry = call_node.id.clone();
+        let (Some(calls), Some(answers)) = (call_node.message_mut(), answer_node.message_mut())
+        else {
+            continue;
+        };
+        if calls.role != Role::Assistant || answers.role == Role::Assistant {
+            continue;
+        }
+        // (part index, id, name) of each call and each response.
+        let call_at: Vec<(usize, Option<String>, String)> = calls
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(j, p)| match &p.content {
+                Content::ToolCall { id, name, .. } => Some((j, id.clone(), name.clone())),
+                _ => None,
+            })
+            .collect();
+        let answer_at: Vec<(usize, Option<String>, Option<String>)> = answers
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(j, p)| match &p.content {
+                Content::ToolResult { call_id, name, .. } => {
+                    Some((j, call_id.clone(), name.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if call_at.is_empty() || answer_at.is_empty() {
+            continue;
+        }
+        // Answer k -> call index into call_at: first by id, then by name in order (only where
+        // one side has no id to go by).
+        let mut used = vec![false; call_at.len()];
+        let mut pair: Vec<Option<usize>> = vec![None; answer_at.len()];
+        for (k, (_, aid, _)) in answer_at.iter().enumerate() {
+            let hit = aid.as_ref().and_then(|aid| {
+                (0..call_at.len()).find(|&c| !used[c] && call_at[c].1.as_ref() == Some(aid))
+            });
+            if let Some(c) = hit {
+                used[c] = true;
+                pair[k] = Some(c);
+            }
+        }
+        for (k, (_, aid, aname)) in answer_at.iter().enumerate() {
+            if pair[k].is_some() {
+                continue;
+            }
+            let hit = (0..call_at.len()).find(|&c| {
+                let (_, cid, cname) = &call_at[c];
+                !used[c]
+                    && (cid.is_none() || aid.is_none())
+                    && aname.as_ref().is_none_or(|n| n == cname)
+            });
+            if let Some(c) = hit {
+                used[c] = true;
+                pair[k] = Some(c);
+            }
+        }
+        let mut filled_calls = Vec::new();
+        let mut filled_answers = Vec::new();
+        for (k, c) in pair.into_iter().enumerate() {
+            let Some(c) = c else { continue };
+            let (cj, cid, cname) = &call_at[c];
+            let (aj, aid, _) = &answer_at[k];
+            let id = match (cid, aid) {
+                (Some(_), Some(_)) => continue,
+                (None, Some(id)) | (Some(id), None) => id.clone(),
+                (None, None) => format!("{cname}-{entry}-{c}"),
+            };
+            if cid.is_none() {
+                set_id(&mut calls.parts[*cj], Some(id.clone()));
+                filled_calls.push(*cj);
+            }
+            if aid.is_none() {
+                set_id(&mut answers.parts[*aj], Some(id));
+                filled_answers.push(*aj);
+            }
+        }
+        record_filled(&mut call_node.hints, &filled_calls);
+        record_filled(&mut answer_node.hints, &filled_answers);
+    }
+}
+
+fn set_id(part: &mut Part, new: Option<String>) {
+    match &mut part.content {
+        Content::ToolCall { id, .. } => *id = new,
+        Content::ToolResult { call_id, .. } => *call_id = new,
+        _ => {}
+    }
+}
+
+fn record_filled(hints: &mut Extra, parts: &[usize]) {
+    if !parts.is_empty() {
+        let list = parts.iter().map(|&j| Value::from(j)).collect();
+        hints.insert(HINT_FILLED_IDS.into(), Value::Array(list));
+    }
+}
+
+/// Takes off the ids [`pair_call_ids`] gave, for writing a checkpoint back.
+fn unfill_ids(parts: &mut [Part], hints: &Extra) {
+    let Some(Value::Array(list)) = hints.get(HINT_FILLED_IDS) else {
+        return;
+    };
+    for j in list.iter().filter_map(Value::as_u64) {
+        if let Some(p) = parts.get_mut(j as usize) {
+            set_id(p, None);
+        }
+    }
 }
 
 fn is_context_reply(parts: &[Part]) -> bool {

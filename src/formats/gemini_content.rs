@@ -5,9 +5,12 @@
 //! `functionResponse`, `inlineData`, `fileData`, `executableCode`, `codeExecutionResult`, plus
 //! wrapper fields such as `thoughtSignature`. Anything else is kept as [`Content::Other`].
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
-use crate::model::{Content, Extra, Part, Role};
+use crate::diag::LossReport;
+use crate::model::{Content, Extra, Part, Role, Session};
 
 /// Reads one Part object (or a bare string, which the API treats as a text part).
 pub fn part_from_json(value: &Value) -> Part {
@@ -238,6 +241,199 @@ fn response_object(output: &Value) -> Value {
             m.insert("output".into(), other.clone());
             Value::Object(m)
         }
+    }
+}
+
+/// Whether a session read from `source` already holds Gemini API parts (the CLI's own records
+/// of them included): Gemini CLI's two session formats, its checkpoints and Qwen Code's records.
+/// A session from any other format (or of unknown origin) goes through [`to_api_parts`] before
+/// a Gemini-family writer writes it.
+pub(crate) fn is_gemini_family(source: Option<&str>) -> bool {
+    matches!(
+        source,
+        Some(
+            super::gemini_json::NAME
+                | super::gemini_jsonl::NAME
+                | super::checkpoint::NAME
+                | super::qwen_jsonl::NAME
+        )
+    )
+}
+
+/// Makes the parts of a session read from another format what the Gemini API accepts, for a
+/// Gemini-family writer (the API rejects unknown fields in a part and a `functionResponse`
+/// without `name`):
+///
+/// - every field only the source format knows (a part's `extra` maps: Claude's `is_error`,
+///   llxprt's `isComplete`, times, display names) is removed and counted (`part-fields`);
+/// - parts of kinds the API has no part for ([`Content::Other`] that does not read as a Gemini
+///   part, as a bare string does) are removed and counted (`parts`);
+/// - a tool result gets the `name` of the call it answers (by call id, else by its position
+///   among the results answering the message before it); one whose call is not found is
+///   counted (`tool-result-names`);
+/// - a failed result becomes `response: {error: "..."}` (the message from the source's own
+///   error field when it has one, as llxprt's `error`, else the result's text), the shape
+///   Gemini CLI writes for a failed call.
+pub(crate) fn to_api_parts(session: &mut Session, losses: &mut LossReport) {
+    let mut names: HashMap<String, String> = HashMap::new();
+    for node in &session.nodes {
+        for p in node.message().map_or(&[][..], |m| &m.parts) {
+            if let Content::ToolCall {
+                id: Some(id), name, ..
+            } = &p.content
+            {
+                names.entry(id.clone()).or_insert_with(|| name.clone());
+            }
+        }
+    }
+    let index: HashMap<&str, usize> = session
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    // The calls of each message's parent, for results that name no call this session has.
+    let parent_calls: Vec<Vec<String>> = session
+        .nodes
+        .iter()
+        .map(|n| {
+            n.parent
+                .as_deref()
+                .and_then(|p| index.get(p))
+                .and_then(|&i| session.nodes[i].message())
+                .map(|m| {
+                    m.parts
+                        .iter()
+                        .filter_map(|p| match &p.content {
+                            Content::ToolCall { name, .. } => Some(name.clone()),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    let (mut fields, mut other, mut unnamed) = (0, 0, 0);
+    for (node, calls) in session.nodes.iter_mut().zip(&parent_calls) {
+        let Some(m) = node.message_mut() else {
+            continue;
+        };
+        // A block no reader understood may still read as a part (a bare string is text);
+        // what does not has no Gemini shape.
+        let before = m.parts.len();
+        m.parts = std::mem::take(&mut m.parts)
+            .into_iter()
+            .map(|p| match &p.content {
+                Content::Other { value } => part_from_json(value),
+                _ => p,
+            })
+            .filter(|p| !matches!(p.content, Content::Other { .. }))
+            .collect();
+        other += before - m.parts.len();
+        let mut k = 0;
+        for p in &mut m.parts {
+            let carried = match &mut p.content {
+                Content::ToolResult {
+                    call_id,
+                    name,
+                    output,
+                    is_error,
+                    extra,
+                    ..
+                } => {
+                    // llxprt keeps the message of a failed call beside its result.
+                    let error_text = match extra.get("error") {
+                        Some(Value::String(e)) => Some(e.clone()),
+                        _ => None,
+                    };
+                    // Claude's `is_error` flag is carried by the shape of the response.
+                    let mut carried = usize::from(error_text.is_some());
+                    carried += usize::from(extra.get("is_error").is_some_and(Value::is_boolean));
+                    if *is_error || error_text.is_some() {
+                        *output = error_response(output, error_text);
+                        *is_error = true;
+                    }
+                    if name.is_none() {
+                        *name = call_id
+                            .as_ref()
+                            .and_then(|id| names.get(id).cloned())
+                            .or_else(|| calls.get(k).cloned());
+                        unnamed += usize::from(name.is_none());
+                    }
+                    k += 1;
+                    carried
+                }
+                _ => 0,
+            };
+            fields += p.strip_extras() - carried;
+        }
+    }
+    losses.add(
+        "part-fields",
+        fields,
+        "fields the source format keeps on parts (times, display names, descriptions, flags) that are not part of a Gemini API part",
+    );
+    losses.add(
+        "parts",
+        other,
+        "parts of kinds the Gemini API has no part for (the source format's own blocks)",
+    );
+    losses.add(
+        "tool-result-names",
+        unnamed,
+        "tool results whose call is not in the session: written without the `name` the Gemini API requires",
+    );
+}
+
+/// A failed tool result as the `response` Gemini CLI writes for one, `{error: "..."}`. What
+/// the result held besides the message stays beside it as `output`.
+fn error_response(output: &Value, error_text: Option<String>) -> Value {
+    if let Value::Object(o) = output
+        && o.contains_key("error")
+    {
+        return output.clone();
+    }
+    let mut r = Map::new();
+    match error_text {
+        Some(e) => {
+            match output {
+                Value::Null => {}
+                Value::Object(o) if o.is_empty() => {}
+                Value::Object(o) => r.extend(o.clone()),
+                other => {
+                    r.insert("output".into(), other.clone());
+                }
+            }
+            r.insert("error".into(), e.into());
+        }
+        None => {
+            r.insert("error".into(), result_text(output));
+        }
+    }
+    Value::Object(r)
+}
+
+/// The text of a tool result as other formats hold it: a string, an `{output}` object, or a
+/// list of text blocks (Anthropic's, pi's); anything else as it is.
+fn result_text(output: &Value) -> Value {
+    match output {
+        Value::Object(o) if o.len() == 1 && o.contains_key("output") => o["output"].clone(),
+        Value::Array(items) if !items.is_empty() => {
+            let texts: Option<Vec<&str>> = items
+                .iter()
+                .map(|b| match b {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => o.get("text").and_then(Value::as_str),
+                    _ => None,
+                })
+                .collect();
+            match texts {
+                Some(t) => Value::String(t.join("\n")),
+                None => output.clone(),
+            }
+        }
+        Value::Null => Value::String("the tool reported an error".into()),
+        other => other.clone(),
     }
 }
 

@@ -13,7 +13,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::gemini_content::{parts_from_union, parts_to_json, take_string};
+use super::gemini_content::{
+    is_gemini_family, parts_from_union, parts_to_json, take_string, to_api_parts,
+};
 use super::{
     Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
     WriteError, WriteOptions, Written, ends_with_newline, json_error_location, ordered,
@@ -213,7 +215,7 @@ impl Format for GeminiJson {
 
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
-        let (session, left_out) = session
+        let (mut session, left_out) = session
             .branch(options.leaf.as_deref())
             .map_err(WriteError)?;
         losses.add(
@@ -227,6 +229,10 @@ impl Format for GeminiJson {
             session.meta.source_format.as_deref(),
             Some(NAME | super::gemini_jsonl::NAME)
         );
+        // Gemini CLI sends `content` and the results as they are: they must be API parts.
+        if !is_gemini_family(session.meta.source_format.as_deref()) {
+            to_api_parts(&mut session, &mut losses);
+        }
         let mut messages: Vec<Value> = Vec::new();
         let mut last_ts = session.meta.start_time.clone();
         for node in &session.nodes {
@@ -246,7 +252,7 @@ impl Format for GeminiJson {
                     ),
                 ),
                 Body::Message(m) if m.role == Role::Tool => {
-                    if !fold_results(&mut messages, node) {
+                    if !fold_results(&mut messages, node, own) {
                         let ts = node
                             .timestamp
                             .clone()
@@ -786,7 +792,16 @@ fn write_message(
         out.insert("thoughts".into(), Value::Array(thoughts));
     }
     if let Some(u) = &m.usage {
-        out.insert("tokens".into(), tokens_from_usage(u));
+        let mut u = u.clone();
+        if !own {
+            losses.add(
+                "usage-fields",
+                u.extra.len(),
+                "token counts the source format names that Gemini's `tokens` has no field for",
+            );
+            u.extra.clear();
+        }
+        out.insert("tokens".into(), tokens_from_usage(&u));
     }
     if let Some(model) = &m.model {
         out.insert("model".into(), model.clone().into());
@@ -803,7 +818,8 @@ fn write_message(
 
 /// Puts a tool message's results into the `toolCalls` of the assistant message they answer.
 /// Returns false when there is no such message (the results are then written on their own).
-fn fold_results(messages: &mut [Value], tool: &Node) -> bool {
+/// `own`: the session is this format's, so a call without a status keeps none.
+fn fold_results(messages: &mut [Value], tool: &Node, own: bool) -> bool {
     let Some(Value::Object(last)) = messages.last_mut() else {
         return false;
     };
@@ -859,6 +875,9 @@ fn fold_results(messages: &mut [Value], tool: &Node) -> bool {
             call.insert("status".into(), s.into());
         } else if g.is_error {
             call.insert("status".into(), "error".into());
+        } else if !own {
+            // The call was written as `cancelled` until a result was found for it.
+            call.insert("status".into(), "success".into());
         }
         if let Some(d) = g.display {
             call.insert("resultDisplay".into(), d);

@@ -346,6 +346,20 @@ pub(crate) fn json_error_location(name: &str, file: &[u8], err: &serde_json::Err
     Location::at(name, line, offset as u64)
 }
 
+/// The session id written for a session from another format whose id the target tool does
+/// not accept (it finds and resumes sessions only by UUID): a UUID derived from the old id, the
+/// same every time, and a loss entry naming both, so the user can find the session under its
+/// new id. `why` says what the tool accepts.
+pub(crate) fn foreign_session_id(id: &str, why: &str, losses: &mut LossReport) -> String {
+    let new = crate::ids::derived_uuid(&format!("session-id/{id}"));
+    losses.add(
+        "session-id",
+        1,
+        format!("the session id {id} is written as {new} ({why})"),
+    );
+    new
+}
+
 /// JSON as the JavaScript tools write it with `JSON.stringify(value, null, 2)`: no final
 /// newline, unless the file this session was read from had one (`final_newline`).
 pub(crate) fn to_pretty_js(value: &serde_json::Value, final_newline: bool) -> Vec<u8> {

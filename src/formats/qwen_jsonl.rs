@@ -21,9 +21,12 @@
 //! written back as one merged record, which reads as the same session.
 //!
 //! Sessions from other formats get UUIDs (derived from the session id and node id when theirs
-//! are not UUIDs), one `tool_result` record per tool call, and `system` records for their
-//! compactions, titles and rewinds. Notices and system messages have no Qwen record: they are
-//! reported as losses and their children are chained to their parent.
+//! are not UUIDs; a session id that is not a UUID of versions 1 to 5, which is all `qwen
+//! --resume` takes, is replaced by a derived one and the loss report names both), their parts
+//! made Gemini API parts (`gemini_content::to_api_parts`), one `tool_result` record per tool
+//! call, and `system` records for their compactions, titles and rewinds. Notices and system
+//! messages have no Qwen record: they are reported as losses and their children are chained
+//! to their parent.
 
 mod foreign;
 mod keys;

@@ -10,7 +10,7 @@ use super::WRITER_VERSION;
 use super::blocks::block_from_part;
 use super::write::{to_bytes, usage_object};
 use crate::diag::LossReport;
-use crate::formats::{WriteError, WriteOptions, Written};
+use crate::formats::{WriteError, WriteOptions, Written, foreign_session_id};
 use crate::ids::{derived_uuid, is_uuid, sha256_hex};
 use crate::model::{Body, Content, Event, Message, Node, Part, Role, Session};
 
@@ -35,10 +35,21 @@ pub(super) fn write_foreign(
     options: &WriteOptions,
 ) -> Result<Written, WriteError> {
     let meta = &session.meta;
+    let mut losses = LossReport::default();
     let session_id = meta
         .id
         .clone()
         .ok_or_else(|| WriteError("the session has no id to name it by".into()))?;
+    // `claude --resume ID` takes only a UUID, and the file is named by the id.
+    let session_id = if is_uuid(&session_id) {
+        session_id
+    } else {
+        foreign_session_id(
+            &session_id,
+            "Claude Code resumes sessions only by UUID",
+            &mut losses,
+        )
+    };
     let mut w = Writer {
         session_id,
         cwd: meta
@@ -57,7 +68,7 @@ pub(super) fn write_foreign(
         open: Vec::new(),
         call_ids: HashMap::new(),
         last: None,
-        losses: LossReport::default(),
+        losses,
         out: Vec::new(),
     };
     w.losses.add(

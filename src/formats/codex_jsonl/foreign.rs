@@ -27,10 +27,21 @@ impl<'a> Foreign<'a> {
         losses: &'a mut LossReport,
     ) -> Result<Self, WriteError> {
         let id = session.meta.id.clone().unwrap_or_default();
+        // Codex reads `session_meta.id` as a UUID, and `codex resume ID` looks it up as one.
         let session_id = if is_uuid(&id) {
             id
         } else {
-            derived_uuid(&format!("codex-jsonl/{id}"))
+            let new = derived_uuid(&format!("codex-jsonl/{id}"));
+            if !id.is_empty() && session.meta.source_format.as_deref() != Some(super::NAME) {
+                losses.add(
+                    "session-id",
+                    1,
+                    format!(
+                        "the session id {id} is written as {new} (Codex reads session ids as UUIDs)"
+                    ),
+                );
+            }
+            new
         };
         Ok(Foreign {
             session,
@@ -174,6 +185,11 @@ impl<'a> Foreign<'a> {
                     Some(item) => content.push(item),
                     None => self.losses.add("media", 1, "media without data or address"),
                 },
+                Content::Thought { .. } if !self.native() => self.losses.add(
+                    "thoughts",
+                    1,
+                    "reasoning from another model (the Responses API accepts only its own reasoning items, with their id and encrypted content)",
+                ),
                 Content::Thought { text, encrypted, .. } => {
                     self.flush(&ts, role, &mut content, &mut texts, out);
                     let mut p = Map::new();
@@ -253,6 +269,11 @@ impl<'a> Foreign<'a> {
             push(out, event("user_message"));
         }
         texts.clear();
+    }
+
+    /// Whether the session was read from a rollout (its reasoning items are Codex's own).
+    fn native(&self) -> bool {
+        self.session.meta.source_format.as_deref() == Some(super::NAME)
     }
 
     fn call_id(&self, id: Option<&str>, node: &Node, k: usize) -> String {

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::super::gemini_content::parts_to_json;
-use super::super::{WriteError, WriteOptions, Written, ordered};
+use super::super::gemini_content::{is_gemini_family, parts_to_json, to_api_parts};
+use super::super::{WriteError, WriteOptions, Written, foreign_session_id, ordered};
 use super::foreign::{api_parts, foreign_event, result_groups};
 use super::read::{read_record, result_target};
 use super::{
@@ -335,6 +335,17 @@ fn raw_record<'a>(node: &'a Node, common: &Common, parent: Option<&str>) -> Opti
     same.then_some(raw)
 }
 
+/// Whether Qwen Code takes `id` as a session id: `qwen --resume ID` accepts only UUIDs of
+/// versions 1 to 5 (`INTERNAL_SESSION_ID_REGEX` in its `session-id.ts`; anything else is
+/// looked up as a title), and it lists only files named `<id>.jsonl` whose first record has
+/// that `sessionId`.
+fn is_qwen_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    is_uuid(id)
+        && (b'1'..=b'5').contains(&b[14])
+        && matches!(b[19], b'8' | b'9' | b'a' | b'b' | b'A' | b'B')
+}
+
 /// Node ids as record uuids, and where the children of nodes without a record attach.
 struct Ids<'a> {
     native: bool,
@@ -417,9 +428,19 @@ fn push_line(out: &mut Vec<u8>, map: &Map<String, Value>) {
 }
 
 pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
-    let meta = &session.meta;
-    let native = meta.source_format.as_deref() == Some(NAME);
+    let native = session.meta.source_format.as_deref() == Some(NAME);
     let mut losses = LossReport::default();
+    // Qwen Code sends `message` as it is: parts of other formats become API parts first.
+    let prepared;
+    let session = if is_gemini_family(session.meta.source_format.as_deref()) {
+        session
+    } else {
+        let mut s = session.clone();
+        to_api_parts(&mut s, &mut losses);
+        prepared = s;
+        &prepared
+    };
+    let meta = &session.meta;
     let common = Common::from_meta(meta);
     let cwd = meta
         .cwd
@@ -427,11 +448,20 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
         .or_else(|| options.cwd.clone())
         .or_else(|| meta.directories.as_ref().and_then(|d| d.first().cloned()));
     let cwd_known = cwd.is_some();
-    let defaults = Defaults {
-        session_id: meta.id.clone().unwrap_or_else(|| {
+    let session_id = match &meta.id {
+        Some(id) if !native && !is_qwen_session_id(id) => foreign_session_id(
+            id,
+            "Qwen Code lists and resumes sessions only by UUIDs of versions 1 to 5",
+            &mut losses,
+        ),
+        Some(id) => id.clone(),
+        None => {
             let first = session.nodes.first().map_or("", |n| n.id.as_str());
             derived_uuid(&format!("{NAME}/{first}"))
-        }),
+        }
+    };
+    let defaults = Defaults {
+        session_id,
         cwd: cwd.unwrap_or_default(),
         version: meta
             .tool_version
