@@ -33,8 +33,8 @@ pub struct Options {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {
-    /// An `.unreadable-*` file moved back to the name the tool lists (its bytes are kept as
-    /// the repair's backup).
+    /// An `.unreadable-*` file moved back to the name the tool lists (when it needs a repair,
+    /// its bytes are kept as the repair's backup).
     Restored {
         #[serde(serialize_with = "crate::serde_path::lossy")]
         from: PathBuf,
@@ -59,7 +59,10 @@ pub enum Step {
         tool: Tool,
         format: &'static str,
         registered: Vec<String>,
+        /// How many items the target format could not hold (`lost` says which).
         losses: usize,
+        /// `3 × what [code]`, one per kind of item not carried.
+        lost: Vec<String>,
     },
     /// Nothing needed doing.
     Healthy,
@@ -178,6 +181,13 @@ fn run(
             format: to.name(),
             registered: placed.registered,
             losses,
+            lost: placed
+                .conversion
+                .losses
+                .losses
+                .iter()
+                .map(|l| format!("{} × {} [{}]", l.count, l.message, l.code))
+                .collect(),
         });
     }
     if outcome.resume.is_empty()

@@ -43,9 +43,12 @@ pub fn catalog_tick(json: bool) -> (ProgressBar, sessiontool::store::catalog::Ti
         bar
     };
     let shown = bar.clone();
+    // A handful of sessions reads in a blink: a bar would only flicker.
     let tick = sessiontool::store::catalog::Tick(std::sync::Arc::new(move |done, total| {
-        shown.set_length(total as u64);
-        shown.set_position(done as u64);
+        if total >= 50 {
+            shown.set_length(total as u64);
+            shown.set_position(done as u64);
+        }
     }));
     (bar, tick)
 }

@@ -349,16 +349,18 @@ fn print_human(outcomes: &[Outcome], dry_run: bool) {
                     tool,
                     format,
                     registered,
-                    losses,
+                    lost,
+                    ..
                 } => {
                     println!("  {would}written for {tool} ({format}): {}", show(path));
                     for r in registered {
                         println!("  {would}registered: {r}");
                     }
-                    if *losses > 0 {
-                        println!(
-                            "  {losses} item(s) not carried into {format} (`sessiontool convert --json` lists them)"
-                        );
+                    if !lost.is_empty() {
+                        println!("  not carried into {format}:");
+                        for l in lost {
+                            println!("    {l}");
+                        }
                     }
                 }
             }
