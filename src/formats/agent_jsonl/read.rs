@@ -2,7 +2,7 @@
 //! is the inverse of `entry_node`, and a line it would not give back byte for byte keeps its
 //! text as a hint.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -34,6 +34,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     }
     let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
     let mut ids: HashSet<String> = HashSet::new();
+    let mut next_suffix: HashMap<String, u32> = HashMap::new();
     for (i, rec) in records.iter().enumerate() {
         let at = Location::at(input.name, rec.span.line, rec.span.offset);
         let text: &[u8] = &rec.bytes;
@@ -79,10 +80,15 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         };
         let own = node.id.clone();
         let mut id = own.clone();
-        let mut k = 1;
-        while ids.contains(&id) {
-            k += 1;
-            id = format!("{own}~{}.{k}", rec.span.line);
+        if ids.contains(&id) {
+            // Go on from the last suffix given on this line: thousands of records glued on
+            // one line must not each try every suffix before theirs.
+            let stem = format!("{own}~{}", rec.span.line);
+            let k = next_suffix.entry(stem.clone()).or_insert(1);
+            while ids.contains(&id) {
+                *k += 1;
+                id = format!("{stem}.{k}");
+            }
         }
         if id != own {
             diagnostics.push(Diagnostic {

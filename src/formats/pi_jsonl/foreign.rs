@@ -84,10 +84,11 @@ pub(super) fn write_foreign(
         .map(|n| (n.id.as_str(), n.parent.as_deref()))
         .collect();
     // Pass 2: link and write.
+    let mut resolved = HashMap::new();
     for (i, planned) in plan {
         let node = &session.nodes[i];
         let timestamp = node.timestamp.clone().unwrap_or_else(|| start.clone());
-        let mut parent = resolve(node.parent.as_deref(), &parents, &last_of);
+        let mut parent = resolve(node.parent.as_deref(), &parents, &last_of, &mut resolved);
         for p in planned {
             let mut e = Map::new();
             e.insert("type".into(), p.kind.into());
@@ -116,19 +117,35 @@ pub(super) fn write_foreign(
 }
 
 /// The entry a node's children hang under: its last entry, or its parent's when it has none.
+/// What a walk finds is remembered for every node it went through (`resolved`), so a long run
+/// of nodes without entries is walked once, not once per node.
 fn resolve<'a>(
     mut id: Option<&'a str>,
     parents: &HashMap<&'a str, Option<&'a str>>,
     last_of: &HashMap<&'a str, String>,
+    resolved: &mut HashMap<&'a str, Option<String>>,
 ) -> Option<String> {
+    let mut walked = Vec::new();
+    let mut found = None;
     for _ in 0..=parents.len() {
-        let cur = id?;
-        if let Some(l) = last_of.get(cur) {
-            return Some(l.clone());
+        let Some(cur) = id else {
+            break;
+        };
+        if let Some(known) = resolved.get(cur) {
+            found = known.clone();
+            break;
         }
+        if let Some(l) = last_of.get(cur) {
+            found = Some(l.clone());
+            break;
+        }
+        walked.push(cur);
         id = parents.get(cur).copied().flatten();
     }
-    None
+    for w in walked {
+        resolved.insert(w, found.clone());
+    }
+    found
 }
 
 const COMPACTION_ORDER: [&str; 7] = [

@@ -1,7 +1,7 @@
 //! Lines to a session: the header to metadata, each entry to a node (version 1 entries chained
 //! in file order under derived ids), and the hints that make the writer give back the bytes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -32,7 +32,10 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         meta.hints.insert(HINT_NO_FINAL_NEWLINE.into(), true.into());
     }
     let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
-    let mut ids: HashSet<String> = HashSet::with_capacity(records.len());
+    let mut ids = Ids {
+        taken: HashSet::with_capacity(records.len()),
+        ..Ids::default()
+    };
     // pi's own entry list (every line that parses, the header first): what version 1's
     // `firstKeptEntryIndex` counts in.
     let mut entry_ids: Vec<Option<String>> = Vec::with_capacity(records.len());
@@ -160,18 +163,31 @@ fn read_header(
     }
 }
 
-/// A fresh id for a line: `base`, or `base~line` when taken.
-fn unique(base: String, line: u64, ids: &mut HashSet<String>) -> String {
+/// Ids given so far, and the next suffix to try after each `base~line` taken: entries sharing
+/// a base on one line (thousands of records glued together) get their ids in constant time.
+#[derive(Default)]
+struct Ids {
+    taken: HashSet<String>,
+    next: HashMap<String, u64>,
+}
+
+/// A fresh id for a line: `base`, or `base~line` when taken, then `base~line.2`, ...
+fn unique(base: String, line: u64, ids: &mut Ids) -> String {
     let mut id = base;
-    if ids.contains(&id) {
-        id = format!("{id}~{line}");
-        let mut k = 2;
-        while ids.contains(&id) {
-            id = format!("{id}~{line}.{k}");
-            k += 1;
+    if ids.taken.contains(&id) {
+        let stem = format!("{id}~{line}");
+        let k = ids.next.entry(stem.clone()).or_insert(1);
+        id = if *k == 1 {
+            stem.clone()
+        } else {
+            format!("{stem}.{k}")
+        };
+        while ids.taken.contains(&id) {
+            *k += 1;
+            id = format!("{stem}.{k}");
         }
     }
-    ids.insert(id.clone());
+    ids.taken.insert(id.clone());
     id
 }
 
@@ -180,7 +196,7 @@ fn entry_node(
     text: &[u8],
     line: u64,
     prev: Option<String>,
-    ids: &mut HashSet<String>,
+    ids: &mut Ids,
     at: &Location,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Node {
@@ -247,13 +263,7 @@ fn keep_layout(node: &mut Node, layout: &Layout, text: &[u8]) {
 }
 
 /// A line that is not an entry object, kept whole (version 1 chaining still applies).
-fn whole_node(
-    value: Value,
-    text: &[u8],
-    line: u64,
-    prev: Option<String>,
-    ids: &mut HashSet<String>,
-) -> Node {
+fn whole_node(value: Value, text: &[u8], line: u64, prev: Option<String>, ids: &mut Ids) -> Node {
     let mut hints = Extra::new();
     hints.insert(HINT_NO_ID.into(), true.into());
     hints.insert(
