@@ -221,7 +221,7 @@ fn check_one(
     options: &CheckOptions,
     repair: Option<&RepairOptions>,
 ) -> Checked {
-    let diagnosis = match check::diagnose(path, options) {
+    let mut diagnosis = match check::diagnose(path, options) {
         Ok(d) => d,
         Err(e) => {
             return Checked {
@@ -233,8 +233,17 @@ fn check_one(
         }
     };
     let skipped = diagnosis.format.is_none() && !named;
+    let wants_repair =
+        repair.is_some() && diagnosis.format.is_some() && diagnosis.report.fixable() > 0;
+    // The report is copied only when the repair needs the diagnosis too (a report of a badly
+    // damaged file holds a finding per line).
+    let report = if wants_repair {
+        diagnosis.report.clone()
+    } else {
+        std::mem::replace(&mut diagnosis.report, empty_report(path))
+    };
     let mut checked = Checked {
-        report: diagnosis.report.clone(),
+        report,
         repair: None,
         error: None,
         skipped,
