@@ -257,6 +257,37 @@ fn convert_into_stores() {
 }
 
 #[test]
+fn tree_of_branching_and_orphaned_sessions() {
+    for (fixture, head, orphans) in [
+        ("pi-jsonl/v3-branches.jsonl", "aaaa0005", 0),
+        ("damaged/orphan-parent.jsonl", "fd45a290", 1),
+        ("qwen-jsonl/branches.jsonl", "798f0169", 0),
+    ] {
+        let out = tool()
+            .args(["tree", "--json"])
+            .arg(root().join("fixtures").join(fixture))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{fixture}");
+        let doc = check("tree", &out.stdout);
+        assert!(
+            doc["head"].as_str().unwrap().starts_with(head),
+            "{fixture}: {doc:#}"
+        );
+        let nodes = doc["nodes"].as_array().unwrap();
+        let missing = nodes.iter().filter(|n| n["parent_missing"] == true).count();
+        assert_eq!(missing, orphans, "{fixture}");
+        assert_eq!(
+            nodes.iter().filter(|n| n["head"] == true).count(),
+            1,
+            "{fixture}"
+        );
+        let leaves = nodes.iter().filter(|n| n["leaf"] == true).count() as u64;
+        assert_eq!(doc["branches"].as_u64(), Some(leaves), "{fixture}");
+    }
+}
+
+#[test]
 fn show_every_fixture() {
     let mut shown = 0;
     let mut contents = BTreeSet::new();
@@ -666,6 +697,7 @@ const COVERED: &[(&str, &str, &str)] = &[
     ),
     ("convert", "convert", "convert_into_stores"),
     ("show", "show", "show_every_fixture"),
+    ("tree", "tree", "tree_of_branching_and_orphaned_sessions"),
     ("detect", "detect", "detect_known_unknown_and_missing_files"),
     ("formats", "formats", "formats_lists_every_format"),
     ("fsck", "fsck", "fsck_and_repair"),

@@ -16,6 +16,7 @@ use crate::style;
 const EXAMPLES: &str = "Examples:
   sessiontool tree ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
   sessiontool tree chat.jsonl --full            every node on its own line
+  sessiontool tree chat.jsonl --json | jq -r '.nodes[] | select(.leaf) | .id'   every leaf
 
 Each line: the first characters of a node id, its role, and the start of its text. `…N…`
 stands for N nodes in a row without branches. `◆ head` is the branch the tool resumes; pass a
@@ -33,15 +34,27 @@ pub struct Args {
     /// One line per node instead of folding runs without branches.
     #[arg(long)]
     full: bool,
+    /// Every node with its parent, children and marks as JSON (schema sessiontool.tree/1).
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
     let loaded = input::load(&args.file)?;
     let (format, outcome) = convert::read(&loaded.input(), from)?;
-    crate::report::print_diagnostics(&outcome.diagnostics);
     let session = &outcome.session;
     let tree = session.tree();
+    if args.json {
+        crate::report::print_json(&json(
+            &loaded.name,
+            format.name(),
+            &tree,
+            session.nodes.len(),
+        ));
+        return Ok(0);
+    }
+    crate::report::print_diagnostics(&outcome.diagnostics);
     let leaves = tree.leaves().len();
     println!(
         "{} ({}): {} nodes, {} branch{}",
@@ -69,6 +82,51 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     }
     print!("{out}");
     Ok(0)
+}
+
+/// The tree as data: one entry per node, in file order.
+fn json(file: &str, format: &str, tree: &Tree, count: usize) -> serde_json::Value {
+    let head = tree.head();
+    let nodes: Vec<serde_json::Value> = (0..count)
+        .map(|i| {
+            let node = tree.node(i);
+            let (role, event) = match &node.body {
+                Body::Event(e) => (None, Some(e.kind().to_string())),
+                Body::Message(m) => (Some(m.role.as_str()), None),
+            };
+            serde_json::json!({
+                "id": node.id,
+                "parent": node.parent,
+                "role": role,
+                "event": event,
+                "gist": plain_gist(node),
+                "children": tree.children(i).iter().map(|&c| &tree.node(c).id).collect::<Vec<_>>(),
+                "head": head == Some(i),
+                "leaf": tree.children(i).is_empty(),
+                "parent_missing": tree.orphans().contains(&i),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "schema": "sessiontool.tree/1",
+        "file": file,
+        "format": format,
+        "branches": tree.leaves().len(),
+        "head": head.map(|h| &tree.node(h).id),
+        "nodes": nodes,
+    })
+}
+
+/// The start of a node's text (or what it does), without colour.
+fn plain_gist(node: &Node) -> String {
+    match &node.body {
+        Body::Event(e) => format!("[{}]", e.kind()),
+        Body::Message(m) => {
+            let text = m.text();
+            let line = text.trim().lines().next().unwrap_or("");
+            line.chars().take(80).collect()
+        }
+    }
 }
 
 /// Draws the subtree from `start`: a folded run, then its branches.
