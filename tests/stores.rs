@@ -715,3 +715,42 @@ fn recover_on_a_terminal_shows_a_numbered_list_and_asks_for_a_tag() {
     let docs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("recover-terminal.txt");
     std::fs::write(docs, screen.as_bytes()).unwrap();
 }
+
+#[test]
+fn writers_do_not_follow_a_symbolic_link_inside_a_store() {
+    let home = fake_home();
+    let h = home.path();
+    let outside = tempfile::tempdir().unwrap();
+    // A planted link where relocate's new Qwen Code folder would go, and where a new
+    // project's would.
+    std::os::unix::fs::symlink(outside.path(), h.join(".qwen/projects/-w-moved")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.join(".qwen/projects/-w-linked")).unwrap();
+    let before = snapshot(h);
+    let out = run(h, &["relocate", APP, "/w/moved"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("symbolic link"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(snapshot(h), before, "nothing changed");
+    let out = run(
+        h,
+        &[
+            "convert",
+            fixture("qwen-jsonl/plain.jsonl").to_str().unwrap(),
+            "--to",
+            "qwen-jsonl",
+            "--store",
+            "--project",
+            "/w/linked",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("symbolic link"));
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
+}

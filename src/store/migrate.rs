@@ -338,11 +338,11 @@ fn project_in(entries: &[Entry], dir: &Path) -> Option<String> {
 }
 
 /// Stages every copy and commits them; then checks the written sessions with fsck.
-pub fn execute(plan: &Plan, stamp: &str, remove_old: bool) -> Result<Outcome, String> {
+pub fn execute(home: &Home, plan: &Plan, stamp: &str, remove_old: bool) -> Result<Outcome, String> {
     if !plan.problems.is_empty() {
         return Err("nothing was changed".into());
     }
-    let mut txn = Txn::new(stamp);
+    let mut txn = Txn::new(stamp).within(home);
     let retire = if remove_old {
         Retire::Delete
     } else {

@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod gemini_registry;
+pub mod guard;
 pub mod home;
 pub mod migrate;
 pub mod names;

@@ -87,6 +87,9 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
         return Err(PlaceFailure::Exists(target.path));
     }
     let registered: Vec<String> = target.registrations.iter().map(describe).collect();
+    for path in std::iter::once(&target.path).chain(target.registrations.iter().flat_map(files)) {
+        super::guard::check(home, path).map_err(|e| PlaceFailure::Io(path.clone(), e))?;
+    }
     if !request.dry_run {
         for r in &target.registrations {
             apply(r)?;
@@ -140,6 +143,14 @@ pub fn apply(registration: &Registration) -> Result<(), PlaceFailure> {
             crate::io::write_atomic(index, &updated, true)
                 .map_err(|e| PlaceFailure::Io(index.clone(), e))
         }
+    }
+}
+
+/// The files a registration writes.
+fn files(registration: &Registration) -> Vec<&PathBuf> {
+    match registration {
+        Registration::GeminiProject { gemini, .. } => vec![gemini],
+        Registration::SimpleAgentIndex { index, .. } => vec![index],
     }
 }
 

@@ -128,11 +128,11 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
 
 /// Carries the plan out: stage everything, then commit. Nothing is written when the plan has
 /// problems or any file fails to stage.
-pub fn execute(plan: Plan, stamp: &str) -> Result<Outcome, (Plan, String)> {
+pub fn execute(home: &Home, plan: Plan, stamp: &str) -> Result<Outcome, (Plan, String)> {
     if !plan.problems.is_empty() {
         return Err((plan, "nothing was changed".into()));
     }
-    let mut txn = Txn::new(stamp);
+    let mut txn = Txn::new(stamp).within(home);
     for c in &plan.changes {
         let staged = if c.already {
             txn.retire(&c.to, &c.from, Retire::Backup)

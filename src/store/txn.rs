@@ -47,6 +47,8 @@ pub struct Txn {
     staged: Vec<Staged>,
     created_dirs: Vec<PathBuf>,
     stamp: String,
+    /// The stores written into: no write goes through a symbolic link inside them.
+    home: Option<super::home::Home>,
 }
 
 impl Txn {
@@ -55,7 +57,14 @@ impl Txn {
             staged: Vec::new(),
             created_dirs: Vec::new(),
             stamp: stamp.into(),
+            home: None,
         }
+    }
+
+    /// Writes into `home`'s stores: refuse targets behind a symbolic link inside a store.
+    pub fn within(mut self, home: &super::home::Home) -> Txn {
+        self.home = Some(home.clone());
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -74,6 +83,9 @@ impl Txn {
         bytes: &[u8],
         old: Option<(&Path, Retire)>,
     ) -> std::io::Result<()> {
+        if let Some(home) = &self.home {
+            super::guard::check(home, target)?;
+        }
         let in_place = old.is_some_and(|(o, _)| o == target);
         if !in_place && target.exists() {
             return Err(exists(target));

@@ -74,7 +74,12 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             EXIT_OUTPUT
         });
     }
-    match migrate::execute(&plan, &sessiontool::repair::now_stamp(), args.remove_old) {
+    match migrate::execute(
+        &home,
+        &plan,
+        &sessiontool::repair::now_stamp(),
+        args.remove_old,
+    ) {
         Ok(outcome) => {
             report(&args, tool, &plan, Some(&outcome), None);
             Ok(if outcome.check.is_empty() { 0 } else { 1 })

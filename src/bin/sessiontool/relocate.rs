@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         });
     }
     let stamp = sessiontool::repair::now_stamp();
-    match relocate::execute(plan, &stamp) {
+    match relocate::execute(&home, plan, &stamp) {
         Ok(outcome) => {
             report(&args, &outcome.plan, &outcome.done, None, false);
             Ok(0)
