@@ -104,6 +104,8 @@ pub struct Discovery {
     pub problems: Vec<String>,
     /// sessiontool's own backups, sidecars and temp files seen (not sessions).
     pub own_files: usize,
+    /// Symbolic links met (each reported once in `problems`).
+    links: Vec<PathBuf>,
 }
 
 impl Discovery {
@@ -138,11 +140,23 @@ impl Discovery {
                 return Vec::new();
             }
         };
-        let mut out: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().is_ok_and(|ft| keep(&ft)))
-            .map(|e| e.path())
-            .collect();
+        let mut out: Vec<PathBuf> = Vec::new();
+        for e in entries.filter_map(|e| e.ok()) {
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_symlink() {
+                // Not followed (a link may lead out of the store), and said so once.
+                let path = e.path();
+                if !self.links.contains(&path) {
+                    self.problems.push(format!(
+                        "{} is a symbolic link: not followed, its sessions are not listed",
+                        path.display()
+                    ));
+                    self.links.push(path);
+                }
+            } else if keep(&ft) {
+                out.push(e.path());
+            }
+        }
         out.sort();
         out
     }
