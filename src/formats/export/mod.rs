@@ -173,22 +173,10 @@ pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, Wr
             if covered[leaf] {
                 continue;
             }
-            let path = tree.path_to(leaf);
-            let first_new = path.iter().position(|&i| !covered[i]).unwrap_or(0);
-            let fork = first_new.checked_sub(1).map(|p| path[p]);
-            let nodes: Vec<usize> = path[first_new..]
-                .iter()
-                .copied()
-                .filter(|&i| !covered[i])
-                .collect();
+            let (nodes, fork, missing) = new_part(&tree, leaf, &covered);
             for &i in &nodes {
                 covered[i] = true;
             }
-            let missing = if fork.is_none() {
-                missing_parent(&tree, &path)
-            } else {
-                None
-            };
             let fork = fork.map(|f| (anchor(f), describe(session, f)));
             plans.push((
                 SectionKind::Branch {
@@ -241,6 +229,41 @@ pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, Wr
         sections,
         losses,
     })
+}
+
+/// The part of `leaf`'s branch not shown yet: its nodes from where it leaves the shown ones
+/// (walking up only that far, so a session with a branch at every step stays linear), the node
+/// it forks from, and the parent it names that is not in the session (when it reaches no
+/// shown node).
+fn new_part(
+    tree: &Tree,
+    leaf: usize,
+    covered: &[bool],
+) -> (Vec<usize>, Option<usize>, Option<String>) {
+    let mut nodes = vec![leaf];
+    let mut seen = std::collections::HashSet::from([leaf]);
+    let mut cur = leaf;
+    while let Some(parent) = tree.node(cur).parent.as_deref() {
+        match tree.index_of(parent) {
+            Some(p) if covered[p] => {
+                nodes.reverse();
+                return (nodes, Some(p), None);
+            }
+            // A cycle: stop where it closes, as `path_to` does.
+            Some(p) if !seen.insert(p) => break,
+            Some(p) => {
+                nodes.push(p);
+                cur = p;
+            }
+            None => {
+                nodes.reverse();
+                return (nodes, None, Some(parent.to_string()));
+            }
+        }
+    }
+    nodes.reverse();
+    let missing = missing_parent(tree, &nodes);
+    (nodes, None, missing)
 }
 
 fn missing_parent(tree: &Tree, path: &[usize]) -> Option<String> {
