@@ -60,15 +60,9 @@ const EXIT_OUTPUT: u8 = 3;
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let home = match &args.home {
-        Some(dir) => Home::at(dir),
-        None => match Home::from_env() {
-            Some(home) => home,
-            None => {
-                eprintln!("error: no home folder: $HOME is not set; pass --home DIR");
-                return ExitCode::from(EXIT_USAGE);
-            }
-        },
+    let Some(home) = Home::from_arg(args.home.as_deref()) else {
+        eprintln!("error: no home folder: $HOME is not set; pass --home DIR");
+        return ExitCode::from(EXIT_USAGE);
     };
     let project = match sessiontool::project_path(&args.project) {
         Ok(p) => p,

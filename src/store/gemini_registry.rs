@@ -221,21 +221,35 @@ pub fn registry_with(
     project: &str,
     slug: &str,
 ) -> std::io::Result<Vec<u8>> {
-    use serde_json::{Map, Value};
     let path = gemini.join("projects.json");
-    let mut root = match std::fs::read(&path) {
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(m)) => m,
-            _ => return Err(invalid(&path)),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+    let current = match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
+    };
+    registry_bytes_with(current.as_deref(), &path, remove, project, slug)
+}
+
+/// [`registry_with`] on given `projects.json` bytes (`None`: no registry yet), for a caller
+/// that builds several entries before writing; `path` names the file in errors.
+pub fn registry_bytes_with(
+    current: Option<&[u8]>,
+    path: &Path,
+    remove: Option<&str>,
+    project: &str,
+    slug: &str,
+) -> std::io::Result<Vec<u8>> {
+    use serde_json::{Map, Value};
+    let mut root = match current.map(serde_json::from_slice::<Value>) {
+        Some(Ok(Value::Object(m))) => m,
+        Some(_) => return Err(invalid(path)),
+        None => Map::new(),
     };
     let projects = root
         .entry("projects")
         .or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(projects) = projects else {
-        return Err(invalid(&path));
+        return Err(invalid(path));
     };
     if let Some(old) = remove {
         projects.shift_remove(old);

@@ -16,7 +16,7 @@ use super::gemini_registry;
 use super::home::Home;
 use super::place::{self, Request};
 use super::scheme::Scheme;
-use super::stored::{StoredKind, is_own_file};
+use super::stored::{StoredKind, files_below};
 use super::tool::Tool;
 use super::txn::{Done, Retire, Txn};
 use crate::check::{self, CheckOptions};
@@ -189,18 +189,18 @@ fn register_entry(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
     // Several projects may register in one run: build on what is already planned.
     let planned = plan.copies.iter().rposition(|c| c.to == registry);
     let result = match planned {
-        Some(i) => {
-            let tmp = tempfile::tempdir().and_then(|d| {
-                std::fs::write(d.path().join("projects.json"), &plan.copies[i].bytes)?;
-                gemini_registry::registry_with(d.path(), None, project, slug)
-            });
-            tmp.map(|b| (Some(i), b))
-        }
-        None => gemini_registry::registry_with(gemini, None, project, slug).map(|b| (None, b)),
+        Some(i) => gemini_registry::registry_bytes_with(
+            Some(&plan.copies[i].bytes),
+            &registry,
+            None,
+            project,
+            slug,
+        ),
+        None => gemini_registry::registry_with(gemini, None, project, slug),
     };
-    match result {
-        Ok((Some(i), bytes)) => plan.copies[i].bytes = bytes,
-        Ok((None, bytes)) => plan.copies.push(Copy {
+    match (result, planned) {
+        (Ok(bytes), Some(i)) => plan.copies[i].bytes = bytes,
+        (Ok(bytes), None) => plan.copies.push(Copy {
             from: None,
             to: registry,
             project: project.into(),
@@ -208,35 +208,32 @@ fn register_entry(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
             already: false,
             bytes,
         }),
-        Err(e) => plan.problems.push(e.to_string()),
+        (Err(e), _) => plan.problems.push(e.to_string()),
     }
 }
 
 fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
-    for entry in walkdir::WalkDir::new(from)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
+    let (files, problems) = files_below(from);
+    plan.problems.extend(problems);
+    // A slug folder's own marker is written by the registration, not copied.
+    for rel in files
+        .iter()
+        .filter(|r| r.file_name() != Some(".project_root".as_ref()))
     {
-        let name = entry.file_name().to_string_lossy();
-        if is_own_file(&name) || name == ".project_root" {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
+        let source = from.join(rel);
         let target = to.join(rel);
-        let bytes = match std::fs::read(entry.path()) {
+        let bytes = match std::fs::read(&source) {
             Ok(b) => b,
             Err(e) => {
                 plan.problems
-                    .push(format!("cannot read {}: {e}", entry.path().display()));
+                    .push(format!("cannot read {}: {e}", source.display()));
                 continue;
             }
         };
         match std::fs::read(&target) {
             Ok(there) if there == bytes => {
                 plan.copies.push(Copy {
-                    from: Some(entry.path().to_path_buf()),
+                    from: Some(source),
                     to: target,
                     project: project.into(),
                     how: "copy".into(),
@@ -247,10 +244,10 @@ fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
             Ok(_) => plan.problems.push(format!(
                 "{} exists with other content than {}: compare them and move one away first",
                 target.display(),
-                entry.path().display()
+                source.display()
             )),
             Err(_) => plan.copies.push(Copy {
-                from: Some(entry.path().to_path_buf()),
+                from: Some(source),
                 to: target,
                 project: project.into(),
                 how: "copy".into(),
@@ -285,7 +282,7 @@ fn qwen_legacy(home: &Home, entries: &[Entry], plan: &mut Plan) {
         };
         let request = Request {
             from: e.format.and_then(formats::by_name),
-            to: formats::by_name("qwen-jsonl").expect("qwen-jsonl exists"),
+            to: formats::by_name(Tool::Qwen.current_format()).expect("every store format exists"),
             project,
             tag: None,
             options: &options,

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::catalog::{self, Entry, Query};
 use super::home::Home;
 use super::rekey::{Move, rekey_bytes};
-use super::scheme::{Scheme, claude, dashed, pi};
+use super::scheme::{Scheme, claude_of_real_path, dashed, pi};
 use super::stored::{Discovery, FolderKey, Stored};
 use super::tool::Tool;
 use super::tools;
@@ -104,7 +104,7 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
             }
             FolderKey::Named { scheme, name } => {
                 let new_name = match scheme {
-                    Scheme::Claude => claude(&real(&new_project)).name,
+                    Scheme::Claude => claude_of_real_path(&new_project).name,
                     Scheme::Pi => pi(&new_project),
                     _ => dashed(&new_project),
                 };
@@ -212,18 +212,17 @@ fn rewrite(plan: &mut Plan, tool: Tool, entry: Option<&Entry>, from: &Path, to: 
 
 /// Every file below a hash-named project folder, to the folder of the new hash.
 fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: &Move) {
-    for entry in walkdir::WalkDir::new(from_dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-    {
-        let name = entry.file_name().to_string_lossy();
-        if super::stored::is_own_file(&name) {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(from_dir).unwrap_or(entry.path());
-        rewrite(plan, tool, None, entry.path(), &to_dir.join(rel), mv);
+    let (files, problems) = super::stored::files_below(from_dir);
+    plan.problems.extend(problems);
+    for rel in files {
+        rewrite(
+            plan,
+            tool,
+            None,
+            &from_dir.join(&rel),
+            &to_dir.join(&rel),
+            mv,
+        );
     }
 }
 
@@ -279,11 +278,4 @@ fn ancestor_named(path: &Path, name: &str) -> Option<PathBuf> {
         .skip(1)
         .find(|a| a.file_name().is_some_and(|n| n == name))
         .map(Path::to_path_buf)
-}
-
-/// Claude Code names folders after the real path.
-fn real(path: &str) -> String {
-    std::fs::canonicalize(path)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| path.to_string())
 }

@@ -196,6 +196,15 @@ pub fn claude(project: &str) -> ClaudeName {
 }
 
 /// Whether a folder under `~/.claude/projects` may hold `project`'s sessions (different
+/// The Claude folder name of a project as Claude Code computes it: from the real path
+/// (symbolic links resolved) when the folder exists, else from the path as given.
+pub fn claude_of_real_path(project: &str) -> ClaudeName {
+    let real = std::fs::canonicalize(project)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| project.to_string());
+    claude(&real)
+}
+
 /// paths can share a name: the `cwd` inside the files decides).
 pub fn claude_folder_matches(folder: &str, project: &str) -> bool {
     let want = claude(project);

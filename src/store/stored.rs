@@ -162,6 +162,26 @@ impl Discovery {
     }
 }
 
+/// Every file below a project folder that moves as a whole (a sha256 folder), sessiontool's
+/// own files left out, as paths relative to `dir`. What cannot be read is returned as a
+/// problem: a move must not leave a file behind unseen.
+pub fn files_below(dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
+    let (mut files, mut problems) = (Vec::new(), Vec::new());
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        match entry {
+            Ok(e) if e.file_type().is_file() => {
+                if !is_own_file(&e.file_name().to_string_lossy()) {
+                    let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+                    files.push(rel.to_path_buf());
+                }
+            }
+            Ok(_) => {}
+            Err(e) => problems.push(format!("cannot read below {}: {e}", dir.display())),
+        }
+    }
+    (files, problems)
+}
+
 pub fn file_name(path: &Path) -> &str {
     path.file_name().and_then(|n| n.to_str()).unwrap_or("")
 }

@@ -50,19 +50,14 @@ impl Tool {
         Tool::ALL.map(Tool::name).join(", ")
     }
 
-    /// The tool whose store a format's sessions live in (`None` for exports).
+    /// The tool whose store a format's sessions live in (`None` for exports): the format
+    /// module says which tool writes it.
     pub fn of_format(format: &str) -> Option<Tool> {
-        Some(match format {
-            "gemini-json" | "gemini-jsonl" | "checkpoint" => Tool::Gemini,
-            "qwen-jsonl" => Tool::Qwen,
-            "claude-jsonl" => Tool::Claude,
-            "llxprt-jsonl" => Tool::Llxprt,
-            "pi-jsonl" => Tool::Pi,
-            "codex-jsonl" => Tool::Codex,
-            "agent-jsonl" => Tool::Agent,
-            "simple-agent-json" => Tool::SimpleAgent,
-            _ => return None,
-        })
+        let f = crate::formats::by_name(format)?;
+        if !f.resumable() {
+            return None;
+        }
+        Tool::by_name(f.tool())
     }
 
     /// The format a tool writes new sessions in today.

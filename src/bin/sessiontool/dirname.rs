@@ -6,7 +6,7 @@ use clap::Parser;
 use serde::Serialize;
 use sessiontool::store::gemini_registry::{SlugSource, slug_for};
 use sessiontool::store::home::Home;
-use sessiontool::store::scheme::{Scheme, claude, resolve};
+use sessiontool::store::scheme::{Scheme, claude_of_real_path};
 
 use crate::error::CliError;
 
@@ -60,9 +60,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         })?],
         None => Scheme::ALL.to_vec(),
     };
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::input(format!("cannot read the current folder: {e}")))?;
-    let project = resolve(&args.path, &cwd).to_string_lossy().into_owned();
+    let project = crate::store_args::project(Some(&args.path))?;
     let home = Home::from_arg(args.home.as_deref());
     let folders: Vec<Folder> = schemes
         .into_iter()
@@ -106,11 +104,7 @@ fn folder(scheme: Scheme, project: &str, home: Option<&Home>) -> Folder {
             ),
         },
         Scheme::Claude => {
-            // Claude Code resolves symbolic links (realpath) when the folder exists.
-            let real = std::fs::canonicalize(project)
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| project.to_string());
-            let c = claude(&real);
+            let c = claude_of_real_path(project);
             let note = c
                 .prefix
                 .then(|| "over 200 characters: Claude adds a hash of its own; folders starting with this name".to_string());

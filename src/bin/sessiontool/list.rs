@@ -89,7 +89,7 @@ fn print_table(catalog: &Catalog, project: Option<&str>) {
         println!(
             "{:<12} {:<16} {:>5} {:<6} {:<10} {}",
             e.tool.name(),
-            short_time(e.updated.as_deref()),
+            crate::report::short_time(e.updated.as_deref()),
             e.messages,
             e.health.mark(),
             short_id(e),
@@ -126,13 +126,6 @@ fn project_flag(project: Option<&str>) -> String {
             format!(" --project {p}")
         }
         _ => String::new(),
-    }
-}
-
-fn short_time(t: Option<&str>) -> String {
-    match t {
-        Some(t) => t.replace('T', " ").chars().take(16).collect(),
-        None => "-".into(),
     }
 }
 

@@ -244,10 +244,7 @@ fn pick<'a>(
             "{:>3}. {:<12} {:<16} {:>4} msgs  {:<14} {label}",
             i + 1,
             e.tool.name(),
-            e.updated
-                .as_deref()
-                .map(|t| t.replace('T', " ").chars().take(16).collect::<String>())
-                .unwrap_or_default(),
+            crate::report::short_time(e.updated.as_deref()),
             e.messages,
             mark
         );

@@ -65,3 +65,11 @@ pub fn print_json(doc: &impl serde::Serialize) {
         .expect("documents hold only strings, numbers and paths written lossily");
     println!("{text}");
 }
+
+/// An RFC 3339 time as `YYYY-MM-DD HH:MM` for tables; `-` when unknown.
+pub fn short_time(t: Option<&str>) -> String {
+    match t {
+        Some(t) => t.replace('T', " ").chars().take(16).collect(),
+        None => "-".into(),
+    }
+}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Target, ToolStore};
 use crate::store::home::Home;
-use crate::store::scheme::{Scheme, claude};
+use crate::store::scheme::{Scheme, claude_of_real_path};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
 use crate::store::tool::Tool;
 
@@ -57,11 +57,7 @@ impl ToolStore for Claude {
         if new.format.name() != "claude-jsonl" {
             return Err(new.refuse_format(Tool::Claude));
         }
-        // Claude Code names the folder after the real path (symbolic links resolved).
-        let real = std::fs::canonicalize(new.project)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| new.project.to_string());
-        let name = claude(&real);
+        let name = claude_of_real_path(new.project);
         let projects = home.claude().join("projects");
         let folder = if name.prefix {
             // Its hash suffix cannot be computed here: use the folder the CLI made.
