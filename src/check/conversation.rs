@@ -2,6 +2,7 @@
 //! an unanswered call) and every result a call. Unanswered calls are closed by a synthetic
 //! error result inserted right after the call, in the format's own shape.
 
+use super::capped::Capped;
 use super::ident::{Ident, QuickMap};
 use super::issue::Issue;
 use super::plan::{Insert, Plan};
@@ -23,7 +24,7 @@ pub fn check(
     nodes: &Nodes,
     format: &dyn Format,
     options: &Options,
-    issues: &mut Vec<Issue>,
+    issues: &mut Capped<Issue>,
     plan: &mut Plan,
 ) {
     // Call ids are interned: flags indexed by id number, no hashing.

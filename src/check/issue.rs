@@ -21,6 +21,10 @@ pub struct Issue {
     /// What `--repair` does about it; `None` when it cannot (or must not) fix it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// Set on the one issue that stands for this many more of its kind that are not listed
+    /// one by one (see [`super::capped`]); counts include them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlisted: Option<u64>,
 }
 
 impl Issue {
@@ -32,6 +36,7 @@ impl Issue {
             offset: None,
             message: message.into(),
             fix: None,
+            unlisted: None,
         }
     }
 
@@ -48,6 +53,16 @@ impl Issue {
 
     pub fn fixable(&self) -> bool {
         self.fix.is_some()
+    }
+
+    /// How many issues this one stands for: 1, or a summary's count.
+    pub fn weight(&self) -> u64 {
+        self.unlisted.unwrap_or(1)
+    }
+
+    /// How many issues a list holds, counting the unlisted ones a summary stands for.
+    pub fn total(issues: &[Issue]) -> u64 {
+        issues.iter().map(Issue::weight).sum()
     }
 }
 
@@ -148,6 +163,16 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         "a tool result for a call that is not in the file",
     ),
     (
+        "header-missing",
+        Severity::Error,
+        "the first record is not the header the tool needs to list or resume the session",
+    ),
+    (
+        "seq-not-increasing",
+        Severity::Error,
+        "a sequence number that does not increase (llxprt-code refuses to resume the file)",
+    ),
+    (
         "truncated-document",
         Severity::Error,
         "a whole-file JSON session cut off by a crash",
@@ -177,44 +202,54 @@ pub fn severity_of(code: &str) -> Severity {
         .map_or(Severity::Error, |(_, s, _)| *s)
 }
 
+/// The code of a records-layer finding.
+pub fn code_of(damage: &Damage) -> &'static str {
+    match damage {
+        Damage::Bom => "bom",
+        Damage::Crlf { .. } => "crlf",
+        Damage::BlankLine => "blank-line",
+        Damage::NulPadding { .. } => "nul-padding",
+        Damage::InvalidUtf8 { .. } => "invalid-utf8",
+        Damage::Glued { .. } => "glued-records",
+        Damage::TornRecordGlued { .. } => "torn-record-glued",
+        Damage::TornTail => "torn-tail",
+        Damage::InvalidJson { .. } => "invalid-json",
+        Damage::Oversized { .. } => "oversized-line",
+        Damage::MissingFinalNewline => "missing-final-newline",
+    }
+}
+
 /// The issue for a records-layer finding, with the fix repair makes.
 pub fn from_finding(f: &Finding) -> Issue {
-    let (code, message, fix): (&'static str, String, Option<&str>) = match &f.damage {
+    let (message, fix): (String, Option<&str>) = match &f.damage {
         Damage::Bom => (
-            "bom",
             "file starts with a UTF-8 byte order mark".into(),
             Some("remove it"),
         ),
         Damage::Crlf { lines } => (
-            "crlf",
             format!("{lines} line(s) from here end with CRLF"),
             Some("end them with LF"),
         ),
-        Damage::BlankLine => ("blank-line", "blank line".into(), Some("remove it")),
+        Damage::BlankLine => ("blank line".into(), Some("remove it")),
         Damage::NulPadding { len } => (
-            "nul-padding",
             format!("{len} NUL bytes (left by a crash or power loss)"),
             Some("strip them"),
         ),
         Damage::InvalidUtf8 { at } => (
-            "invalid-utf8",
             format!("invalid UTF-8 at byte {at}"),
             Some(
                 "replace the bad bytes with U+FFFD, as the tool reads them; the original line goes to the sidecar file",
             ),
         ),
         Damage::Glued { records } => (
-            "glued-records",
             format!("{records} records glued on one line (a write after a torn line)"),
             Some("put each record on its own line"),
         ),
         Damage::TornRecordGlued { fragment_len } => (
-            "torn-record-glued",
             format!("a torn record ({fragment_len} bytes) with a complete record glued after it"),
             Some("move the torn bytes to the sidecar file, keep the complete record"),
         ),
         Damage::TornTail => (
-            "torn-tail",
             format!(
                 "the last line ({} bytes) is cut off: the writer crashed",
                 f.span.len
@@ -222,21 +257,19 @@ pub fn from_finding(f: &Finding) -> Issue {
             Some("move the cut-off bytes to the sidecar file"),
         ),
         Damage::InvalidJson { message } => (
-            "invalid-json",
             format!("line is not valid JSON ({message})"),
             Some("move the line to the sidecar file"),
         ),
         Damage::Oversized { len } => (
-            "oversized-line",
             format!("line of {len} bytes is over the size limit; not checked"),
             None,
         ),
         Damage::MissingFinalNewline => (
-            "missing-final-newline",
             "the last line has no newline (the next append would glue onto it)".into(),
             Some("add the newline"),
         ),
     };
+    let code = code_of(&f.damage);
     let issue = Issue::new(code, severity_of(code), message).at(f.span.line, f.span.offset);
     match fix {
         Some(fix) => issue.fix(fix),

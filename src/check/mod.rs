@@ -5,6 +5,7 @@
 //! content ([`scan`]), then tree ([`tree`]) and conversation ([`conversation`]) checks run on
 //! those facts. Whole-file JSON formats go through their reader ([`document`]).
 
+pub mod capped;
 pub mod conversation;
 pub mod document;
 pub mod ident;
@@ -19,6 +20,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub use capped::Capped;
 pub use issue::{CODES, Issue};
 pub use plan::Plan;
 pub use scan::{JsonlScan, ScanOptions};
@@ -63,28 +65,32 @@ pub struct FileReport {
     pub format: Option<&'static str>,
     pub bytes: u64,
     pub records: u64,
-    /// In file order (issues without a place last).
+    /// In file order (issues without a place last). Of each kind the first
+    /// [`capped::LISTED_PER_KIND`] are listed; one issue with `unlisted` set stands for the rest.
     pub issues: Vec<Issue>,
 }
 
 impl FileReport {
+    /// Issues of this severity, unlisted ones included.
     pub fn count(&self, severity: Severity) -> usize {
-        self.issues
-            .iter()
-            .filter(|i| i.severity == severity)
-            .count()
+        self.weigh(|i| i.severity == severity)
     }
 
     /// Errors `--repair` cannot fix.
     pub fn unfixable_errors(&self) -> usize {
-        self.issues
-            .iter()
-            .filter(|i| i.severity == Severity::Error && !i.fixable())
-            .count()
+        self.weigh(|i| i.severity == Severity::Error && !i.fixable())
     }
 
     pub fn fixable(&self) -> usize {
-        self.issues.iter().filter(|i| i.fixable()).count()
+        self.weigh(Issue::fixable)
+    }
+
+    fn weigh(&self, which: impl Fn(&Issue) -> bool) -> usize {
+        self.issues
+            .iter()
+            .filter(|i| which(i))
+            .map(|i| i.weight() as usize)
+            .sum()
     }
 
     /// No errors and nothing to fix.
@@ -191,7 +197,9 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
             &progress,
         )
         .map_err(io)?;
-        let plan = check_jsonl(&mut scan, format, options, &mut report.issues);
+        let mut issues = Capped::default();
+        let plan = check_jsonl(&mut scan, format, options, &mut issues);
+        report.issues = issues.into_issues();
         report.bytes = scan.bytes;
         report.records = scan.records.len() as u64;
         Fixes::Jsonl {
@@ -202,13 +210,17 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         let bytes = std::fs::read(path).map_err(io)?;
         report.bytes = bytes.len() as u64;
         Progress::add(&options.progress, report.bytes);
+        let mut issues = Vec::new();
         let (records, rewrite) = document::check(
             &file,
             &bytes,
             format,
             options.keep_open_tool_calls,
-            &mut report.issues,
+            &mut issues,
         );
+        let mut capped = Capped::default();
+        issues.into_iter().for_each(|i| capped.push(i));
+        report.issues = capped.into_issues();
         report.records = records;
         Fixes::Document { rewrite }
     };
@@ -232,11 +244,17 @@ fn check_jsonl(
     scan: &mut JsonlScan,
     format: &dyn Format,
     options: &CheckOptions,
-    issues: &mut Vec<Issue>,
+    issues: &mut Capped<Issue>,
 ) -> Plan {
     let mut plan = Plan::default();
-    issues.extend(scan.findings.iter().map(issue::from_finding));
-    issues.append(&mut scan.issues);
+    let findings = std::mem::take(&mut scan.findings);
+    for f in &findings.listed {
+        issues.push(issue::from_finding(f));
+    }
+    for u in &findings.unlisted {
+        issues.add_count(issue::from_finding(&u.first), u.count);
+    }
+    issues.append(std::mem::take(&mut scan.issues));
     if let Some((kind, consequence)) = format.header_kind() {
         tree::header(scan, kind, consequence, issues);
     }

@@ -6,6 +6,7 @@ use std::io::Read;
 
 use rayon::prelude::*;
 
+use super::capped::Capped;
 use super::ident::{Ident, Interner};
 use super::issue::Issue;
 use crate::diag::Severity;
@@ -39,10 +40,10 @@ pub struct Rec {
 pub struct JsonlScan {
     pub bytes: u64,
     pub records: Vec<Rec>,
-    /// Records-layer damage, in file order.
-    pub findings: Vec<Finding>,
+    /// Records-layer damage, in file order (the first of each kind listed, the rest counted).
+    pub findings: Capped<Finding>,
     /// Record-level issues (missing fields, records that are not of this format).
-    pub issues: Vec<Issue>,
+    pub issues: Capped<Issue>,
     pub ids: Interner,
     pub kinds: Interner,
     /// `(record index, call id)` for each tool call made and each result given.
@@ -112,7 +113,7 @@ pub fn scan<R: Read + Send>(
         window = next?;
     }
     merge_all(&mut scan, done, options, progress);
-    merge_crlf_runs(&mut scan.findings);
+    merge_crlf_runs(&mut scan.findings.listed);
     Ok(scan)
 }
 
@@ -147,8 +148,8 @@ fn read_window<R: Read>(blocks: &mut BlockReader<R>) -> std::io::Result<Vec<Piec
 struct BlockOut {
     bytes: u64,
     records: Vec<LocalRec>,
-    findings: Vec<Finding>,
-    issues: Vec<Issue>,
+    findings: Capped<Finding>,
+    issues: Capped<Issue>,
     calls: Vec<(u32, Ident)>,
     results: Vec<(u32, Ident)>,
     /// Record types seen in the block (a handful), by local number.
@@ -209,7 +210,8 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
             && let Some(keys) = format.keys(content)
         {
             if slow_before {
-                splitter.finish(&mut out.findings);
+                splitter.finish(&mut out.findings.listed);
+                out.findings.maybe_trim();
                 slow_before = false;
             }
             let span = crate::records::Span {
@@ -228,8 +230,9 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
             offset,
             terminated,
             &mut records,
-            &mut out.findings,
+            &mut out.findings.listed,
         );
+        out.findings.maybe_trim();
         for record in &records {
             match format.keys(&record.bytes) {
                 Some(keys) => out.add(record.span, keys),
@@ -251,7 +254,8 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
             }
         }
     }
-    splitter.finish(&mut out.findings);
+    splitter.finish(&mut out.findings.listed);
+    out.findings.trim();
 }
 
 /// A line the fast path may take whole: an object with nothing around it that the records
@@ -366,11 +370,11 @@ impl JsonlScan {
         self.ids.reserve(records + records / 8);
     }
 
-    fn merge(&mut self, mut out: BlockOut) {
+    fn merge(&mut self, out: BlockOut) {
         if let (Some(prev), Some((seq, line, offset))) = (self.last_seq, out.first_seq)
             && seq <= prev
         {
-            out.issues.insert(0, seq_issue(prev, seq, line, offset));
+            self.issues.push(seq_issue(prev, seq, line, offset));
         }
         if out.last_seq.is_some() {
             self.last_seq = out.last_seq;
@@ -382,8 +386,8 @@ impl JsonlScan {
             .map(|k| self.kinds.intern(Ident::Text(k.clone())) as u16)
             .collect();
         self.bytes += out.bytes;
-        self.findings.extend(out.findings);
-        self.issues.extend(out.issues);
+        self.findings.append(out.findings);
+        self.issues.append(out.issues);
         // Within a block `Same` refers to the block's own previous record; the first record
         // of a block always comes as `New` (its block did not know the one before).
         let mut prev_id = None;

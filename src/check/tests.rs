@@ -78,10 +78,14 @@ fn codes(lines: &[&str], block: usize) -> Vec<(&'static str, Option<u64>)> {
         ..ScanOptions::default()
     };
     let mut s = scan(text.as_bytes(), &Test, options, &|_| {}).unwrap();
-    let mut issues = Vec::new();
+    let mut issues = Capped::default();
     let check = CheckOptions::default();
     check_jsonl(&mut s, &Test, &check, &mut issues);
-    issues.iter().map(|i| (i.code, i.line)).collect()
+    issues
+        .into_issues()
+        .iter()
+        .map(|i| (i.code, i.line))
+        .collect()
 }
 
 #[test]
@@ -190,7 +194,7 @@ fn orphans_of_one_lost_record_stay_siblings() {
     .map(|l| format!("{l}\n"))
     .concat();
     let mut s = scan(text.as_bytes(), &Test, ScanOptions::default(), &|_| {}).unwrap();
-    let mut issues = Vec::new();
+    let mut issues = Capped::default();
     let plan = check_jsonl(&mut s, &Test, &CheckOptions::default(), &mut issues);
     let a = s.ids.get(&ident::Ident::new("a")).unwrap();
     for id in ["b", "c"] {
@@ -233,11 +237,84 @@ fn a_missing_header_is_reported_for_formats_that_need_one() {
     }
     let found = |text: &str| {
         let mut s = scan(text.as_bytes(), &Headed, ScanOptions::default(), &|_| {}).unwrap();
-        let mut issues = Vec::new();
+        let mut issues = Capped::default();
         check_jsonl(&mut s, &Headed, &CheckOptions::default(), &mut issues);
-        issues.iter().any(|i| i.code == "header-missing")
+        issues
+            .into_issues()
+            .iter()
+            .any(|i| i.code == "header-missing")
     };
     assert!(!found("{\"kind\":\"head\"}\n{\"id\":\"a\"}\n"));
     assert!(found("{\"id\":\"a\"}\n{\"kind\":\"head\"}\n"));
     assert!(found(""), "an empty file has no header either");
+}
+
+/// `fsck --codes` and README document [`CODES`]: every code the checks can report must be
+/// there (two were missing once).
+#[test]
+fn every_code_the_checks_report_is_documented() {
+    let sources = [
+        include_str!("conversation.rs"),
+        include_str!("document.rs"),
+        include_str!("mod.rs"),
+        include_str!("scan.rs"),
+        include_str!("tree.rs"),
+        include_str!("issue.rs"),
+    ];
+    let mut found = Vec::new();
+    for src in sources {
+        for (i, _) in src.match_indices("Issue::new(") {
+            let rest = src[i + "Issue::new(".len()..].trim_start();
+            if let Some(code) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
+                found.push(code.to_string());
+            }
+        }
+    }
+    found.extend(
+        [
+            crate::records::Damage::Bom,
+            crate::records::Damage::BlankLine,
+            crate::records::Damage::TornTail,
+            crate::records::Damage::MissingFinalNewline,
+        ]
+        .iter()
+        .map(|d| issue::code_of(d).to_string()),
+    );
+    assert!(found.len() > 15, "the scan found too few codes: {found:?}");
+    for code in found {
+        assert!(
+            CODES.iter().any(|(c, _, _)| *c == code),
+            "`{code}` is reported but not in CODES"
+        );
+    }
+}
+
+#[test]
+fn a_million_blank_lines_are_counted_not_listed() {
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"{\"id\":\"a\",\"parent\":null}\n");
+    bytes.extend(std::iter::repeat_n(b'\n', 1_000_000));
+    bytes.extend_from_slice(b"{\"id\":\"b\",\"parent\":\"a\"}\n");
+    let options = ScanOptions {
+        block_size: 64 << 10,
+        ..ScanOptions::default()
+    };
+    let mut s = scan(&bytes[..], &Test, options, &|_| {}).unwrap();
+    assert!(s.findings.listed.len() <= capped::LISTED_PER_KIND);
+    let mut issues = Capped::default();
+    check_jsonl(&mut s, &Test, &CheckOptions::default(), &mut issues);
+    let issues = issues.into_issues();
+    let blank: Vec<_> = issues.iter().filter(|i| i.code == "blank-line").collect();
+    assert_eq!(blank.len(), capped::LISTED_PER_KIND + 1);
+    assert_eq!(Issue::total(&issues), 1_000_000);
+    let summary = blank.last().unwrap();
+    assert_eq!(
+        summary.unlisted,
+        Some(1_000_000 - capped::LISTED_PER_KIND as u64)
+    );
+    assert_eq!(
+        summary.line, None,
+        "a summary has no single place: {summary:?}"
+    );
+    assert!(summary.fixable());
 }

@@ -2,6 +2,7 @@
 //! parents (and how much history they cut off), cycles, several roots, dead branches and
 //! records of another session. Fixes go into the [`Plan`]; nothing ambiguous is fixed.
 
+use super::capped::Capped;
 use super::ident::QuickMap;
 use super::issue::Issue;
 use super::plan::Plan;
@@ -24,7 +25,7 @@ pub struct Nodes {
 }
 
 /// The first record must be the format's header (pi's `session`, Codex's `session_meta`).
-pub fn header(scan: &JsonlScan, kind: &str, consequence: &str, issues: &mut Vec<Issue>) {
+pub fn header(scan: &JsonlScan, kind: &str, consequence: &str, issues: &mut Capped<Issue>) {
     let first = scan.records.first();
     let first_kind = first
         .and_then(|r| r.kind)
@@ -45,7 +46,7 @@ pub fn header(scan: &JsonlScan, kind: &str, consequence: &str, issues: &mut Vec<
     issues.push(issue);
 }
 
-pub fn check(scan: &JsonlScan, issues: &mut Vec<Issue>, plan: &mut Plan) -> Nodes {
+pub fn check(scan: &JsonlScan, issues: &mut Capped<Issue>, plan: &mut Plan) -> Nodes {
     let mut nodes = collect(scan, issues);
     if !nodes.order.is_empty() {
         orphans_and_cycles(scan, &mut nodes, issues, plan);
@@ -55,7 +56,7 @@ pub fn check(scan: &JsonlScan, issues: &mut Vec<Issue>, plan: &mut Plan) -> Node
     nodes
 }
 
-fn collect(scan: &JsonlScan, issues: &mut Vec<Issue>) -> Nodes {
+fn collect(scan: &JsonlScan, issues: &mut Capped<Issue>) -> Nodes {
     let n = scan.ids.len();
     let mut nodes = Nodes {
         first: vec![NONE; n],
@@ -117,7 +118,7 @@ fn previous(nodes: &Nodes, rank: &[u32], id: u32) -> Link {
 fn orphans_and_cycles(
     scan: &JsonlScan,
     nodes: &mut Nodes,
-    issues: &mut Vec<Issue>,
+    issues: &mut Capped<Issue>,
     plan: &mut Plan,
 ) {
     let mut rank = vec![NONE; nodes.first.len()];
@@ -266,7 +267,7 @@ fn head_path(nodes: &Nodes) -> Vec<bool> {
 }
 
 /// Several roots and dead branches, judged on the tree as it will be after the plan.
-fn shape(scan: &JsonlScan, nodes: &Nodes, plan: &Plan, issues: &mut Vec<Issue>) {
+fn shape(scan: &JsonlScan, nodes: &Nodes, plan: &Plan, issues: &mut Capped<Issue>) {
     let mut roots = nodes
         .order
         .iter()
@@ -327,7 +328,7 @@ fn shape(scan: &JsonlScan, nodes: &Nodes, plan: &Plan, issues: &mut Vec<Issue>) 
 }
 
 /// Records whose session id is not the file's (the first record's).
-fn sessions(scan: &JsonlScan, issues: &mut Vec<Issue>) {
+fn sessions(scan: &JsonlScan, issues: &mut Capped<Issue>) {
     let mut with = scan.records.iter().filter(|r| r.session.is_some());
     let Some(first) = with.next() else { return };
     let others: Vec<_> = with.filter(|r| r.session != first.session).collect();

@@ -11,7 +11,7 @@ use super::home::Home;
 use super::place::{self, Request};
 use super::stored::StoredKind;
 use super::tool::Tool;
-use crate::check::{self, CheckOptions};
+use crate::check::{self, CheckOptions, Issue};
 use crate::formats::{self, Format, Input, WriteOptions};
 use crate::repair::{self, RepairOptions};
 
@@ -242,8 +242,8 @@ fn repair_step(path: &Path, options: &Options, outcome: &mut Outcome) -> Result<
     let repaired = repair::repair(path, diagnosis, &repair_options).map_err(|e| e.to_string())?;
     outcome.steps.push(Step::Repaired {
         path: path.to_path_buf(),
-        fixed: repaired.fixed.len(),
-        left: repaired.left.len(),
+        fixed: Issue::total(&repaired.fixed) as usize,
+        left: Issue::total(&repaired.left) as usize,
         backup: repaired.backup,
         sidecar: repaired.sidecar,
     });

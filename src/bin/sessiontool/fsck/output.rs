@@ -12,17 +12,25 @@ const MAX_SHOWN: usize = 20;
 
 /// The findings not printed one by one, counted by code.
 fn print_rest(rest: &[Issue]) {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut counts: Vec<(&str, u64)> = Vec::new();
     for i in rest {
         match counts.iter_mut().find(|(c, _)| *c == i.code) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((i.code, 1)),
+            Some((_, n)) => *n += i.weight(),
+            None => counts.push((i.code, i.weight())),
         }
     }
     let list: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    let how = if rest.iter().any(|i| i.unlisted.is_some()) {
+        format!(
+            "-v or --json lists the first {} of each kind",
+            check::capped::LISTED_PER_KIND
+        )
+    } else {
+        "-v or --json lists them all".to_string()
+    };
     println!(
-        "  ... and {} more: {} (-v or --json lists them all)",
-        rest.len(),
+        "  ... and {} more: {} ({how})",
+        Issue::total(rest),
         list.join(", ")
     );
 }
@@ -84,7 +92,7 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
         if rep.changed {
             println!(
                 "  repaired: {} fix(es) applied; {} records before, {} after",
-                rep.fixed.len(),
+                Issue::total(&rep.fixed),
                 rep.records_before,
                 rep.records_after
             );
@@ -103,7 +111,7 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
         } else if !rep.fixed.is_empty() {
             println!(
                 "  dry run: {} fix(es) would be applied; nothing changed",
-                rep.fixed.len()
+                Issue::total(&rep.fixed)
             );
         }
     }
