@@ -28,11 +28,18 @@ const EXPECTED: &[(&str, &str, u64)] = &[
         "tool-call-unanswered",
         0,
     ),
+    ("claude-orphan-parent.jsonl", "orphan-parent", 2),
+    (
+        "claude-tool-use-unanswered.jsonl",
+        "tool-call-unanswered",
+        3,
+    ),
     ("crlf.jsonl", "crlf", 1),
     ("cycle.jsonl", "cycle", 1),
     ("glued-records.jsonl", "glued-records", 2),
     ("invalid-json.jsonl", "invalid-json", 3),
     ("invalid-utf8.jsonl", "invalid-utf8", 3),
+    ("llxprt-seq-not-increasing.jsonl", "seq-not-increasing", 5),
     ("missing-final-newline.jsonl", "missing-final-newline", 4),
     ("nul-padding.jsonl", "nul-padding", 3),
     ("orphan-parent.jsonl", "orphan-parent", 2),
@@ -205,7 +212,8 @@ fn the_torn_tail_goes_to_the_sidecar_byte_for_byte() {
 }
 
 /// Every record of the damaged input that is valid JSON is in the output byte for byte,
-/// except that a relinked record differs only in its `parentUuid` value.
+/// except that a relinked record differs only in its `parentUuid` value, and a renumbered one
+/// only in its `seq`.
 #[test]
 fn repair_leaves_untouched_records_byte_identical() {
     for (name, _, _) in EXPECTED.iter().filter(|e| e.0.ends_with(".jsonl")) {
@@ -232,19 +240,21 @@ fn repair_leaves_untouched_records_byte_identical() {
             if out_lines.contains(&line) {
                 continue;
             }
-            let same_but_parent =
+            let same_but_fixed_field =
                 out_lines
                     .iter()
                     .any(|o| match serde_json::from_slice::<Value>(o) {
                         Ok(Value::Object(mut out)) => {
-                            out.shift_remove("parentUuid");
-                            rec.shift_remove("parentUuid");
+                            for field in ["parentUuid", "seq"] {
+                                out.shift_remove(field);
+                                rec.shift_remove(field);
+                            }
                             out == rec
                         }
                         _ => false,
                     });
             assert!(
-                same_but_parent,
+                same_but_fixed_field,
                 "{name}: record lost or changed: {}",
                 String::from_utf8_lossy(line)
             );
@@ -407,4 +417,40 @@ fn report_snapshots() {
         .output()
         .unwrap();
     insta::assert_snapshot!("fsck_json", String::from_utf8_lossy(&json.stdout));
+}
+
+/// Every file in `fixtures/unfixable/`, the error fsck must name, and where.
+const UNFIXABLE: &[(&str, &str, u64)] = &[
+    ("checkpoint-not-history.json", "unreadable", 0),
+    ("codex-session-meta-missing.jsonl", "header-missing", 1),
+    ("duplicate-id-conflict.jsonl", "duplicate-id-conflict", 5),
+    ("gemini-jsonl-header-missing.jsonl", "header-missing", 1),
+    ("gemini-jsonl-rewind-unknown.jsonl", "rewind-unknown", 6),
+    ("llxprt-session-start-missing.jsonl", "header-missing", 1),
+    ("missing-field.jsonl", "missing-field", 2),
+    ("pi-header-missing.jsonl", "header-missing", 1),
+];
+
+#[test]
+fn each_unfixable_fixture_names_its_error_where_it_is() {
+    let mut names: Vec<String> = fs::read_dir(fixtures().join("unfixable"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let listed: Vec<&str> = UNFIXABLE.iter().map(|e| e.0).collect();
+    assert_eq!(names, listed);
+    let (doc, _) = fsck_json(&[], &fixtures().join("unfixable"));
+    for (name, want, line) in UNFIXABLE {
+        let f = file_entry(&doc, name);
+        let found = f["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["code"] == *want && i["severity"] == "error")
+            .unwrap_or_else(|| panic!("{name}: no `{want}` error in {f:#}"));
+        if *line > 0 {
+            assert_eq!(found["line"], *line, "{name}: {found:#}");
+        }
+    }
 }

@@ -173,6 +173,11 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         "a sequence number that does not increase (llxprt-code refuses to resume the file)",
     ),
     (
+        "rewind-unknown",
+        Severity::Error,
+        "a rewind to a record that is not in the session (Gemini CLI then drops every message)",
+    ),
+    (
         "truncated-document",
         Severity::Error,
         "a whole-file JSON session cut off by a crash",

@@ -10,6 +10,7 @@ pub mod conversation;
 pub mod document;
 pub mod ident;
 pub mod issue;
+pub mod order;
 pub mod plan;
 pub mod scan;
 pub mod tree;
@@ -246,7 +247,10 @@ fn check_jsonl(
     options: &CheckOptions,
     issues: &mut Capped<Issue>,
 ) -> Plan {
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        renumber_from: scan.first_bad_seq.filter(|_| format.renumbers()),
+        ..Plan::default()
+    };
     let findings = std::mem::take(&mut scan.findings);
     for f in &findings.listed {
         issues.push(issue::from_finding(f));
@@ -256,7 +260,10 @@ fn check_jsonl(
     }
     issues.append(std::mem::take(&mut scan.issues));
     if let Some((kind, consequence)) = format.header_kind() {
-        tree::header(scan, kind, consequence, issues);
+        order::header(scan, kind, consequence, format.header_first(), issues);
+    }
+    if let Some(rule) = format.rewind_rule() {
+        order::rewinds(scan, rule, issues);
     }
     let nodes = tree::check(scan, issues, &mut plan);
     let conv = conversation::Options {

@@ -12,6 +12,9 @@ pub struct Plan {
     pub relink: QuickMap<u32, Link>,
     /// Records to add right after the record with this index, in order.
     pub inserts: BTreeMap<u32, Vec<Insert>>,
+    /// From this record on, give each record whose sequence number is not above the one
+    /// before the next number up.
+    pub renumber_from: Option<u32>,
 }
 
 /// A synthetic tool result.
@@ -27,6 +30,6 @@ pub struct Insert {
 
 impl Plan {
     pub fn is_empty(&self) -> bool {
-        self.relink.is_empty() && self.inserts.is_empty()
+        self.relink.is_empty() && self.inserts.is_empty() && self.renumber_from.is_none()
     }
 }

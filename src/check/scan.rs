@@ -51,6 +51,10 @@ pub struct JsonlScan {
     pub results: Vec<(u32, u32)>,
     /// The last sequence number seen (formats that number their records).
     last_seq: Option<u64>,
+    /// The first record whose sequence number does not increase.
+    pub first_bad_seq: Option<u32>,
+    /// Whether the format lets repair renumber its records.
+    renumbers: bool,
 }
 
 /// How pass one reads.
@@ -86,7 +90,10 @@ pub fn scan<R: Read + Send>(
 ) -> std::io::Result<JsonlScan> {
     let mut blocks = BlockReader::new(reader, options.block_size, options.records.max_line_len)
         .expect(options.expected_bytes);
-    let mut scan = JsonlScan::default();
+    let mut scan = JsonlScan {
+        renumbers: format.renumbers(),
+        ..JsonlScan::default()
+    };
     let mut window = read_window(&mut blocks)?;
     // A pipeline: while one window is analysed on the pool, the window before it is merged
     // (interning is serial) and the next one is read.
@@ -158,9 +165,12 @@ struct BlockOut {
     /// (as parent, as session), and saying "the same" spares the merge a table lookup.
     prev_id: Option<Ident>,
     prev_session: Option<Ident>,
-    /// Sequence numbers: the block's first `(seq, line, offset)`, and its last `seq`.
-    first_seq: Option<(u64, u64, u64)>,
+    /// Sequence numbers: the block's first `(seq, line, offset, record index)`, its last
+    /// `seq`, and the first record (index in the block) whose number does not increase.
+    first_seq: Option<(u64, u64, u64, u32)>,
     last_seq: Option<u64>,
+    first_bad_seq: Option<u32>,
+    renumbers: bool,
 }
 
 /// An id as the merge sees it.
@@ -181,7 +191,10 @@ struct LocalRec {
 }
 
 fn analyse(piece: &Piece, format: &dyn Format, options: Options) -> BlockOut {
-    let mut out = BlockOut::default();
+    let mut out = BlockOut {
+        renumbers: format.renumbers(),
+        ..BlockOut::default()
+    };
     match piece {
         Piece::Oversized { line, offset, len } => {
             out.bytes = len + 1;
@@ -270,18 +283,19 @@ fn is_plain(content: &[u8], max_line_len: usize) -> bool {
 
 impl BlockOut {
     fn add(&mut self, span: crate::records::Span, keys: Keys) {
+        let index = self.records.len() as u32;
         if let Some(seq) = keys.seq {
             match self.last_seq {
-                None => self.first_seq = Some((seq, span.line, span.offset)),
+                None => self.first_seq = Some((seq, span.line, span.offset, index)),
                 Some(prev) if seq <= prev => {
-                    self.issues
-                        .push(seq_issue(prev, seq, span.line, span.offset))
+                    self.first_bad_seq.get_or_insert(index);
+                    let issue = seq_issue(prev, seq, span.line, span.offset, self.renumbers);
+                    self.issues.push(issue)
                 }
                 Some(_) => {}
             }
             self.last_seq = Some(seq);
         }
-        let index = self.records.len() as u32;
         if !keys.missing.is_empty() {
             self.issues.push(
                 Issue::new(
@@ -337,13 +351,19 @@ impl BlockOut {
 
 /// A record whose sequence number does not follow the one before (llxprt-code refuses to
 /// resume such a file).
-fn seq_issue(prev: u64, seq: u64, line: u64, offset: u64) -> Issue {
-    Issue::new(
+fn seq_issue(prev: u64, seq: u64, line: u64, offset: u64, renumbers: bool) -> Issue {
+    let issue = Issue::new(
         "seq-not-increasing",
         Severity::Error,
         format!("sequence number {seq} after {prev}: the numbers must increase"),
     )
-    .at(line, offset)
+    .at(line, offset);
+    if !renumbers {
+        return issue;
+    }
+    issue.fix(
+        "renumber this record and any later one whose number is not above the one before, in file order (the tool reads in that order; nothing else changes, but a session forked from a checkpoint after this line names the old number in its `parentSequence`)",
+    )
 }
 
 /// `Same` when `text` is the id in `prev`.
@@ -371,15 +391,20 @@ impl JsonlScan {
     }
 
     fn merge(&mut self, out: BlockOut) {
-        if let (Some(prev), Some((seq, line, offset))) = (self.last_seq, out.first_seq)
+        let base = self.records.len() as u32;
+        if let (Some(prev), Some((seq, line, offset, index))) = (self.last_seq, out.first_seq)
             && seq <= prev
         {
-            self.issues.push(seq_issue(prev, seq, line, offset));
+            self.first_bad_seq.get_or_insert(base + index);
+            let issue = seq_issue(prev, seq, line, offset, self.renumbers);
+            self.issues.push(issue);
+        }
+        if let Some(i) = out.first_bad_seq {
+            self.first_bad_seq.get_or_insert(base + i);
         }
         if out.last_seq.is_some() {
             self.last_seq = out.last_seq;
         }
-        let base = self.records.len() as u32;
         let kinds: Vec<u16> = out
             .kinds
             .iter()

@@ -24,28 +24,6 @@ pub struct Nodes {
     pub ambiguous: bool,
 }
 
-/// The first record must be the format's header (pi's `session`, Codex's `session_meta`).
-pub fn header(scan: &JsonlScan, kind: &str, consequence: &str, issues: &mut Capped<Issue>) {
-    let first = scan.records.first();
-    let first_kind = first
-        .and_then(|r| r.kind)
-        .map(|k| scan.kinds.name(u32::from(k)).to_string());
-    if first_kind.as_deref() == Some(kind) {
-        return;
-    }
-    let mut issue = Issue::new(
-        "header-missing",
-        Severity::Error,
-        format!(
-            "the first record is not the `{kind}` header: {consequence}; a header cannot be rebuilt without guessing, so it is left to you"
-        ),
-    );
-    if let Some(r) = first {
-        issue = issue.at(r.line, r.offset);
-    }
-    issues.push(issue);
-}
-
 pub fn check(scan: &JsonlScan, issues: &mut Capped<Issue>, plan: &mut Plan) -> Nodes {
     let mut nodes = collect(scan, issues);
     if !nodes.order.is_empty() {
@@ -304,11 +282,13 @@ fn shape(scan: &JsonlScan, nodes: &Nodes, plan: &Plan, issues: &mut Capped<Issue
             has_child[p as usize] = true;
         }
     }
+    // A record without a parent field (a format with a flat list, such as Gemini JSONL) is on
+    // no branch: only linked records can be off the one the tool resumes.
     let off: Vec<u32> = nodes
         .order
         .iter()
         .copied()
-        .filter(|&id| !on[id as usize])
+        .filter(|&id| !on[id as usize] && nodes.parent[id as usize] != Link::None)
         .collect();
     if let Some(&first) = off.first() {
         let leaves = off.iter().filter(|&&id| !has_child[id as usize]).count();

@@ -19,7 +19,8 @@
 //! {"memoryScratchpad": ...}}` when there is one. Losses are `gemini-json`'s.
 //!
 //! fsck keys: a message's `id` and `type`; header, `$set` and `$rewindTo` lines have no id and
-//! the kinds `header`, `$set`, `$rewindTo`. No parents (the list is linear). Calls are every
+//! the kinds `header`, `$set` (`$set.messages` when it replaces the list), `$rewindTo`, whose
+//! target comes as its parent. No other parents (the list is linear). Calls are every
 //! `toolCalls[].id`; results those whose `result` is not null (the result lives in the call).
 
 mod keys;
@@ -38,7 +39,7 @@ use super::{
     Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
     trim_start,
 };
-use crate::formats::OpenCall;
+use crate::formats::{OpenCall, RewindRule};
 use crate::model::Session;
 
 pub struct GeminiJsonl;
@@ -111,6 +112,27 @@ impl Format for GeminiJsonl {
 
     fn closes_tool_calls(&self) -> bool {
         true
+    }
+
+    /// Without a line holding `sessionId` and `projectHash` the CLI reads the file as one
+    /// legacy JSON document, which fails. That line may stand anywhere.
+    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+        Some((
+            "header",
+            "Gemini CLI then reads the file as one legacy JSON document, which fails, and sets it aside as unreadable",
+        ))
+    }
+
+    fn header_first(&self) -> bool {
+        false
+    }
+
+    fn rewind_rule(&self) -> Option<RewindRule> {
+        Some(RewindRule {
+            kind: "$rewindTo",
+            replaces_all: Some("$set.messages"),
+            unknown_target: "Gemini CLI empties the session here",
+        })
     }
 }
 

@@ -48,7 +48,7 @@ pub(crate) fn parent_of<'a>(
 }
 
 /// Where `part` (a subslice of `whole`) is within it.
-fn span_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
+pub(crate) fn span_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
     let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
     (start + part.len() <= whole.len()).then(|| start..start + part.len())
 }

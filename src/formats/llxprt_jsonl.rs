@@ -131,6 +131,16 @@ impl Format for LlxprtJsonl {
         keys::llxprt_keys(record)
     }
 
+    fn renumbered(&self, record: &[u8], seq: u64) -> Option<Vec<u8>> {
+        keys::renumbered(record, seq)
+    }
+
+    /// llxprt refuses a whole file whose `seq` does not increase; the numbers carry nothing
+    /// else (replay goes by file order), so repair may renumber.
+    fn renumbers(&self) -> bool {
+        true
+    }
+
     /// llxprt refuses a file whose first line is not a valid `session_start`.
     fn header_kind(&self) -> Option<(&'static str, &'static str)> {
         Some(("session_start", "llxprt cannot resume it"))

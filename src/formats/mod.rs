@@ -143,6 +143,18 @@ pub struct OpenCall<'a> {
     pub message: &'a str,
 }
 
+/// Lines that cut a session back: a line of kind `kind` removes the record its `parent` key
+/// names and every later one.
+#[derive(Debug, Clone, Copy)]
+pub struct RewindRule {
+    pub kind: &'static str,
+    /// A kind of line that replaces the whole list with records fsck does not see one by one
+    /// (after it, a rewind's target cannot be judged).
+    pub replaces_all: Option<&'static str>,
+    /// What the tool does when the named record is not in the session.
+    pub unknown_target: &'static str,
+}
+
 /// How sure a format is that some content is its own (0 = not at all, 100 = certain).
 pub type Confidence = u8;
 
@@ -176,6 +188,27 @@ pub trait Format: Sync {
     /// does with a file without one.
     fn header_kind(&self) -> Option<(&'static str, &'static str)> {
         None
+    }
+    /// Whether the header must be the first record (`false`: any line may hold it, as Gemini
+    /// CLI takes the first line with `sessionId` and `projectHash`).
+    fn header_first(&self) -> bool {
+        true
+    }
+    /// For JSONL formats with lines that cut the session back to an earlier record (their
+    /// `parent` key names it): see [`RewindRule`].
+    fn rewind_rule(&self) -> Option<RewindRule> {
+        None
+    }
+    /// For JSONL formats that number their records ([`Keys::seq`]): the record with its
+    /// number replaced by `seq` and every other byte as it was; `None` when it has no number
+    /// to replace. Formats that return `Some` let repair renumber a file whose numbers do not
+    /// increase.
+    fn renumbered(&self, _record: &[u8], _seq: u64) -> Option<Vec<u8>> {
+        None
+    }
+    /// Whether [`renumbered`](Self::renumbered) can renumber records.
+    fn renumbers(&self) -> bool {
+        false
     }
     /// How strongly an output file name asks for this format (its tool's own naming scheme
     /// high, a bare extension low); 0 when it does not.

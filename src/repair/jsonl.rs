@@ -22,6 +22,7 @@ pub struct Rewritten {
     pub records_in: u64,
     pub records_out: u64,
     pub relinked: u64,
+    pub renumbered: u64,
     pub inserted: u64,
     /// Bytes written to the sidecar.
     pub sidecar_bytes: u64,
@@ -57,6 +58,8 @@ pub fn rewrite(
     let mut call_bytes: QuickMap<u32, Vec<u8>> = QuickMap::default();
     let mut splitter = Splitter::new(source, Options::default());
     let mut index: u32 = 0;
+    // The sequence number of the record before, while renumbering.
+    let mut last_seq: Option<u64> = None;
     while let Some(event) = splitter.next_event()? {
         match event {
             Event::Damage(f) => {
@@ -92,14 +95,32 @@ pub fn rewrite(
                     sidecar.write_all(b"\n")?;
                     done.sidecar_bytes += record.span.len + 1;
                 }
-                let relink = rec.id.and_then(|id| plan.relink.get(&id));
-                match relink {
-                    Some(link) => {
-                        write_relinked(&record.bytes, *link, scan, format, out)?;
-                        done.relinked += 1;
-                    }
-                    None => out.write_all(&record.bytes)?,
+                let mut bytes: Cow<[u8]> = Cow::Borrowed(&record.bytes);
+                if let Some(link) = rec.id.and_then(|id| plan.relink.get(&id)) {
+                    bytes = Cow::Owned(relinked(&bytes, *link, scan, format)?);
+                    done.relinked += 1;
                 }
+                if let Some(from) = plan.renumber_from
+                    && let Some(seq) = format.keys(&bytes).and_then(|k| k.seq)
+                {
+                    match last_seq {
+                        Some(last) if index >= from && seq <= last => {
+                            let renumbered =
+                                format.renumbered(&bytes, last + 1).ok_or_else(|| {
+                                    RewriteError::Format(format!(
+                                        "{} cannot renumber record {}",
+                                        format.name(),
+                                        u64::from(index) + 1
+                                    ))
+                                })?;
+                            bytes = Cow::Owned(renumbered);
+                            last_seq = Some(last + 1);
+                            done.renumbered += 1;
+                        }
+                        _ => last_seq = Some(seq),
+                    }
+                }
+                out.write_all(&bytes)?;
                 out.write_all(b"\n")?;
                 done.records_out += 1;
                 if wanted.contains_key(&index) {
@@ -145,13 +166,12 @@ pub fn rewrite(
 }
 
 /// The record with its parent value replaced; every other byte as it was.
-fn write_relinked(
+fn relinked(
     record: &[u8],
     link: Link,
     scan: &JsonlScan,
     format: &dyn Format,
-    out: &mut impl Write,
-) -> Result<(), RewriteError> {
+) -> Result<Vec<u8>, RewriteError> {
     let span = format
         .keys(record)
         .and_then(|k| k.parent_span)
@@ -162,10 +182,7 @@ fn write_relinked(
         Link::Id(p) => serde_json::to_string(&scan.ids.name(p).to_string()).unwrap_or_default(),
         _ => "null".to_string(),
     };
-    out.write_all(&record[..span.start])?;
-    out.write_all(value.as_bytes())?;
-    out.write_all(&record[span.end..])?;
-    Ok(())
+    Ok([&record[..span.start], value.as_bytes(), &record[span.end..]].concat())
 }
 
 /// Copies `len` bytes at `offset` of `source` to `out`, in pieces.

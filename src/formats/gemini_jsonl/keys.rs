@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use crate::formats::Keys;
 use crate::formats::keys::{Lenient, RawField};
+use crate::formats::{Keys, Parent};
 
 #[derive(Deserialize)]
 struct Record<'a> {
@@ -26,6 +26,13 @@ struct Record<'a> {
     tool_calls: RawField<'a>,
 }
 
+/// What a `$set` line sets that matters to fsck.
+#[derive(Deserialize)]
+struct Set<'a> {
+    #[serde(borrow, default)]
+    messages: RawField<'a>,
+}
+
 #[derive(Deserialize)]
 struct Call<'a> {
     #[serde(borrow, default)]
@@ -34,15 +41,20 @@ struct Call<'a> {
     result: RawField<'a>,
 }
 
-/// `None` when the record is not a JSON object (or is not JSON).
+/// `None` when the record is not a JSON object (or is not JSON), or is an object the CLI
+/// ignores (none of a message, `$set`, `$rewindTo` or a header).
 pub(super) fn gemini_jsonl_keys(record: &[u8]) -> Option<Keys<'_>> {
     if crate::formats::trim_start(record).first() != Some(&b'{') {
         return None;
     }
     let r: Record = serde_json::from_slice(record).ok()?;
     // The CLI's reader tests the kinds of line in this order.
-    if r.rewind.0.is_some() {
-        return Some(line_of_kind("$rewindTo", None));
+    // A rewind's target comes as its parent: the message it cuts the session back to.
+    if let Some(target) = r.rewind.0 {
+        return Some(Keys {
+            parent: Parent::Id(target),
+            ..line_of_kind("$rewindTo", None)
+        });
     }
     if let Some(id) = r.id.0 {
         let mut calls = Vec::new();
@@ -73,16 +85,17 @@ pub(super) fn gemini_jsonl_keys(record: &[u8]) -> Option<Keys<'_>> {
             ..Keys::default()
         });
     }
-    if r.set.0.is_some_and(|v| v.get().starts_with('{')) {
-        return Some(line_of_kind("$set", None));
+    if let Some(set) = r.set.0.filter(|v| v.get().starts_with('{')) {
+        // `$set.messages` replaces the whole list with messages not on lines of their own.
+        let replaces = serde_json::from_str::<Set>(set.get()).is_ok_and(|s| s.messages.0.is_some());
+        let kind = if replaces { "$set.messages" } else { "$set" };
+        return Some(line_of_kind(kind, None));
     }
     if r.session_id.0.is_some() && r.project_hash.0.is_some() {
         return Some(line_of_kind("header", r.session_id.0));
     }
-    Some(Keys {
-        missing: vec!["id"],
-        ..Keys::default()
-    })
+    // Any other object: the CLI ignores it, and fsck says it is not a record of this format.
+    None
 }
 
 fn line_of_kind<'a>(kind: &'static str, session_id: Option<Cow<'a, str>>) -> Keys<'a> {

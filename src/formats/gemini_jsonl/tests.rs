@@ -1,4 +1,5 @@
 use super::*;
+use crate::formats::Parent;
 use crate::formats::gemini_json::GeminiJson;
 use crate::model::Role;
 
@@ -162,8 +163,18 @@ fn keys_are_lenient() {
     assert_eq!(k.calls, ["c1", "c2"]);
     assert_eq!(k.results, ["c2"]);
     assert_eq!(k.missing, ["type"]);
-    // A `$rewindTo` that is not a string is not a rewind (nor is it for the CLI).
-    let k = GeminiJsonl.keys(br#"{"$rewindTo":3}"#).unwrap();
-    assert_eq!(k.missing, ["id"]);
+    // A `$rewindTo` that is not a string is not a rewind (nor is it for the CLI, which ignores
+    // the line: fsck calls it not a record of this format).
+    assert!(GeminiJsonl.keys(br#"{"$rewindTo":3}"#).is_none());
     assert_eq!(GeminiJsonl.keys(b"not json"), None);
+    // A rewind's target comes as its parent; `$set.messages` has a kind of its own.
+    let k = GeminiJsonl.keys(br#"{"$rewindTo":"u-1"}"#).unwrap();
+    assert_eq!(k.parent, Parent::Id("u-1".into()));
+    assert_eq!(k.kind.as_deref(), Some("$rewindTo"));
+    let k = GeminiJsonl.keys(br#"{"$set":{"messages":[]}}"#).unwrap();
+    assert_eq!(k.kind.as_deref(), Some("$set.messages"));
+    let k = GeminiJsonl
+        .keys(br#"{"$set":{"lastUpdated":"x"}}"#)
+        .unwrap();
+    assert_eq!(k.kind.as_deref(), Some("$set"));
 }

@@ -88,3 +88,21 @@ pub(super) fn llxprt_keys(record: &[u8]) -> Option<Keys<'_>> {
         ..Keys::default()
     })
 }
+
+/// The line with `seq` set to `seq`, every other byte as it was (`None` when the line has no
+/// whole-number `seq` to replace).
+pub(super) fn renumbered(record: &[u8], seq: u64) -> Option<Vec<u8>> {
+    #[derive(Deserialize)]
+    struct Seq<'a> {
+        #[serde(borrow, default)]
+        seq: RawField<'a>,
+    }
+    let raw = serde_json::from_slice::<Seq>(record).ok()?.seq.0?;
+    raw.get().parse::<u64>().ok()?;
+    let span = crate::formats::keys::span_in(record, raw.get().as_bytes())?;
+    let mut out = Vec::with_capacity(record.len() + 4);
+    out.extend_from_slice(&record[..span.start]);
+    out.extend_from_slice(seq.to_string().as_bytes());
+    out.extend_from_slice(&record[span.end..]);
+    Some(out)
+}
