@@ -11,7 +11,7 @@ use sessiontool::formats::qwen_jsonl::QwenJsonl;
 use sessiontool::formats::{Format, Input, OpenCall, Parent, WriteOptions};
 use sessiontool::model::{Body, Content, Event, Role, Session};
 
-const SAMPLES: &str = "/work/shared/samples/claude";
+const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples/claude");
 
 /// The real files, or `None` (after saying so) where they are not available.
 fn samples() -> Option<Vec<PathBuf>> {
