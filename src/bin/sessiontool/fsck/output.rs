@@ -182,10 +182,8 @@ pub(super) fn print_codes(json: bool) -> Result<i32, CliError> {
             .iter()
             .map(|(c, s, m)| serde_json::json!({"code": c, "severity": s, "meaning": m}))
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list).unwrap_or_default()
-        );
+        let doc = serde_json::json!({"schema": "sessiontool.codes/1", "codes": list});
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         for (code, severity, meaning) in check::CODES {
             println!("{code:<22} {:<7} {meaning}", severity.as_str());
