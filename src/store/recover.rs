@@ -169,7 +169,7 @@ fn run(
             .map(|l| l.count)
             .sum();
         outcome.resume.push(match tag {
-            Some(tag) => format!("gemini, then /chat resume {tag}"),
+            Some(tag) => Tool::checkpoint_hint(tag),
             None => placed
                 .tool
                 .resume_hint(outcome.id.as_deref(), &placed.path)

@@ -77,6 +77,16 @@ impl Tool {
 
 impl Tool {
     /// How to resume a session of this tool from its project folder, when we know it.
+    /// What resumes a Gemini CLI checkpoint saved under `tag`, typed inside the CLI.
+    pub fn checkpoint_command(tag: &str) -> String {
+        format!("/chat resume {tag}")
+    }
+
+    /// How to resume a session placed as a Gemini CLI checkpoint under `tag`.
+    pub fn checkpoint_hint(tag: &str) -> String {
+        format!("gemini, then {}", Tool::checkpoint_command(tag))
+    }
+
     pub fn resume_hint(self, id: Option<&str>, path: &std::path::Path) -> Option<String> {
         let id = id.unwrap_or("<id>");
         Some(match self {

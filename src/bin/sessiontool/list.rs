@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Parser;
 use sessiontool::store::catalog::{self, Catalog, Entry, Health, Query};
 use sessiontool::store::recover::needs_recovery;
+use sessiontool::store::tool::Tool;
 
 use crate::error::CliError;
 use crate::store_args::{self, StoreArgs};
@@ -146,7 +147,7 @@ fn label(e: &Entry) -> String {
         .map(|t| catalog::one_line(t, 60))
         .unwrap_or_default();
     let tag = match &e.kind {
-        StoredKind::Checkpoint { tag } => format!("[/chat resume {tag}] "),
+        StoredKind::Checkpoint { tag } => format!("[{}] ", Tool::checkpoint_command(tag)),
         StoredKind::Unreadable => "[set aside as unreadable] ".into(),
         StoredKind::Legacy => "[legacy: not listed by the tool] ".into(),
         StoredKind::Subagent => "[subagent] ".into(),
