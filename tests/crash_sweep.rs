@@ -27,6 +27,7 @@ const UNFIXABLE_BY_DESIGN: &[&str] = &[
     "missing-field",
     "unreadable",
     "header-missing",
+    "rewind-unknown",
 ];
 
 /// Errors also left when ids conflict: tree and tool-call fixes would be guesses then.
@@ -259,12 +260,12 @@ fn complete_records(bytes: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-/// The value with its `parentUuid` taken out (what a relink may change).
-/// A record without its parent link (each format's name for it).
-fn without_parent(bytes: &[u8]) -> Option<Value> {
+/// A record without what a repair may change in it: its parent link (each format's name for
+/// it), which a relink replaces, and llxprt's `seq`, which a renumber replaces.
+fn without_fixed_fields(bytes: &[u8]) -> Option<Value> {
     let mut v: Value = serde_json::from_slice(bytes).ok()?;
     let o = v.as_object_mut()?;
-    for key in ["parentUuid", "parentId", "parent_id"] {
+    for key in ["parentUuid", "parentId", "parent_id", "seq"] {
         o.remove(key);
     }
     Some(v)
@@ -274,7 +275,8 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
 }
 
-/// Every record is a line of `out`, byte for byte, or relinked (equal but for `parentUuid`);
+/// Every record is a line of `out`, byte for byte, or relinked or renumbered (equal but for
+/// the parent link or `seq`);
 /// each line of `out` accounts for one record at most.
 fn assert_records_kept(records: &[&[u8]], out: &[u8], ctx: &str) {
     let lines: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
@@ -287,10 +289,10 @@ fn assert_records_kept(records: &[&[u8]], out: &[u8], ctx: &str) {
             *n -= 1;
             continue;
         }
-        let want = without_parent(rec);
+        let want = without_fixed_fields(rec);
         let relinked = lines
             .iter()
-            .find(|l| free.get(*l).is_some_and(|n| *n > 0) && without_parent(l) == want);
+            .find(|l| free.get(*l).is_some_and(|n| *n > 0) && without_fixed_fields(l) == want);
         match relinked {
             Some(l) => *free.get_mut(l).unwrap() -= 1,
             None => panic!(
@@ -307,7 +309,10 @@ fn assert_records_kept(records: &[&[u8]], out: &[u8], ctx: &str) {
 /// (records glued together, a torn fragment before a record, a record before garbage) must be
 /// made of parts that are each in the sidecar or a record of the repaired file.
 fn assert_nothing_lost(input: &[u8], out: &[u8], sidecar: &[u8], ctx: &str) {
-    let out_values: Vec<Option<Value>> = out.split(|&b| b == b'\n').map(without_parent).collect();
+    let out_values: Vec<Option<Value>> = out
+        .split(|&b| b == b'\n')
+        .map(without_fixed_fields)
+        .collect();
     let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
     for piece in input.split(|&b| b == b'\n' || b == 0) {
         let piece = piece.trim_ascii();
@@ -358,7 +363,7 @@ fn covered(piece: &[u8], out: &[u8], out_values: &[Option<Value>], sidecar: &[u8
             if let Some(Ok(_)) = values.next() {
                 let record = &piece[i..i + values.byte_offset()];
                 if contains(out, record)
-                    || without_parent(record).is_some_and(|v| out_values.contains(&Some(v)))
+                    || without_fixed_fields(record).is_some_and(|v| out_values.contains(&Some(v)))
                 {
                     ends_at(&mut start, i + values.byte_offset());
                 }
@@ -614,7 +619,14 @@ fn code_for(stem: &str) -> &str {
         "blank-lines" => "blank-line",
         "tool-call-unanswered-at-end" | "checkpoint-tool-call-unanswered" => "tool-call-unanswered",
         "checkpoint-not-history" => "unreadable",
-        "pi-header-missing" | "codex-session-meta-missing" => "header-missing",
+        "pi-header-missing"
+        | "codex-session-meta-missing"
+        | "gemini-jsonl-header-missing"
+        | "llxprt-session-start-missing" => "header-missing",
+        "claude-orphan-parent" => "orphan-parent",
+        "claude-tool-use-unanswered" => "tool-call-unanswered",
+        "llxprt-seq-not-increasing" => "seq-not-increasing",
+        "gemini-jsonl-rewind-unknown" => "rewind-unknown",
         other => other,
     }
 }
