@@ -22,9 +22,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::judge;
+use super::pi_style;
 use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
-    Written, trim_start,
+    Written,
 };
 use crate::model::Session;
 
@@ -38,6 +40,12 @@ const HINT_HEADER_RAW: &str = "agent-jsonl.header-raw";
 const HINT_NO_HEADER: &str = "agent-jsonl.no-header";
 /// Meta hint: the last line has no final newline.
 const HINT_NO_FINAL_NEWLINE: &str = "agent-jsonl.no-final-newline";
+/// The meta hints above, for what this format shares with pi.
+const LINE_HINTS: pi_style::Hints = pi_style::Hints {
+    no_header: HINT_NO_HEADER,
+    header_raw: HINT_HEADER_RAW,
+    no_final_newline: HINT_NO_FINAL_NEWLINE,
+};
 /// Node hint: the line's text, when rebuilding it would not give the same bytes.
 const HINT_RAW: &str = "agent-jsonl.raw";
 /// Node hint: the entry's own id, when the node was renamed (a duplicate id).
@@ -109,6 +117,7 @@ impl Format for AgentJsonl {
     }
 
     fn detect(&self, _path: Option<&Path>, head: &[u8]) -> Confidence {
+        let judge_line = |line: &[u8]| judge::json_line(line, judge_object, judge_torn);
         super::judge_lines(head, judge_line).unwrap_or(0)
     }
 
@@ -144,24 +153,18 @@ impl Format for AgentJsonl {
     }
 }
 
-/// What one line says: `Some(0)` another tool's record, `Some(n)` this format's, `None`
-/// nothing either way. The header's integer `version: 1` and snake_case `parent_id` are what
-/// tell this format from pi (whose header has `version` 2 or 3, or none, and `parentId`).
-fn judge_line(line: &[u8]) -> Option<Confidence> {
-    let line = trim_start(line);
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(o)) => judge_object(&o),
-        Ok(_) => None,
-        Err(_) => {
-            let text = String::from_utf8_lossy(line);
-            let header = text.starts_with("{\"type\":\"session\",")
-                && text.contains("\"version\":1,")
-                && text.contains("\"cwd\":");
-            header.then_some(97)
-        }
-    }
+/// A line that is not JSON (torn, or longer than the head): judged from its text.
+fn judge_torn(line: &[u8]) -> Option<Confidence> {
+    let text = String::from_utf8_lossy(line);
+    let header = text.starts_with("{\"type\":\"session\",")
+        && text.contains("\"version\":1,")
+        && text.contains("\"cwd\":");
+    header.then_some(97)
 }
 
+/// What one object says: `Some(0)` another tool's record, `Some(n)` this format's, `None`
+/// nothing either way. The header's integer `version: 1` and snake_case `parent_id` are what
+/// tell this format from pi (whose header has `version` 2 or 3, or none, and `parentId`).
 fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {
     let s = |k: &str| o.get(k).and_then(Value::as_str);
     if o.contains_key("uuid")
@@ -219,16 +222,7 @@ fn synthetic_result(call: &OpenCall) -> Option<Vec<u8>> {
         return None;
     };
     let message = source.get("message").and_then(Value::as_object);
-    let name = message
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_array)
-        .and_then(|blocks| {
-            blocks.iter().find_map(|b| {
-                (b.get("type")?.as_str()? == "tool_call" && b.get("id")?.as_str()? == call.call_id)
-                    .then(|| b.get("name")?.as_str().map(String::from))?
-            })
-        })
-        .unwrap_or_default();
+    let name = pi_style::call_name(message, "tool_call", call.call_id);
     let entry_time = source.get("timestamp").cloned();
     let message_time = message
         .and_then(|m| m.get("timestamp"))

@@ -23,6 +23,8 @@ use serde_json::{Map, Value};
 use super::gemini_content::{
     gemini_role, is_gemini_family, parts_from_union, parts_to_json, role_from_gemini, to_api_parts,
 };
+use super::judge::file_name;
+use super::one_branch::one_branch;
 use super::{
     Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
     WriteError, WriteOptions, Written, ends_with_newline, json_error_location, to_pretty_js,
@@ -89,10 +91,7 @@ impl Format for Checkpoint {
 
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         let head = trim_start(head);
-        let named = path
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("checkpoint-") && n.ends_with(".json"));
+        let named = file_name(path).is_some_and(|n| self.claims_name(n) > 0);
         let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let looks = if head.starts_with(b"[") {
@@ -201,14 +200,12 @@ impl Format for Checkpoint {
 
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
-        let (mut session, left_out) = session
-            .branch(options.leaf.as_deref())
-            .map_err(WriteError)?;
-        losses.add(
-            "other-branches",
-            left_out,
+        let mut session = one_branch(
+            session,
+            options,
             "nodes on other branches (a checkpoint holds one branch; choose with --leaf)",
-        );
+            &mut losses,
+        )?;
         let own = session.meta.source_format.as_deref() == Some(NAME);
         if !is_gemini_family(session.meta.source_format.as_deref()) {
             to_api_parts(&mut session, &mut losses);

@@ -41,9 +41,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::judge;
 use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
-    Written, trim_start,
+    Written,
 };
 use crate::model::Session;
 
@@ -146,34 +147,16 @@ impl Format for CodexJsonl {
     }
 }
 
+/// What the first lines say (`Some(0)` another tool's record, `Some(n)` a rollout line, `None`
+/// nothing either way: blank, padding), else a rollout's file name with its fields.
 fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
-    if let Some(c) = crate::formats::judge_lines(head, judge_line) {
-        return c;
-    }
-    let rollout_name = path
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"));
-    let text = String::from_utf8_lossy(head);
-    if rollout_name && text.contains("\"payload\":") && text.contains("\"timestamp\":") {
-        40
-    } else {
-        0
-    }
+    let judge_line = |line: &[u8]| judge::json_line(line, judge_object, judge_torn);
+    crate::formats::judge_lines(head, judge_line)
+        .unwrap_or_else(|| judge::by_name(path, head, "rollout-", &["payload", "timestamp"]))
 }
 
-/// What one line says: `Some(0)` another tool's record, `Some(n)` a rollout line, `None`
-/// nothing either way (blank, padding, torn).
-fn judge_line(line: &[u8]) -> Option<Confidence> {
-    let line = trim_start(line);
-    if let Ok(v) = serde_json::from_slice::<Value>(line) {
-        // A stray value or a damaged record decides nothing: look at the next line.
-        let Value::Object(o) = v else {
-            return None;
-        };
-        return judge_object(&o);
-    }
-    // A line longer than the head, or torn: judge from its start.
+/// A line longer than the head, or torn: judged from its start.
+fn judge_torn(line: &[u8]) -> Option<Confidence> {
     let text = String::from_utf8_lossy(&line[..line.len().min(200)]);
     let start = |t: &str| text.starts_with(&format!("{{\"timestamp\":\"{}", t));
     if start("") && text.contains("\"type\":\"") && !text.contains("\"uuid\":") {

@@ -9,6 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+// Used here, and taken from here by the Qwen and Gemini JSONL readers.
+pub(crate) use super::fields::take_string;
 use crate::diag::LossReport;
 use crate::model::{Content, Extra, Part, Role, Session};
 
@@ -476,16 +478,6 @@ pub fn role_from_gemini(role: Option<&str>, parts: &[Part]) -> Role {
             Role::Tool
         }
         _ => Role::User,
-    }
-}
-
-pub(crate) fn take_string(map: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match map.get(key) {
-        Some(Value::String(_)) => match map.shift_remove(key) {
-            Some(Value::String(s)) => Some(s),
-            _ => None,
-        },
-        _ => None,
     }
 }
 

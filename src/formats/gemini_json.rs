@@ -13,13 +13,16 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::gemini_content::{
-    is_gemini_family, parts_from_union, parts_to_json, take_string, to_api_parts,
+use super::fields::{take_string, take_u64};
+use super::gemini_content::{is_gemini_family, parts_from_union, parts_to_json, to_api_parts};
+use super::json_document::{
+    self, kept_fields, kept_message, key_list, ordered_as_read, session_times,
 };
+use super::judge::file_name;
+use super::one_branch::{ONE_BRANCH, one_branch};
 use super::{
-    Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
-    WriteError, WriteOptions, Written, ends_with_newline, json_error_location, ordered,
-    to_pretty_js, trim_start,
+    Confidence, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome, WriteError,
+    WriteOptions, Written, ends_with_newline, ordered, to_pretty_js,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::ids::sha256_hex;
@@ -100,33 +103,18 @@ impl Format for GeminiJson {
     }
 
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
-        let head = trim_start(head);
-        // The CLI names these files `.json`; a `.jsonl` name is the JSONL format's.
-        let jsonl_name = path
-            .and_then(|p| p.extension())
-            .is_some_and(|e| e == "jsonl");
-        if !head.starts_with(b"{") || jsonl_name {
+        // The CLI names these files `.json`; a `.jsonl` name, or one object per line, is JSONL.
+        let Some(head) = json_document::document_head(path, head) else {
             return 0;
-        }
+        };
         let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
         let has = |k: &str| text.contains(&format!("\"{k}\""));
-        let first_line_ends_object = head
-            .iter()
-            .position(|&b| b == b'\n')
-            .is_some_and(|nl| trim_end(&head[..nl]).ends_with(b"}"));
-        if first_line_ends_object {
-            // One object per line: that is JSONL, not this format.
-            return 0;
-        }
         if has("sessionId") && has("messages") {
             90
         } else if has("sessionId") && has("projectHash") {
             70
-        } else if path.is_some_and(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("session-") && n.ends_with(".json"))
-        }) {
+        } else if file_name(path).is_some_and(|n| n.starts_with("session-") && n.ends_with(".json"))
+        {
             40
         } else {
             0
@@ -134,35 +122,14 @@ impl Format for GeminiJson {
     }
 
     fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
-        let bytes = trim_start(input.bytes);
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            let at = json_error_location(input.name, input.bytes, &e);
-            let what = if e.is_eof() {
-                "the session JSON ends before it is complete (truncated, probably by a crash)"
-            } else {
-                "the session JSON is not valid"
-            };
-            ReadError::new(at, format!("{what}: {e}")).with_hint(DAMAGED_HINT)
-        })?;
-        let Value::Object(mut root) = value else {
-            return Err(ReadError::new(
-                Location::file(input.name),
-                "expected a JSON object (a Gemini session) at the top level",
-            ));
-        };
-        let root_keys: Vec<String> = root.keys().cloned().collect();
-        let messages = match root.shift_remove("messages") {
-            Some(Value::Array(m)) => m,
-            _ => {
-                return Err(ReadError::new(
-                    Location::file(input.name),
-                    "no `messages` array: this is not a Gemini session file",
-                ));
-            }
-        };
+        let json_document::Document {
+            mut root,
+            keys,
+            messages,
+        } = json_document::parse(input, "Gemini", false)?;
         let mut diagnostics = Vec::new();
         let mut meta_hints = Extra::new();
-        meta_hints.insert(HINT_KEYS.into(), key_list(&root_keys));
+        meta_hints.insert(HINT_KEYS.into(), key_list(&keys));
         if ends_with_newline(input.bytes) {
             meta_hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
         }
@@ -215,14 +182,7 @@ impl Format for GeminiJson {
 
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
-        let (mut session, left_out) = session
-            .branch(options.leaf.as_deref())
-            .map_err(WriteError)?;
-        losses.add(
-            "other-branches",
-            left_out,
-            "nodes on other branches (this format holds one branch; choose with --leaf)",
-        );
+        let mut session = one_branch(session, options, ONE_BRANCH, &mut losses)?;
         let now = options.now.clone().unwrap_or_default();
         // Gemini JSONL holds the very same MessageRecords: its extras are this format's too.
         let own = matches!(
@@ -298,16 +258,7 @@ impl Format for GeminiJson {
                 "session fields of the source format (for example a checkpoint's authType)",
             );
         }
-        let first_ts = messages
-            .first()
-            .and_then(|m| m.get("timestamp"))
-            .and_then(Value::as_str)
-            .map(String::from);
-        let last = messages
-            .last()
-            .and_then(|m| m.get("timestamp"))
-            .and_then(Value::as_str)
-            .map(String::from);
+        let (start, last) = session_times(meta, &messages, now);
         root.insert(
             "sessionId".into(),
             meta.id.clone().unwrap_or_default().into(),
@@ -319,18 +270,8 @@ impl Format for GeminiJson {
             .or_else(|| options.cwd.as_deref().map(sha256_hex))
             .unwrap_or_default();
         root.insert("projectHash".into(), hash.into());
-        root.insert(
-            "startTime".into(),
-            meta.start_time
-                .clone()
-                .or(first_ts)
-                .unwrap_or(now.clone())
-                .into(),
-        );
-        root.insert(
-            "lastUpdated".into(),
-            meta.last_updated.clone().or(last).unwrap_or(now).into(),
-        );
+        root.insert("startTime".into(), start.into());
+        root.insert("lastUpdated".into(), last.into());
         root.insert("messages".into(), Value::Array(messages));
         if let Some(s) = &meta.summary {
             root.insert("summary".into(), s.clone().into());
@@ -341,7 +282,7 @@ impl Format for GeminiJson {
         if meta.title.is_some() && meta.source_format.as_deref() != Some(NAME) {
             losses.add("title", 1, "the session title (no field for it)");
         }
-        let root = ordered_as_read(root, &meta.hints, SESSION_ORDER);
+        let root = ordered_as_read(root, &meta.hints, HINT_KEYS, SESSION_ORDER);
         // Only a file of this format keeps its final newline; conversions write the CLI's layout.
         let newline = meta.source_format.as_deref() == Some(NAME)
             && meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
@@ -376,14 +317,6 @@ impl Format for GeminiJson {
     }
 }
 
-fn trim_end(b: &[u8]) -> &[u8] {
-    let end = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(0, |p| p + 1);
-    &b[..end]
-}
-
 fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<String>> {
     let Some(Value::Array(items)) = map.get(key) else {
         return None;
@@ -410,7 +343,12 @@ pub(crate) fn message_to_nodes(
             location: Location::file(file),
             message: format!("message {} is not an object; kept as is", index + 1),
         });
-        return vec![custom_node(format!("message-{}", index + 1), parent, value)];
+        return vec![kept_message(
+            format!("message-{}", index + 1),
+            parent,
+            UNKNOWN_MESSAGE,
+            value,
+        )];
     };
     let id = match m.get("id") {
         Some(Value::String(s)) => s.clone(),
@@ -433,14 +371,11 @@ pub(crate) fn message_to_nodes(
                     other.unwrap_or("(none)")
                 ),
             });
-            return vec![custom_node(id, parent, Value::Object(m))];
+            return vec![kept_message(id, parent, UNKNOWN_MESSAGE, Value::Object(m))];
         }
     };
     let mut hints = Extra::new();
-    hints.insert(
-        HINT_KEYS.into(),
-        key_list(&m.keys().cloned().collect::<Vec<_>>()),
-    );
+    hints.insert(HINT_KEYS.into(), key_list(m.keys()));
     m.shift_remove("id");
     m.shift_remove("type");
     let timestamp = take_string(&mut m, "timestamp");
@@ -534,23 +469,6 @@ pub(crate) fn message_to_nodes(
     ]
 }
 
-fn custom_node(id: String, parent: Option<String>, data: Value) -> Node {
-    Node {
-        id,
-        parent,
-        timestamp: data
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .map(String::from),
-        body: Body::Event(Event::Custom {
-            kind: UNKNOWN_MESSAGE.into(),
-            data,
-        }),
-        extra: Extra::new(),
-        hints: Extra::new(),
-    }
-}
-
 fn thought_part(value: Value) -> Part {
     match value {
         Value::Object(mut t) => {
@@ -634,14 +552,7 @@ fn tool_call(value: Value) -> (Part, Vec<Part>, Option<&'static str>) {
 }
 
 fn usage_from_tokens(mut t: Map<String, Value>) -> Usage {
-    let mut take = |k: &str| match t.get(k) {
-        Some(Value::Number(n)) if n.is_u64() => {
-            let v = n.as_u64();
-            t.shift_remove(k);
-            v
-        }
-        _ => None,
-    };
+    let mut take = |k: &str| take_u64(&mut t, k);
     Usage {
         input: take("input"),
         output: take("output"),
@@ -688,17 +599,7 @@ fn write_message(
     losses: &mut LossReport,
 ) -> Map<String, Value> {
     // Fields another format kept are that format's; this one has no place for them.
-    let mut out = Map::new();
-    if own {
-        out.extend(m.extra.clone());
-        out.extend(node.extra.clone());
-    } else {
-        losses.add(
-            "record-fields",
-            m.extra.len() + node.extra.len(),
-            "fields of the source records that a Gemini session has no place for",
-        );
-    }
+    let mut out = kept_fields(node, m, own, "Gemini", losses);
     out.insert("id".into(), node.id.clone().into());
     out.insert("timestamp".into(), timestamp.into());
     out.insert("type".into(), kind.into());
@@ -813,7 +714,7 @@ fn write_message(
             .collect();
         out.insert("toolCalls".into(), Value::Array(calls));
     }
-    ordered_as_read(out, &node.hints, MESSAGE_ORDER)
+    ordered_as_read(out, &node.hints, HINT_KEYS, MESSAGE_ORDER)
 }
 
 /// Puts a tool message's results into the `toolCalls` of the assistant message they answer.
@@ -973,25 +874,6 @@ fn new_group(parts: Vec<Part>, shape: &'static str) -> ResultGroup {
         g.is_error = *is_error;
     }
     g
-}
-
-fn key_list(keys: &[String]) -> Value {
-    Value::Array(keys.iter().map(|k| Value::String(k.clone())).collect())
-}
-
-/// Orders keys as the reader saw them when it recorded that, else as the CLI writes them.
-fn ordered_as_read(
-    map: Map<String, Value>,
-    hints: &Extra,
-    canonical: &[&str],
-) -> Map<String, Value> {
-    match hints.get(HINT_KEYS).and_then(Value::as_array) {
-        Some(keys) => {
-            let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
-            ordered(ordered(map, canonical), &keys)
-        }
-        None => ordered(map, canonical),
-    }
 }
 
 /// A non-empty list of objects: only such a `thoughts` or `toolCalls` list is read into parts;

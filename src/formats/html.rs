@@ -7,63 +7,19 @@
 //! onerror>`) is shown as text, never run.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use super::export::{self, Block, Detail, Doc, Item, ResultBlock, SectionKind};
-use crate::formats::{
-    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
-};
-use crate::model::{Role, Session};
-
-const NAME: &str = "html";
+use super::export::{self, Block, Detail, Doc, Exporter, Item, ResultBlock, SectionKind};
+use crate::model::Role;
 
 pub struct Html;
 
-impl Format for Html {
-    fn name(&self) -> &'static str {
-        NAME
-    }
+impl Exporter for Html {
+    const NAME: &'static str = "html";
+    const DESCRIPTION: &'static str = "Self-contained HTML page for reading and sharing (export only: all branches, tool calls with results)";
+    const EXTENSIONS: &'static [&'static str] = &[".html", ".htm"];
 
-    fn description(&self) -> &'static str {
-        "Self-contained HTML page for reading and sharing (export only: all branches, tool calls with results)"
-    }
-
-    fn tool(&self) -> &'static str {
-        "export"
-    }
-
-    fn resumable(&self) -> bool {
-        false
-    }
-
-    /// `.html`, `.htm`.
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(n.ends_with(".html") || n.ends_with(".htm")) * 90
-    }
-
-    fn is_jsonl(&self) -> bool {
-        false
-    }
-
-    fn detect(&self, _path: Option<&Path>, _head: &[u8]) -> Confidence {
-        0
-    }
-
-    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
-        Err(export::write_only(NAME, input.name))
-    }
-
-    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
-        let doc = export::build(session, options)?;
-        let text = render(&doc);
-        Ok(Written {
-            bytes: text.into_bytes(),
-            losses: doc.losses,
-        })
-    }
-
-    fn keys<'a>(&self, _record: &'a [u8]) -> Option<Keys<'a>> {
-        None
+    fn render(doc: &Doc) -> String {
+        render(doc)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Pieces the formats' `keys` functions share: lenient field types that never fail a record
-//! for a field of an unexpected type, and the parent link with its place in the record.
+//! for a field of an unexpected type, records and nested objects read only when they are
+//! objects, tool call ids by block type, and the parent link with its place in the record.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -17,6 +18,55 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawField<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         <&RawValue>::deserialize(d).map(|v| RawField(Some(v)))
     }
+}
+
+/// A record's fields, when it is a JSON object (a derived struct would also take an array,
+/// field by field); `None` when it is not an object, or not JSON.
+pub(crate) fn record<'a, T: Deserialize<'a>>(record: &'a [u8]) -> Option<T> {
+    if super::trim_start(record).first() != Some(&b'{') {
+        return None;
+    }
+    serde_json::from_slice(record).ok()
+}
+
+/// A field's fields, when its value is an object.
+pub(crate) fn object<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+    let text = raw.get();
+    if !text.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// The elements of a JSON array (its raw text) that are objects, read as `T`; none when it is
+/// not an array. Other elements (strings in a content list, say) are skipped.
+pub(crate) fn objects<'a, T: Deserialize<'a>>(array: &'a str) -> Vec<T> {
+    if !array.starts_with('[') {
+        return Vec::new();
+    }
+    let Ok(elements) = serde_json::from_str::<Vec<&RawValue>>(array) else {
+        return Vec::new();
+    };
+    elements.into_iter().filter_map(object).collect()
+}
+
+/// A content block that says its kind by `type` and names its tool call by `id`.
+#[derive(Deserialize)]
+struct TypedBlock<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Lenient<'a>,
+    #[serde(borrow, default)]
+    id: Lenient<'a>,
+}
+
+/// The `id`s of the blocks of type `kind` in a content array (its raw text): the tool calls of
+/// a message whose blocks say what they are by `type` (the agent's `tool_call`, pi's `toolCall`).
+pub(crate) fn ids_of_type<'a>(content: &'a str, kind: &str) -> Vec<Cow<'a, str>> {
+    objects::<TypedBlock>(content)
+        .into_iter()
+        .filter(|b| b.kind.0.as_deref() == Some(kind))
+        .filter_map(|b| b.id.0)
+        .collect()
 }
 
 /// A parent link from its raw value: a string is an id, `null` a root; with `empty_is_root`,

@@ -41,9 +41,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::judge;
 use super::{
     Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
-    trim_start,
 };
 use crate::model::Session;
 
@@ -152,31 +152,16 @@ impl Format for LlxprtJsonl {
     }
 }
 
+/// What the first lines say (`Some(0)` another tool's record, `Some(n)` an llxprt line, `None`
+/// undecided: blank, padding), else llxprt's file name with its fields.
 fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
-    if let Some(c) = crate::formats::judge_lines(head, judge_line) {
-        return c;
-    }
-    let named = path
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"));
-    let text = String::from_utf8_lossy(head);
-    if named && text.contains("\"seq\":") && text.contains("\"payload\":") {
-        40
-    } else {
-        0
-    }
+    let judge_line = |line: &[u8]| judge::json_line(line, judge_object, judge_torn);
+    crate::formats::judge_lines(head, judge_line)
+        .unwrap_or_else(|| judge::by_name(path, head, "session-", &["seq", "payload"]))
 }
 
-/// `Some(0)` another tool's record, `Some(n)` an llxprt line, `None` undecided (blank, torn).
-fn judge_line(line: &[u8]) -> Option<Confidence> {
-    let line = trim_start(line);
-    if let Ok(v) = serde_json::from_slice::<Value>(line) {
-        let Value::Object(o) = v else {
-            return None;
-        };
-        return judge_object(&o);
-    }
+/// A line longer than the head, or torn: judged from its start.
+fn judge_torn(line: &[u8]) -> Option<Confidence> {
     let text = String::from_utf8_lossy(&line[..line.len().min(200)]);
     (text.starts_with("{\"v\":1,\"seq\":") && text.contains("\"ts\":\"")).then_some(80)
 }

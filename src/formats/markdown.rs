@@ -7,64 +7,18 @@
 //! fenced with a fence longer than any backtick run inside it, so no content can end it early.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use super::export::{self, Block, Detail, Doc, Item, ResultBlock, SectionKind};
-
-use crate::formats::{
-    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
-};
-use crate::model::Session;
-
-const NAME: &str = "markdown";
+use super::export::{self, Block, Detail, Doc, Exporter, Item, ResultBlock, SectionKind};
 
 pub struct Markdown;
 
-impl Format for Markdown {
-    fn name(&self) -> &'static str {
-        NAME
-    }
+impl Exporter for Markdown {
+    const NAME: &'static str = "markdown";
+    const DESCRIPTION: &'static str = "Markdown document for reading and sharing (export only: all branches, tool calls with results)";
+    const EXTENSIONS: &'static [&'static str] = &[".md", ".markdown"];
 
-    fn description(&self) -> &'static str {
-        "Markdown document for reading and sharing (export only: all branches, tool calls with results)"
-    }
-
-    fn tool(&self) -> &'static str {
-        "export"
-    }
-
-    fn resumable(&self) -> bool {
-        false
-    }
-
-    /// `.md`, `.markdown`.
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(n.ends_with(".md") || n.ends_with(".markdown")) * 90
-    }
-
-    fn is_jsonl(&self) -> bool {
-        false
-    }
-
-    fn detect(&self, _path: Option<&Path>, _head: &[u8]) -> Confidence {
-        0
-    }
-
-    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
-        Err(export::write_only(NAME, input.name))
-    }
-
-    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
-        let doc = export::build(session, options)?;
-        let text = render(&doc);
-        Ok(Written {
-            bytes: text.into_bytes(),
-            losses: doc.losses,
-        })
-    }
-
-    fn keys<'a>(&self, _record: &'a [u8]) -> Option<Keys<'a>> {
-        None
+    fn render(doc: &Doc) -> String {
+        render(doc)
     }
 }
 

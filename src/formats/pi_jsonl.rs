@@ -39,8 +39,9 @@ use serde_json::{Map, Value};
 
 use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
-    Written, trim_start,
+    Written,
 };
+use super::{judge, pi_style};
 use crate::model::Session;
 
 pub struct PiJsonl;
@@ -64,6 +65,12 @@ const HINT_NO_HEADER: &str = "pi-jsonl.no-header";
 const HINT_HEADER_RAW: &str = "pi-jsonl.header-raw";
 /// Meta hint: the last line has no final newline.
 const HINT_NO_FINAL_NEWLINE: &str = "pi-jsonl.no-final-newline";
+/// The meta hints above, for what this format shares with the Go agent.
+const LINE_HINTS: pi_style::Hints = pi_style::Hints {
+    no_header: HINT_NO_HEADER,
+    header_raw: HINT_HEADER_RAW,
+    no_final_newline: HINT_NO_FINAL_NEWLINE,
+};
 /// Node hint: the entry had no `id` and `parentId` (version 1): write neither.
 const HINT_NO_ID: &str = "pi-jsonl.no-id";
 /// Node hint: the entry's own id, when the node was renamed (a duplicate id).
@@ -184,29 +191,20 @@ impl Format for PiJsonl {
     }
 }
 
+/// What the first lines say: `Some(0)` another tool's record, `Some(n)` pi's, `None` nothing
+/// either way (blank, padding, a torn or damaged line, a stray value): the next line decides.
 fn detect(_path: Option<&Path>, head: &[u8]) -> Confidence {
-    if let Some(c) = crate::formats::judge_lines(head, judge_line) {
-        return c;
-    }
-    0
+    let judge_line = |line: &[u8]| judge::json_line(line, judge_object, judge_torn);
+    crate::formats::judge_lines(head, judge_line).unwrap_or(0)
 }
 
-/// What one line says: `Some(0)` another tool's record, `Some(n)` pi's, `None` nothing
-/// either way (blank, padding, a torn or damaged line, a stray value): the next line decides.
-fn judge_line(line: &[u8]) -> Option<Confidence> {
-    let line = trim_start(line);
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(o)) => judge_object(&o),
-        Ok(_) => None,
-        Err(_) => {
-            // Longer than the head, or torn: judge from its text.
-            let text = String::from_utf8_lossy(line);
-            let header = text.starts_with("{\"type\":\"session\",")
-                && text.contains("\"id\":")
-                && text.contains("\"cwd\":");
-            header.then_some(70)
-        }
-    }
+/// Longer than the head, or torn: judged from its text.
+fn judge_torn(line: &[u8]) -> Option<Confidence> {
+    let text = String::from_utf8_lossy(line);
+    let header = text.starts_with("{\"type\":\"session\",")
+        && text.contains("\"id\":")
+        && text.contains("\"cwd\":");
+    header.then_some(70)
 }
 
 fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {

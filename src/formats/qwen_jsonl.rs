@@ -41,6 +41,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::judge::file_name;
 use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
     Written, trim_start,
@@ -212,10 +213,7 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
     if let Some(c) = crate::formats::judge_lines(head, judge_line) {
         return c;
     }
-    let jsonl_name = path
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".jsonl"));
+    let jsonl_name = file_name(path).is_some_and(|n| n.ends_with(".jsonl"));
     let text = String::from_utf8_lossy(head);
     if jsonl_name && text.contains("\"parentUuid\"") && !text.contains("\"userType\"") {
         40

@@ -19,9 +19,15 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::fields::take_string;
+use super::json_document::{
+    self, kept_fields, kept_message, key_list, ordered_as_read, session_times,
+};
+use super::one_branch::{ONE_BRANCH, one_branch};
+use super::tool_output::output_text;
 use super::{
-    Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
-    WriteError, WriteOptions, Written, ends_with_newline, json_error_location, ordered, trim_start,
+    Confidence, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome, WriteError,
+    WriteOptions, Written, ends_with_newline, ordered,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
@@ -92,20 +98,9 @@ impl Format for SimpleAgentJson {
     }
 
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
-        let head = trim_start(head);
-        let jsonl_name = path
-            .and_then(|p| p.extension())
-            .is_some_and(|e| e == "jsonl");
-        if !head.starts_with(b"{") || jsonl_name {
+        let Some(head) = json_document::document_head(path, head) else {
             return 0;
-        }
-        let first_line_ends_object = head
-            .iter()
-            .position(|&b| b == b'\n')
-            .is_some_and(|nl| trim_end(&head[..nl]).ends_with(b"}"));
-        if first_line_ends_object {
-            return 0;
-        }
+        };
         let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let has = |k: &str| compact.contains(&format!("\"{k}\":"));
@@ -123,33 +118,11 @@ impl Format for SimpleAgentJson {
     }
 
     fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
-        let bytes = trim_start(input.bytes);
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            let at = json_error_location(input.name, input.bytes, &e);
-            let what = if e.is_eof() {
-                "the session JSON ends before it is complete (truncated, probably by a crash)"
-            } else {
-                "the session JSON is not valid"
-            };
-            ReadError::new(at, format!("{what}: {e}")).with_hint(DAMAGED_HINT)
-        })?;
-        let Value::Object(mut root) = value else {
-            return Err(ReadError::new(
-                Location::file(input.name),
-                "expected a JSON object (a simple-agent session) at the top level",
-            ));
-        };
-        let root_keys: Vec<String> = root.keys().cloned().collect();
-        let messages = match root.shift_remove("messages") {
-            Some(Value::Array(m)) => m,
-            Some(Value::Null) => Vec::new(),
-            _ => {
-                return Err(ReadError::new(
-                    Location::file(input.name),
-                    "no `messages` array: this is not a simple-agent session file",
-                ));
-            }
-        };
+        let json_document::Document {
+            mut root,
+            keys,
+            messages,
+        } = json_document::parse(input, "simple-agent", true)?;
         let mut diagnostics = Vec::new();
         match root.get("version").and_then(Value::as_str) {
             Some("1.0") => {}
@@ -161,11 +134,11 @@ impl Format for SimpleAgentJson {
             }),
         }
         let mut hints = Extra::new();
-        hints.insert(HINT_KEYS.into(), key_list(&root_keys));
+        hints.insert(HINT_KEYS.into(), key_list(&keys));
         if ends_with_newline(input.bytes) {
             hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
         }
-        if bytes.iter().any(|b| matches!(b, b'<' | b'>' | b'&')) {
+        if input.bytes.iter().any(|b| matches!(b, b'<' | b'>' | b'&')) {
             hints.insert(HINT_HTML_ESCAPE.into(), false.into());
         }
         if let Some(Value::Object(md)) = root.get("metadata") {
@@ -203,14 +176,7 @@ impl Format for SimpleAgentJson {
 
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
-        let (session, left_out) = session
-            .branch(options.leaf.as_deref())
-            .map_err(WriteError)?;
-        losses.add(
-            "other-branches",
-            left_out,
-            "nodes on other branches (this format holds one branch; choose with --leaf)",
-        );
+        let session = one_branch(session, options, ONE_BRANCH, &mut losses)?;
         let own = session.meta.source_format.as_deref() == Some(NAME);
         let meta = &session.meta;
         let now = options.now.clone().unwrap_or_else(|| GO_ZERO_TIME.into());
@@ -261,30 +227,11 @@ impl Format for SimpleAgentJson {
                 "session fields of the source format",
             );
         }
-        let first_ts = messages
-            .first()
-            .and_then(|m| m.get("timestamp"))
-            .and_then(Value::as_str)
-            .map(String::from);
-        let last = messages
-            .last()
-            .and_then(|m| m.get("timestamp"))
-            .and_then(Value::as_str)
-            .map(String::from);
+        let (start, last) = session_times(meta, &messages, now);
         root.insert("id".into(), meta.id.clone().unwrap_or_default().into());
         root.entry("version").or_insert_with(|| "1.0".into());
-        root.insert(
-            "created_at".into(),
-            meta.start_time
-                .clone()
-                .or(first_ts)
-                .unwrap_or(now.clone())
-                .into(),
-        );
-        root.insert(
-            "updated_at".into(),
-            meta.last_updated.clone().or(last).unwrap_or(now).into(),
-        );
+        root.insert("created_at".into(), start.into());
+        root.insert("updated_at".into(), last.into());
         let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
         root.insert("path".into(), cwd.unwrap_or_default().into());
         root.entry("provider").or_insert_with(|| "".into());
@@ -318,7 +265,7 @@ impl Format for SimpleAgentJson {
         if meta.summary.is_some() {
             losses.add("summary", 1, "the session summary (no field for it)");
         }
-        let root = ordered_as_read(root, &meta.hints, SESSION_ORDER);
+        let root = ordered_as_read(root, &meta.hints, HINT_KEYS, SESSION_ORDER);
         let newline = own && meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
         let escape = !(own && meta.hints.get(HINT_HTML_ESCAPE) == Some(&Value::Bool(false)));
         Ok(Written {
@@ -354,46 +301,6 @@ impl Format for SimpleAgentJson {
             results: k.tool_call_id.into_iter().collect(),
             ..Keys::default()
         })
-    }
-}
-
-fn trim_end(b: &[u8]) -> &[u8] {
-    let end = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(0, |p| p + 1);
-    &b[..end]
-}
-
-fn take_string(map: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match map.get(key) {
-        Some(Value::String(_)) => map.shift_remove(key).and_then(|v| match v {
-            Value::String(s) => Some(s),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
-fn key_list(keys: impl IntoIterator<Item = impl AsRef<str>>) -> Value {
-    Value::Array(
-        keys.into_iter()
-            .map(|k| Value::String(k.as_ref().to_string()))
-            .collect(),
-    )
-}
-
-fn ordered_as_read(
-    map: Map<String, Value>,
-    hints: &Extra,
-    canonical: &[&str],
-) -> Map<String, Value> {
-    match hints.get(HINT_KEYS).and_then(Value::as_array) {
-        Some(keys) => {
-            let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
-            ordered(ordered(map, canonical), &keys)
-        }
-        None => ordered(map, canonical),
     }
 }
 
@@ -473,20 +380,7 @@ fn message_to_node(
                 index + 1
             ),
         });
-        return Node {
-            id,
-            parent,
-            timestamp: value
-                .get("timestamp")
-                .and_then(Value::as_str)
-                .map(String::from),
-            body: Body::Event(Event::Custom {
-                kind: UNKNOWN_MESSAGE.into(),
-                data: value,
-            }),
-            extra: Extra::new(),
-            hints: Extra::new(),
-        };
+        return kept_message(id, parent, UNKNOWN_MESSAGE, value);
     };
     let mut hints = Extra::new();
     hints.insert(HINT_KEYS.into(), key_list(m.keys()));
@@ -580,20 +474,6 @@ fn calls_empty(parts: &[Part]) -> bool {
         .any(|p| matches!(p.content, Content::ToolCall { .. }))
 }
 
-/// The text of a tool result for the `content` string.
-fn result_text(output: &Value) -> String {
-    match output {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Object(o) => match (o.get("output"), o.get("error")) {
-            (Some(Value::String(s)), _) if o.len() == 1 => s.clone(),
-            (_, Some(Value::String(s))) if o.len() == 1 => s.clone(),
-            _ => serde_json::to_string(output).unwrap_or_default(),
-        },
-        other => serde_json::to_string(other).unwrap_or_default(),
-    }
-}
-
 /// One node as one message, or several when a tool node holds several results.
 fn write_message(
     node: &Node,
@@ -608,17 +488,7 @@ fn write_message(
         Role::Assistant => "assistant",
         _ => "tool",
     };
-    let mut base = Map::new();
-    if own {
-        base.extend(m.extra.clone());
-        base.extend(node.extra.clone());
-    } else {
-        losses.add(
-            "record-fields",
-            m.extra.len() + node.extra.len(),
-            "fields of the source records that a simple-agent session has no place for",
-        );
-    }
+    let base = kept_fields(node, m, own, "simple-agent", losses);
     if m.model.is_some() && !own {
         losses.add(
             "message-models",
@@ -741,7 +611,7 @@ fn write_message(
             );
         }
         w.insert("timestamp".into(), timestamp.into());
-        out.push(ordered_as_read(w, &node.hints, MESSAGE_ORDER));
+        out.push(ordered_as_read(w, &node.hints, HINT_KEYS, MESSAGE_ORDER));
         return out;
     }
     if text.is_some() {
@@ -757,7 +627,7 @@ fn write_message(
         w.insert("role".into(), "tool".into());
         let absent = output.is_null() && content_hint == Some("absent");
         if !absent {
-            let mut s = result_text(&output);
+            let (mut s, _) = output_text(&output);
             if i == 0 && s.is_empty() {
                 s = text.clone().unwrap_or_default();
             }
@@ -767,7 +637,7 @@ fn write_message(
             w.insert("tool_call_id".into(), id.into());
         }
         w.insert("timestamp".into(), timestamp.clone().into());
-        out.push(ordered_as_read(w, &node.hints, MESSAGE_ORDER));
+        out.push(ordered_as_read(w, &node.hints, HINT_KEYS, MESSAGE_ORDER));
     }
     out
 }

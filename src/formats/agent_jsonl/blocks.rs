@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::super::gemini_content::take_string;
+use super::super::fields::take_string;
 use super::super::ordered;
+use super::super::tool_output::output_text;
 use crate::model::{Content, Extra, Part};
 
 const TEXT_ORDER: [&str; 2] = ["type", "text"];
@@ -126,21 +127,13 @@ pub(super) fn block_from_part(part: &Part, native: bool) -> Option<Value> {
     Some(Value::Object(ordered(b, order)))
 }
 
-/// A tool result's `output` as content blocks: the blocks when it is an array (as read), a
-/// text block for a string or for Gemini's `{output}` / `{error}`, else the JSON as text.
+/// A tool result's `output` as content blocks: the blocks when it is an array (as read), else
+/// one text block of its [`output_text`].
 pub(super) fn blocks_of_output(output: &Value) -> Value {
-    let text = match output {
-        Value::Array(_) => return output.clone(),
-        Value::String(s) => s.clone(),
-        Value::Object(o) => match (o.get("output"), o.get("error")) {
-            (Some(Value::String(s)), _) | (None, Some(Value::String(s))) if o.len() == 1 => {
-                s.clone()
-            }
-            _ => output.to_string(),
-        },
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
+    if output.is_array() {
+        return output.clone();
+    }
+    let (text, _) = output_text(output);
     serde_json::json!([{"type": "text", "text": text}])
 }
 

@@ -8,11 +8,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::super::{WriteError, WriteOptions, Written, ordered};
+use super::super::one_branch::one_branch;
+use super::super::{WriteError, WriteOptions, Written, ordered, pi_style};
 use super::read::{message_value, role_str};
-use super::{COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, go_json};
+use super::{COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, NAME, go_json};
 use crate::diag::LossReport;
-use crate::ids::{derived_uuid, sha256_hex};
 use crate::model::{Body, Content, Event, Message, Role, Session};
 
 const EPOCH: &str = "1970-01-01T00:00:00Z";
@@ -21,40 +21,24 @@ pub(super) fn write_foreign(
     session: &Session,
     options: &WriteOptions,
 ) -> Result<Written, WriteError> {
-    let (branch, left_out) = session
-        .branch(options.leaf.as_deref())
-        .map_err(WriteError)?;
     let mut losses = LossReport::default();
-    losses.add(
-        "other-branches",
-        left_out,
+    let branch = one_branch(
+        session,
+        options,
         "nodes on other branches (the agent keeps one chain; choose one with --leaf)",
-    );
-    let meta = &branch.meta;
-    let session_id = meta
-        .id
-        .clone()
-        .unwrap_or_else(|| derived_uuid(&format!("agent-jsonl/{}", branch.nodes.len())));
-    let start = meta
-        .start_time
-        .clone()
-        .or_else(|| branch.nodes.iter().find_map(|n| n.timestamp.clone()))
-        .or_else(|| options.now.clone())
-        .unwrap_or_else(|| EPOCH.into());
-    let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
-    if cwd.is_none() {
-        losses.add(
-            "no-cwd",
-            1,
-            "the session names no working directory; the header gets \"\" (give one with --cwd)",
-        );
-    }
+        &mut losses,
+    )?;
+    let pi_style::Foreign {
+        id: session_id,
+        start,
+        cwd,
+    } = pi_style::foreign(&branch, options, NAME, EPOCH, "the header", &mut losses);
     let mut h = Map::new();
     h.insert("type".into(), "session".into());
     h.insert("id".into(), session_id.clone().into());
     h.insert("version".into(), 1.into());
     h.insert("timestamp".into(), start.clone().into());
-    h.insert("cwd".into(), cwd.unwrap_or_default().into());
+    h.insert("cwd".into(), cwd.into());
     let mut out = go_json(&Value::Object(ordered(h, &HEADER_ORDER)));
     out.push(b'\n');
 
@@ -100,7 +84,7 @@ pub(super) fn write_foreign(
             ),
         }
         for (k, (mut e, first_kept)) in bodies.into_iter().enumerate() {
-            let id = new_id(&session_id, &node.id, k, &mut used);
+            let id = pi_style::entry_id(&session_id, &node.id, k, &mut used);
             if k == 0 {
                 first_of.insert(&node.id, id.clone());
             }
@@ -216,21 +200,4 @@ fn message_entries(
         msg.usage = m.usage.clone();
         out.push(entry(msg));
     }
-}
-
-/// An 8-hex id for the `k`th entry of a node, derived from the session and node ids.
-fn new_id(session: &str, node: &str, k: usize, used: &mut HashSet<String>) -> String {
-    let is_hex = node.len() == 8 && node.bytes().all(|b| b.is_ascii_hexdigit());
-    let mut id = if k == 0 && is_hex {
-        node.to_string()
-    } else {
-        sha256_hex(&format!("{session}/{node}/{k}"))[..8].to_string()
-    };
-    let mut n = 0;
-    while used.contains(&id) {
-        n += 1;
-        id = sha256_hex(&format!("{session}/{node}/{k}/{n}"))[..8].to_string();
-    }
-    used.insert(id.clone());
-    id
 }

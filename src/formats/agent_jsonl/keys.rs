@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::formats::Keys;
-use crate::formats::keys::{Lenient, RawField, parent_of};
+use crate::formats::keys::{self, Lenient, RawField, parent_of};
 
 #[derive(Deserialize)]
 struct Record<'a> {
@@ -32,28 +32,9 @@ struct Message<'a> {
     content: RawField<'a>,
 }
 
-#[derive(Deserialize)]
-struct Block<'a> {
-    #[serde(borrow, default, rename = "type")]
-    kind: Lenient<'a>,
-    #[serde(borrow, default)]
-    id: Lenient<'a>,
-}
-
-fn object<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
-    let text = raw.get();
-    if !text.starts_with('{') {
-        return None;
-    }
-    serde_json::from_str(text).ok()
-}
-
 /// `None` when the record is not a JSON object.
 pub(super) fn agent_keys(record: &[u8]) -> Option<Keys<'_>> {
-    if crate::formats::trim_start(record).first() != Some(&b'{') {
-        return None;
-    }
-    let r: Record = serde_json::from_slice(record).ok()?;
+    let r: Record = keys::record(record)?;
     let (parent, parent_span) = parent_of(record, &r.parent_id, true);
     let mut missing = Vec::new();
     let mut calls = Vec::new();
@@ -73,7 +54,7 @@ pub(super) fn agent_keys(record: &[u8]) -> Option<Keys<'_>> {
         missing.push("parent_id");
     }
     if kind == Some("message") {
-        match r.message.0.and_then(object::<Message>) {
+        match r.message.0.and_then(keys::object::<Message>) {
             None => missing.push("message"),
             Some(m) => {
                 let role = m.role.0.as_deref();
@@ -89,15 +70,8 @@ pub(super) fn agent_keys(record: &[u8]) -> Option<Keys<'_>> {
                 let content = m.content.0.map(RawValue::get).unwrap_or("");
                 if !content.starts_with('[') {
                     missing.push("message.content");
-                } else if let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(content) {
-                    for b in blocks.into_iter().filter_map(object::<Block>) {
-                        if b.kind.0.as_deref() == Some("tool_call")
-                            && let Some(id) = b.id.0
-                        {
-                            calls.push(id);
-                        }
-                    }
                 }
+                calls = keys::ids_of_type(content, "tool_call");
             }
         }
     }

@@ -6,32 +6,20 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::super::gemini_content::take_string;
-use super::super::{Input, ReadError, ReadOutcome, Written, ordered, record_diagnostics};
+use super::super::fields::take_string;
+use super::super::{Input, ReadError, ReadOutcome, Written, ordered, pi_style};
 use super::blocks::{block_from_part, blocks_of_output, output_of_blocks};
 use super::{
     ASSISTANT_ORDER, COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, HINT_HEADER_RAW, HINT_ID,
-    HINT_NO_FINAL_NEWLINE, HINT_NO_HEADER, HINT_RAW, NAME, RECORD, TOOL_RESULT_ORDER, USAGE_ORDER,
-    USER_ORDER, go_json,
+    HINT_NO_HEADER, HINT_RAW, LINE_HINTS, NAME, RECORD, TOOL_RESULT_ORDER, USAGE_ORDER, USER_ORDER,
+    go_json,
 };
 use crate::diag::Location;
-use crate::diag::{Diagnostic, LossReport, Severity};
+use crate::diag::{Diagnostic, Severity};
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
-use crate::records::{Damage, Options, split_slice};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
-    let (records, findings) = split_slice(input.bytes, Options::default());
-    let mut diagnostics = record_diagnostics(input.name, &findings);
-    let mut meta = Meta {
-        source_format: Some(NAME.into()),
-        ..Meta::default()
-    };
-    if findings
-        .iter()
-        .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
-    {
-        meta.hints.insert(HINT_NO_FINAL_NEWLINE.into(), true.into());
-    }
+    let (records, mut diagnostics, mut meta) = pi_style::start_read(input, NAME, &LINE_HINTS);
     let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
     let mut ids: HashSet<String> = HashSet::new();
     let mut next_suffix: HashMap<String, u32> = HashMap::new();
@@ -117,10 +105,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
 
 fn read_header(mut h: Map<String, Value>, text: &[u8], meta: &mut Meta) {
     h.shift_remove("type");
-    meta.id = take_string(&mut h, "id");
-    meta.start_time = take_string(&mut h, "timestamp");
-    meta.cwd = take_string(&mut h, "cwd");
-    meta.extra = h;
+    pi_style::read_header(h, meta);
     if go_json(&header(meta)) != text {
         let raw = String::from_utf8_lossy(text).into_owned();
         meta.hints.insert(HINT_HEADER_RAW.into(), raw.into());
@@ -128,19 +113,7 @@ fn read_header(mut h: Map<String, Value>, text: &[u8], meta: &mut Meta) {
 }
 
 pub(super) fn header(meta: &Meta) -> Value {
-    let mut h = Map::new();
-    h.insert("type".into(), "session".into());
-    if let Some(id) = &meta.id {
-        h.insert("id".into(), id.clone().into());
-    }
-    if let Some(ts) = &meta.start_time {
-        h.insert("timestamp".into(), ts.clone().into());
-    }
-    if let Some(cwd) = &meta.cwd {
-        h.insert("cwd".into(), cwd.clone().into());
-    }
-    h.extend(meta.extra.clone());
-    Value::Object(ordered(h, &HEADER_ORDER))
+    pi_style::header(meta, None, &HEADER_ORDER)
 }
 
 fn role_of(s: &str) -> Option<Role> {
@@ -444,31 +417,10 @@ pub(super) fn native_entry(node: &Node) -> Value {
 }
 
 pub(super) fn write_native(session: &Session) -> Written {
-    let mut out = Vec::with_capacity(64 * 1024);
-    if !session.meta.hints.contains_key(HINT_NO_HEADER) {
-        match session
-            .meta
-            .hints
-            .get(HINT_HEADER_RAW)
-            .and_then(Value::as_str)
-        {
-            Some(raw) => out.extend_from_slice(raw.as_bytes()),
-            None => out.extend(go_json(&header(&session.meta))),
-        }
-        out.push(b'\n');
-    }
-    for node in &session.nodes {
-        match node.hints.get(HINT_RAW).and_then(Value::as_str) {
-            Some(raw) => out.extend_from_slice(raw.as_bytes()),
-            None => out.extend(go_json(&native_entry(node))),
-        }
-        out.push(b'\n');
-    }
-    if session.meta.hints.contains_key(HINT_NO_FINAL_NEWLINE) && out.ends_with(b"\n") {
-        out.pop();
-    }
-    Written {
-        bytes: out,
-        losses: LossReport::default(),
-    }
+    let header_line = |meta: &Meta| go_json(&header(meta));
+    let entry_line = |node: &Node| match node.hints.get(HINT_RAW).and_then(Value::as_str) {
+        Some(raw) => raw.as_bytes().to_vec(),
+        None => go_json(&native_entry(node)),
+    };
+    pi_style::write_lines(session, &LINE_HINTS, header_line, entry_line)
 }

@@ -5,19 +5,18 @@
 
 use serde_json::{Value, json};
 
-use crate::formats::{ends_with_newline, to_pretty_js, trim_start};
+use crate::formats::json_document::edit_pretty_js;
 
 /// The checkpoint with every unanswered call answered by an error saying `message`, and how
 /// many were closed; `None` when there is nothing to close or the document would not be
 /// written back byte for byte apart from the new responses.
 pub fn close_open_calls(bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
-    let body = trim_start(bytes);
-    let mut doc: Value = serde_json::from_slice(body).ok()?;
-    let final_newline = ends_with_newline(bytes);
-    if to_pretty_js(&doc, final_newline) != body {
-        return None;
-    }
-    let history = match &mut doc {
+    edit_pretty_js(bytes, |doc| close_history_calls(doc, message))
+}
+
+/// Answers every unanswered call of the history in `doc`; returns how many.
+fn close_history_calls(doc: &mut Value, message: &str) -> Option<usize> {
+    let history = match doc {
         Value::Array(h) => h,
         Value::Object(o) => o.get_mut("history")?.as_array_mut()?,
         _ => return None,
@@ -70,12 +69,7 @@ pub fn close_open_calls(bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)>
         }
         i += 1;
     }
-    if closed == 0 {
-        return None;
-    }
-    let mut out = bytes[..bytes.len() - body.len()].to_vec();
-    out.extend(to_pretty_js(&doc, final_newline));
-    Some((out, closed))
+    Some(closed)
 }
 
 /// `(id, name)` of each `functionCall` in a model turn.

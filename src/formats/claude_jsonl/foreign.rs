@@ -10,6 +10,7 @@ use super::WRITER_VERSION;
 use super::blocks::block_from_part;
 use super::write::{to_bytes, usage_object};
 use crate::diag::LossReport;
+use crate::formats::tool_output::output_text;
 use crate::formats::{WriteError, WriteOptions, Written, foreign_session_id};
 use crate::ids::{derived_uuid, is_uuid, sha256_hex};
 use crate::model::{Body, Content, Event, Message, Node, Part, Role, Session};
@@ -201,7 +202,7 @@ impl<'s> Writer<'s> {
                     ..
                 } => {
                     let id = self.answer(call_id.as_deref(), name.as_deref());
-                    let (text, error) = result_text(output);
+                    let (text, error) = output_text(output);
                     let mut b = json!({"tool_use_id": id, "type": "tool_result", "content": text});
                     if *is_error || error {
                         b["is_error"] = true.into();
@@ -352,19 +353,4 @@ fn sanitize(id: &str) -> String {
         })
         .collect();
     if s.is_empty() { "toolu_".into() } else { s }
-}
-
-/// A result's output as the text of a `tool_result` block, and whether it says it failed
-/// (Gemini-family `{output}` / `{error}` objects are unwrapped).
-fn result_text(output: &Value) -> (String, bool) {
-    match output {
-        Value::String(s) => (s.clone(), false),
-        Value::Null => (String::new(), false),
-        Value::Object(o) if o.len() == 1 => match o.iter().next() {
-            Some((k, Value::String(s))) if k == "output" => (s.clone(), false),
-            Some((k, Value::String(s))) if k == "error" => (s.clone(), true),
-            _ => (output.to_string(), false),
-        },
-        _ => (output.to_string(), false),
-    }
 }

@@ -2,10 +2,9 @@
 //! strings and skips message text, tool inputs and results without building values.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use crate::formats::Keys;
-use crate::formats::keys::{Lenient, RawField, parent_of};
+use crate::formats::keys::{self, Lenient, RawField, parent_of};
 
 #[derive(Deserialize)]
 struct Entry<'a> {
@@ -39,10 +38,7 @@ struct Block<'a> {
 
 /// `None` when the entry is not a JSON object (or not JSON).
 pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
-    if crate::formats::trim_start(record).first() != Some(&b'{') {
-        return None;
-    }
-    let e: Entry = serde_json::from_slice(record).ok()?;
+    let e: Entry = keys::record(record)?;
     if e.uuid.0.is_none() {
         // Not a chain entry (`summary`, `file-history-snapshot`, ...): nothing to link.
         return Some(Keys {
@@ -64,18 +60,15 @@ pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
     let needs_message = matches!(e.kind.0.as_deref(), Some("user" | "assistant"));
     let mut calls = Vec::new();
     let mut results = Vec::new();
-    let content = e.message.0.and_then(|m| content_of(m));
-    match content {
+    // `message.content`, when `message` is an object that has it.
+    let content = e.message.0.and_then(keys::object::<Message>);
+    match content.and_then(|m| m.content.0) {
         Some(raw) => {
-            if raw.get().starts_with('[')
-                && let Ok(blocks) = serde_json::from_str::<Vec<MaybeBlock<'_>>>(raw.get())
-            {
-                for b in blocks.into_iter().filter_map(|b| b.0) {
-                    match b.kind.0.as_deref() {
-                        Some("tool_use") => calls.extend(b.id.0),
-                        Some("tool_result") => results.extend(b.tool_use_id.0),
-                        _ => {}
-                    }
+            for b in keys::objects::<Block>(raw.get()) {
+                match b.kind.0.as_deref() {
+                    Some("tool_use") => calls.extend(b.id.0),
+                    Some("tool_result") => results.extend(b.tool_use_id.0),
+                    _ => {}
                 }
             }
         }
@@ -93,26 +86,4 @@ pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
         results,
         missing,
     })
-}
-
-/// `message.content` as raw text, when `message` is an object that has it.
-fn content_of(message: &RawValue) -> Option<&RawValue> {
-    if !message.get().starts_with('{') {
-        return None;
-    }
-    let m: Message = serde_json::from_str(message.get()).ok()?;
-    m.content.0
-}
-
-/// A block, or `None` for an element that is not an object (a string in `content`).
-struct MaybeBlock<'a>(Option<Block<'a>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        if !raw.get().starts_with('{') {
-            return Ok(MaybeBlock(None));
-        }
-        Ok(MaybeBlock(serde_json::from_str(raw.get()).ok()))
-    }
 }

@@ -4,10 +4,12 @@
 
 use serde_json::{Map, Value};
 
+use super::super::one_branch::one_branch;
+use super::super::tool_output::output_text;
 use super::super::{WriteError, WriteOptions};
 use super::CLI_VERSION;
 use super::items::{content_item, line, summary_of};
-use super::write::linear;
+use super::write::OTHER_BRANCHES;
 use crate::diag::LossReport;
 use crate::ids::{derived_uuid, is_uuid, sha256_hex};
 use crate::model::{Body, Content, Event, Message, Node, Role, Session};
@@ -54,12 +56,7 @@ impl<'a> Foreign<'a> {
 
     /// The whole session.
     pub(super) fn write(mut self) -> Result<Vec<u8>, WriteError> {
-        let (branch, left_out) = linear(self.session, self.options)?;
-        self.losses.add(
-            "other-branches",
-            left_out,
-            "nodes on other branches (a Codex rollout holds one conversation)",
-        );
+        let branch = one_branch(self.session, self.options, OTHER_BRANCHES, self.losses)?;
         let mut out = Vec::new();
         self.meta_line(&branch, &mut out);
         for node in &branch.nodes {
@@ -222,7 +219,7 @@ impl<'a> Foreign<'a> {
                     let mut p = Map::new();
                     p.insert("type".into(), "function_call_output".into());
                     p.insert("call_id".into(), self.call_id(call_id.as_deref(), node, k).into());
-                    p.insert("output".into(), output_text(output).into());
+                    p.insert("output".into(), output_text(output).0.into());
                     push(out, line(&ts, "response_item", Value::Object(p)));
                 }
                 Content::Media { .. } => self.losses.add("assistant-media", 1, "media in replies (a rollout message of the assistant holds text only)"),
@@ -316,20 +313,6 @@ impl<'a> Foreign<'a> {
                 "the model of each reply (Codex records it per turn in turn_context)",
             );
         }
-    }
-}
-
-/// A tool's output as the text a `function_call_output` holds: a string as it is, a Gemini-style
-/// `{output}` or `{error}` object by its text, anything else as compact JSON.
-fn output_text(output: &Value) -> String {
-    match output {
-        Value::String(s) => s.clone(),
-        Value::Object(o) if o.len() == 1 => match o.iter().next() {
-            Some((k, Value::String(s))) if k == "output" || k == "error" => s.clone(),
-            _ => output.to_string(),
-        },
-        Value::Null => String::new(),
-        _ => output.to_string(),
     }
 }
 

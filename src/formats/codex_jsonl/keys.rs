@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use crate::formats::Keys;
-use crate::formats::keys::{Lenient, RawField};
+use crate::formats::keys::{self, Lenient, RawField};
 
 #[derive(Deserialize)]
 struct Line<'a> {
@@ -27,10 +27,7 @@ struct Item<'a> {
 
 /// `None` when the line is not a JSON object (or not JSON).
 pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
-    if crate::formats::trim_start(record).first() != Some(&b'{') {
-        return None;
-    }
-    let l: Line = serde_json::from_slice(record).ok()?;
+    let l: Line = keys::record(record)?;
     let mut missing = Vec::new();
     if l.timestamp.0.is_none() {
         missing.push("timestamp");
@@ -44,9 +41,7 @@ pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
     let mut calls = Vec::new();
     let mut results = Vec::new();
     if l.kind.0.as_deref() == Some("response_item")
-        && let Some(raw) = l.payload.0
-        && raw.get().starts_with('{')
-        && let Ok(item) = serde_json::from_str::<Item>(raw.get())
+        && let Some(item) = l.payload.0.and_then(keys::object::<Item>)
         && let (Some(kind), Some(id)) = (item.kind.0, item.call_id.0)
     {
         match &*kind {

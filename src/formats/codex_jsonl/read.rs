@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::super::fields::take_string;
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
 use super::items::{meta_payload, native_line};
 use super::{
@@ -136,10 +137,7 @@ fn read_meta(value: Value, text: &[u8], index: usize) -> Meta {
         unreachable!("checked by the caller")
     };
     let keys: Vec<Value> = p.keys().map(|k| Value::String(k.clone())).collect();
-    let mut take = |k: &str| match p.get(k) {
-        Some(Value::String(_)) => p.shift_remove(k).and_then(|v| v.as_str().map(String::from)),
-        _ => None,
-    };
+    let mut take = |k: &str| take_string(&mut p, k);
     let id = take("id");
     let start_time = take("timestamp");
     let cwd = take("cwd");

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::super::one_branch::one_branch;
 use super::super::{WriteError, WriteOptions, Written};
 use super::foreign::Foreign;
 use super::items::{line, meta_payload, native_line};
@@ -18,12 +19,7 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
         let bytes = Foreign::new(session, options, &mut losses)?.write()?;
         return Ok(Written { bytes, losses });
     }
-    let (session, left_out) = linear(session, options)?;
-    losses.add(
-        "other-branches",
-        left_out,
-        "nodes on other branches (a Codex rollout holds one conversation)",
-    );
+    let session = one_branch(session, options, OTHER_BRANCHES, &mut losses)?;
     let meta = &session.meta;
     let meta_at = meta
         .hints
@@ -52,14 +48,9 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
     Ok(Written { bytes: out, losses })
 }
 
-/// The session as one branch: Codex rollouts are linear. Nodes are in file order already when
-/// the session has no other branch.
-pub(super) fn linear(
-    session: &Session,
-    options: &WriteOptions,
-) -> Result<(Session, usize), WriteError> {
-    session.branch(options.leaf.as_deref()).map_err(WriteError)
-}
+/// What [`one_branch`] reports: Codex rollouts are linear.
+pub(super) const OTHER_BRANCHES: &str =
+    "nodes on other branches (a Codex rollout holds one conversation)";
 
 fn push(out: &mut Vec<u8>, v: &Value) {
     serde_json::to_writer(&mut *out, v).expect("a JSON value always serializes");

@@ -7,19 +7,14 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::diag::{Location, LossReport};
-use crate::formats::{self, ReadError, WriteError, WriteOptions};
+mod exporter;
+
+pub(crate) use exporter::Exporter;
+
+use crate::diag::LossReport;
+use crate::formats::{self, WriteError, WriteOptions};
 use crate::model::{Body, Content, Event, Message, Part, Role, Session, Usage};
 use crate::tree::Tree;
-
-/// The `ReadError` of a write-only format.
-pub(crate) fn write_only(name: &str, input: &str) -> ReadError {
-    ReadError::new(
-        Location::file(input),
-        format!("{name} is write-only: sessions can be exported to it, not read from it"),
-    )
-    .with_hint("read the session in its original format (see `sessiontool formats`)")
-}
 
 /// A session ready to print.
 pub(crate) struct Doc {

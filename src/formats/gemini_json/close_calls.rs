@@ -5,30 +5,21 @@
 
 use serde_json::{Value, json};
 
-use crate::formats::{ends_with_newline, to_pretty_js, trim_start};
+use crate::formats::json_document::edit_pretty_js;
 
 /// The document with every unanswered call of a `gemini` message given an error result, and
 /// how many were closed. `None` when there is nothing to close, or when the document would
 /// not be written back byte for byte apart from the new results (then it is left alone).
 pub fn close_open_calls(bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
-    let body = trim_start(bytes);
-    let mut doc: Value = serde_json::from_slice(body).ok()?;
-    let final_newline = ends_with_newline(bytes);
-    if to_pretty_js(&doc, final_newline) != body {
-        return None;
-    }
-    let mut closed = 0;
-    for m in doc.get_mut("messages")?.as_array_mut()? {
-        if let Some(m) = m.as_object_mut() {
-            closed += close_message_calls(m, message);
+    edit_pretty_js(bytes, |doc| {
+        let mut closed = 0;
+        for m in doc.get_mut("messages")?.as_array_mut()? {
+            if let Some(m) = m.as_object_mut() {
+                closed += close_message_calls(m, message);
+            }
         }
-    }
-    if closed == 0 {
-        return None;
-    }
-    let mut out = bytes[..bytes.len() - body.len()].to_vec();
-    out.extend(to_pretty_js(&doc, final_newline));
-    Some((out, closed))
+        Some(closed)
+    })
 }
 
 /// Gives every unanswered call of one `gemini` MessageRecord an error result; returns how

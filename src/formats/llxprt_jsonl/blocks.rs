@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::formats::fields::take_u64;
 use crate::formats::ordered;
 use crate::model::{Content, Extra, Message, Part, Role, Usage};
 
@@ -121,10 +122,7 @@ pub(super) fn build_icontent(
 }
 
 fn read_usage(mut u: Map<String, Value>) -> Usage {
-    let mut take = |k: &str| match u.get(k) {
-        Some(v) if v.is_u64() => u.shift_remove(k).and_then(|v| v.as_u64()),
-        _ => None,
-    };
+    let mut take = |k: &str| take_u64(&mut u, k);
     Usage {
         input: take("promptTokens"),
         output: take("completionTokens"),

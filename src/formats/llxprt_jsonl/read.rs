@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use super::super::fields::take_string;
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
 use super::blocks::read_icontent;
 use super::write::{line_text, meta_line};
@@ -168,10 +169,7 @@ pub(super) fn read_meta(line: &Value, text: &[u8]) -> Meta {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let mut take = |k: &str| match p.get(k) {
-        Some(Value::String(_)) => p.shift_remove(k).and_then(|v| v.as_str().map(String::from)),
-        _ => None,
-    };
+    let mut take = |k: &str| take_string(&mut p, k);
     let id = take("sessionId");
     let project_hash = take("projectHash");
     let cwd = take("cwd");

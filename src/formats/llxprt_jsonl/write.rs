@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::super::one_branch::one_branch;
 use super::super::{WriteError, WriteOptions, Written, ordered};
 use super::blocks::{build_icontent, speaker_of};
 use super::read::{event_payload, read_line};
@@ -27,14 +28,12 @@ const START: &[&str] = &[
 pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
     let native = session.meta.source_format.as_deref() == Some(NAME);
     let mut losses = LossReport::default();
-    let (session, left_out) = session
-        .branch(options.leaf.as_deref())
-        .map_err(WriteError)?;
-    losses.add(
-        "other-branches",
-        left_out,
+    let session = one_branch(
+        session,
+        options,
         "nodes on other branches (an llxprt session holds one conversation)",
-    );
+        &mut losses,
+    )?;
     let meta = &session.meta;
     let mut w = Lines {
         out: Vec::with_capacity(session.nodes.len() * 512),

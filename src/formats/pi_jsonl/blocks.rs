@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::super::fields::take_string;
 use super::super::ordered;
 use crate::model::{Content, Extra, Part};
 
@@ -11,10 +12,6 @@ const TEXT_ORDER: [&str; 3] = ["type", "text", "textSignature"];
 const THINKING_ORDER: [&str; 4] = ["type", "thinking", "thinkingSignature", "redacted"];
 const IMAGE_ORDER: [&str; 3] = ["type", "data", "mimeType"];
 const TOOL_CALL_ORDER: [&str; 5] = ["type", "id", "name", "arguments", "thoughtSignature"];
-
-fn take_str(m: &mut Map<String, Value>, key: &str) -> Option<String> {
-    super::super::gemini_content::take_string(m, key)
-}
 
 pub(super) fn part_from_block(block: &Value) -> Part {
     let other = || {
@@ -30,7 +27,7 @@ pub(super) fn part_from_block(block: &Value) -> Part {
     match o.get("type").and_then(Value::as_str) {
         Some("text") if has_str("text") => {
             rest.shift_remove("type");
-            let text = take_str(&mut rest, "text").unwrap_or_default();
+            let text = take_string(&mut rest, "text").unwrap_or_default();
             Part {
                 content: Content::Text { text },
                 signature: None,
@@ -39,8 +36,8 @@ pub(super) fn part_from_block(block: &Value) -> Part {
         }
         Some("thinking") if has_str("thinking") => {
             rest.shift_remove("type");
-            let text = take_str(&mut rest, "thinking").unwrap_or_default();
-            let signature = take_str(&mut rest, "thinkingSignature");
+            let text = take_string(&mut rest, "thinking").unwrap_or_default();
+            let signature = take_string(&mut rest, "thinkingSignature");
             Part {
                 content: Content::Thought {
                     text,
@@ -54,8 +51,8 @@ pub(super) fn part_from_block(block: &Value) -> Part {
         }
         Some("image") if has_str("data") && has_str("mimeType") => {
             rest.shift_remove("type");
-            let data = take_str(&mut rest, "data");
-            let mime_type = take_str(&mut rest, "mimeType");
+            let data = take_string(&mut rest, "data");
+            let mime_type = take_string(&mut rest, "mimeType");
             Part::new(Content::Media {
                 mime_type,
                 data,
@@ -65,10 +62,10 @@ pub(super) fn part_from_block(block: &Value) -> Part {
         }
         Some("toolCall") if has_str("name") && o.contains_key("arguments") => {
             rest.shift_remove("type");
-            let id = take_str(&mut rest, "id");
-            let name = take_str(&mut rest, "name").unwrap_or_default();
+            let id = take_string(&mut rest, "id");
+            let name = take_string(&mut rest, "name").unwrap_or_default();
             let args = rest.shift_remove("arguments").unwrap_or(Value::Null);
-            let signature = take_str(&mut rest, "thoughtSignature");
+            let signature = take_string(&mut rest, "thoughtSignature");
             Part {
                 content: Content::ToolCall {
                     id,

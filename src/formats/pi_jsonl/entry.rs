@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::super::gemini_content::take_string;
+use super::super::fields::take_string;
 use super::blocks::parts_from_blocks;
 use super::{HINT_CONTENT_STRING, MESSAGE_EVENT, RECORD};
 use crate::model::{Body, Content, Event, Extra, Message, Node, Part, Role, Usage};

@@ -13,12 +13,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::super::{WriteError, WriteOptions, Written, ordered};
+use super::super::{WriteError, WriteOptions, Written, ordered, pi_style};
 use super::foreign_message::{api_of, message_entries};
 use super::js;
-use super::{CURRENT_VERSION, ENTRY_ORDER, HEADER_ORDER};
+use super::{CURRENT_VERSION, ENTRY_ORDER, HEADER_ORDER, NAME};
 use crate::diag::LossReport;
-use crate::ids::{derived_uuid, sha256_hex};
 use crate::model::{Body, Event, Node, Session};
 
 const EPOCH: &str = "1970-01-01T00:00:00.000Z";
@@ -35,32 +34,18 @@ pub(super) fn write_foreign(
     session: &Session,
     options: &WriteOptions,
 ) -> Result<Written, WriteError> {
-    let meta = &session.meta;
     let mut losses = LossReport::default();
-    let session_id = meta
-        .id
-        .clone()
-        .unwrap_or_else(|| derived_uuid(&format!("pi-jsonl/{}", session.nodes.len())));
-    let start = meta
-        .start_time
-        .clone()
-        .or_else(|| session.nodes.iter().find_map(|n| n.timestamp.clone()))
-        .or_else(|| options.now.clone())
-        .unwrap_or_else(|| EPOCH.into());
-    let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
-    if cwd.is_none() {
-        losses.add(
-            "no-cwd",
-            1,
-            "the session names no working directory; pi's header gets \"\" (give one with --cwd)",
-        );
-    }
+    let pi_style::Foreign {
+        id: session_id,
+        start,
+        cwd,
+    } = pi_style::foreign(session, options, NAME, EPOCH, "pi's header", &mut losses);
     let mut header = Map::new();
     header.insert("type".into(), "session".into());
     header.insert("version".into(), CURRENT_VERSION.into());
     header.insert("id".into(), session_id.clone().into());
     header.insert("timestamp".into(), start.clone().into());
-    header.insert("cwd".into(), cwd.unwrap_or_default().into());
+    header.insert("cwd".into(), cwd.into());
     let mut out = js::to_vec(&Value::Object(ordered(header, &HEADER_ORDER)));
     out.push(b'\n');
 
@@ -166,23 +151,6 @@ pub(super) struct Calls {
     pub(super) names: HashMap<String, String>,
 }
 
-/// An 8-hex id for the `k`th entry of a node, derived from the session and node ids.
-fn new_id(session: &str, node: &str, k: usize, used: &mut HashSet<String>) -> String {
-    let is_pi = node.len() == 8 && node.bytes().all(|b| b.is_ascii_hexdigit());
-    let mut id = if k == 0 && is_pi {
-        node.to_string()
-    } else {
-        sha256_hex(&format!("{session}/{node}/{k}"))[..8].to_string()
-    };
-    let mut n = 0;
-    while used.contains(&id) {
-        n += 1;
-        id = sha256_hex(&format!("{session}/{node}/{k}/{n}"))[..8].to_string();
-    }
-    used.insert(id.clone());
-    id
-}
-
 fn node_entries(
     node: &Node,
     session_id: &str,
@@ -198,7 +166,7 @@ fn node_entries(
     out.into_iter()
         .enumerate()
         .map(|(k, (kind, fields, first_kept))| Planned {
-            id: new_id(session_id, &node.id, k, used),
+            id: pi_style::entry_id(session_id, &node.id, k, used),
             fields,
             kind,
             first_kept,

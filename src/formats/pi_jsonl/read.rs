@@ -5,32 +5,20 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
+use super::super::{Input, ReadError, ReadOutcome, pi_style};
 use super::entry::read_entry;
 use super::js;
 use super::native::native_entry;
 use super::write::{Layout, apply_key_hints, header, key_hint};
 use super::{
-    HINT_HEADER_RAW, HINT_ID, HINT_KEYS, HINT_NO_FINAL_NEWLINE, HINT_NO_HEADER, HINT_NO_ID,
-    HINT_RAW, HINT_VERSION, NAME, RECORD,
+    HINT_HEADER_RAW, HINT_ID, HINT_KEYS, HINT_NO_HEADER, HINT_NO_ID, HINT_RAW, HINT_VERSION,
+    LINE_HINTS, NAME, RECORD,
 };
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::model::{Body, Event, Extra, Meta, Node, Session};
-use crate::records::{Damage, Options, split_slice};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
-    let (records, findings) = split_slice(input.bytes, Options::default());
-    let mut diagnostics = record_diagnostics(input.name, &findings);
-    let mut meta = Meta {
-        source_format: Some(NAME.into()),
-        ..Meta::default()
-    };
-    if findings
-        .iter()
-        .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
-    {
-        meta.hints.insert(HINT_NO_FINAL_NEWLINE.into(), true.into());
-    }
+    let (records, mut diagnostics, mut meta) = pi_style::start_read(input, NAME, &LINE_HINTS);
     let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
     let mut ids = Ids {
         taken: HashSet::with_capacity(records.len()),
@@ -142,10 +130,7 @@ fn read_header(
                 .into(),
         });
     }
-    let mut take = |k: &str| super::super::gemini_content::take_string(&mut h, k);
-    meta.id = take("id");
-    meta.start_time = take("timestamp");
-    meta.cwd = take("cwd");
+    pi_style::read_header(h, meta);
     if meta.id.is_none() {
         diagnostics.push(Diagnostic {
             code: "pi-header-without-id",
@@ -156,7 +141,6 @@ fn read_header(
                 .into(),
         });
     }
-    meta.extra = h;
     if js::to_vec(&header(meta)) != text {
         let raw = String::from_utf8_lossy(text).into_owned();
         meta.hints.insert(HINT_HEADER_RAW.into(), raw.into());

@@ -11,23 +11,14 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::formats::OpenCall;
+use crate::formats::{OpenCall, pi_style};
 
 pub(super) fn synthetic_result(call: &OpenCall) -> Option<Vec<u8>> {
     let Value::Object(source) = serde_json::from_slice::<Value>(call.call_record).ok()? else {
         return None;
     };
     let message = source.get("message").and_then(Value::as_object);
-    let name = message
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_array)
-        .and_then(|blocks| {
-            blocks.iter().find_map(|b| {
-                (b.get("type")?.as_str()? == "toolCall" && b.get("id")?.as_str()? == call.call_id)
-                    .then(|| b.get("name")?.as_str().map(String::from))?
-            })
-        })
-        .unwrap_or_default();
+    let name = pi_style::call_name(message, "toolCall", call.call_id);
     let entry_time = source.get("timestamp").cloned();
     let message_time = message
         .and_then(|m| m.get("timestamp"))

@@ -3,61 +3,20 @@
 
 use serde_json::{Map, Value};
 
-use super::super::{Written, ordered};
+use super::super::{Written, ordered, pi_style};
 use super::js;
 use super::native::native_entry;
-use super::{
-    HEADER_ORDER, HINT_HEADER_RAW, HINT_KEYS, HINT_NO_FINAL_NEWLINE, HINT_NO_HEADER, HINT_RAW,
-    HINT_VERSION,
-};
-use crate::diag::LossReport;
+use super::{HEADER_ORDER, HINT_KEYS, HINT_RAW, HINT_VERSION, LINE_HINTS};
 use crate::model::{Meta, Node, Session};
 
 pub(super) fn write_native(session: &Session) -> Written {
-    let mut out = Vec::with_capacity(64 * 1024);
-    if !session.meta.hints.contains_key(HINT_NO_HEADER) {
-        match session
-            .meta
-            .hints
-            .get(HINT_HEADER_RAW)
-            .and_then(Value::as_str)
-        {
-            Some(raw) => out.extend_from_slice(raw.as_bytes()),
-            None => out.extend(js::to_vec(&header(&session.meta))),
-        }
-        out.push(b'\n');
-    }
-    for node in &session.nodes {
-        out.extend(entry_bytes(node));
-        out.push(b'\n');
-    }
-    if session.meta.hints.contains_key(HINT_NO_FINAL_NEWLINE) && out.ends_with(b"\n") {
-        out.pop();
-    }
-    Written {
-        bytes: out,
-        losses: LossReport::default(),
-    }
+    let header_line = |meta: &Meta| js::to_vec(&header(meta));
+    pi_style::write_lines(session, &LINE_HINTS, header_line, entry_bytes)
 }
 
 /// The header of a session read from this format: its own version (none for version 1).
 pub(super) fn header(meta: &Meta) -> Value {
-    let mut h = Map::new();
-    h.insert("type".into(), "session".into());
-    if let Some(v) = meta.hints.get(HINT_VERSION) {
-        h.insert("version".into(), v.clone());
-    }
-    if let Some(id) = &meta.id {
-        h.insert("id".into(), id.clone().into());
-    }
-    if let Some(ts) = &meta.start_time {
-        h.insert("timestamp".into(), ts.clone().into());
-    }
-    if let Some(cwd) = &meta.cwd {
-        h.insert("cwd".into(), cwd.clone().into());
-    }
-    h.extend(meta.extra.clone());
-    Value::Object(ordered(h, &HEADER_ORDER))
+    pi_style::header(meta, meta.hints.get(HINT_VERSION), &HEADER_ORDER)
 }
 
 /// One entry's bytes: its kept text, or the rebuilt entry in its kept key order.

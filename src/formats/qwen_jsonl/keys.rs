@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use crate::formats::Keys;
-use crate::formats::keys::{Lenient, RawField, parent_of};
+use crate::formats::keys::{self, Lenient, RawField, parent_of};
 
 #[derive(Deserialize)]
 struct Record<'a> {
@@ -54,11 +54,7 @@ struct ToolCallResult<'a> {
 /// `None` when the record is not a JSON object (or is not JSON), or a field the facts come
 /// from has a shape no Qwen version writes (`message` not an object, say).
 pub(super) fn qwen_keys(record: &[u8]) -> Option<Keys<'_>> {
-    // A derived struct would also take an array, field by field.
-    if crate::formats::trim_start(record).first() != Some(&b'{') {
-        return None;
-    }
-    let r: Record = serde_json::from_slice(record).ok()?;
+    let r: Record = keys::record(record)?;
     let (parent, parent_span) = parent_of(record, &r.parent, false);
     let mut missing = Vec::new();
     if r.uuid.0.is_none() {

@@ -1,0 +1,200 @@
+//! What the whole-file JSON session formats (`gemini-json`, `simple-agent-json`, and for editing
+//! in place `checkpoint`) share: telling a pretty-printed document from JSONL, parsing it with a
+//! located error, the key orders their readers record and their writers follow, the node that
+//! keeps a message whole, the session times and message fields their writers start from, and
+//! a repair that changes nothing else.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    DAMAGED_HINT, Input, ReadError, ends_with_newline, json_error_location, ordered, to_pretty_js,
+    trim_start,
+};
+use crate::diag::{Location, LossReport};
+use crate::model::{Body, Event, Extra, Message, Meta, Node};
+
+/// `head` without a byte order mark and leading white space, when it can start a document
+/// written whole: an object whose first line does not end it (one object per line is JSONL), in
+/// a file not named `.jsonl`. `None` when it cannot.
+pub(crate) fn document_head<'a>(path: Option<&Path>, head: &'a [u8]) -> Option<&'a [u8]> {
+    let head = trim_start(head);
+    let jsonl_name = path
+        .and_then(|p| p.extension())
+        .is_some_and(|e| e == "jsonl");
+    if !head.starts_with(b"{") || jsonl_name {
+        return None;
+    }
+    let first_line_ends_object = head
+        .iter()
+        .position(|&b| b == b'\n')
+        .is_some_and(|nl| trim_end(&head[..nl]).ends_with(b"}"));
+    (!first_line_ends_object).then_some(head)
+}
+
+fn trim_end(b: &[u8]) -> &[u8] {
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |p| p + 1);
+    &b[..end]
+}
+
+/// A document's top-level object, split for a reader.
+pub(crate) struct Document {
+    /// Every field but `messages`.
+    pub root: Map<String, Value>,
+    /// The top-level keys in file order, `messages` included.
+    pub keys: Vec<String>,
+    pub messages: Vec<Value>,
+}
+
+/// Parses a document. `tool` names the session in the errors ("expected a JSON object (a Gemini
+/// session) at the top level"); `null_messages`: `"messages": null` is a session without messages
+/// (Go writes a nil slice so).
+pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Document, ReadError> {
+    let value: Value = serde_json::from_slice(trim_start(input.bytes)).map_err(|e| {
+        let at = json_error_location(input.name, input.bytes, &e);
+        let what = if e.is_eof() {
+            "the session JSON ends before it is complete (truncated, probably by a crash)"
+        } else {
+            "the session JSON is not valid"
+        };
+        ReadError::new(at, format!("{what}: {e}")).with_hint(DAMAGED_HINT)
+    })?;
+    let Value::Object(mut root) = value else {
+        return Err(ReadError::new(
+            Location::file(input.name),
+            format!("expected a JSON object (a {tool} session) at the top level"),
+        ));
+    };
+    let keys: Vec<String> = root.keys().cloned().collect();
+    let messages = match root.shift_remove("messages") {
+        Some(Value::Array(m)) => m,
+        Some(Value::Null) if null_messages => Vec::new(),
+        _ => {
+            return Err(ReadError::new(
+                Location::file(input.name),
+                format!("no `messages` array: this is not a {tool} session file"),
+            ));
+        }
+    };
+    Ok(Document {
+        root,
+        keys,
+        messages,
+    })
+}
+
+/// Keys in the order read, for the hint [`ordered_as_read`] follows.
+pub(crate) fn key_list(keys: impl IntoIterator<Item = impl AsRef<str>>) -> Value {
+    Value::Array(
+        keys.into_iter()
+            .map(|k| Value::String(k.as_ref().to_string()))
+            .collect(),
+    )
+}
+
+/// Orders keys as the reader saw them when it recorded that (a [`key_list`] under `hint` in
+/// `hints`), else as the tool writes them (`canonical`).
+pub(crate) fn ordered_as_read(
+    map: Map<String, Value>,
+    hints: &Extra,
+    hint: &str,
+    canonical: &[&str],
+) -> Map<String, Value> {
+    match hints.get(hint).and_then(Value::as_array) {
+        Some(keys) => {
+            let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
+            ordered(ordered(map, canonical), &keys)
+        }
+        None => ordered(map, canonical),
+    }
+}
+
+/// A written session's start and last-update times: the session's own, else those of its
+/// first and last written messages, else `now`.
+pub(crate) fn session_times(meta: &Meta, messages: &[Value], now: String) -> (String, String) {
+    let start = meta
+        .start_time
+        .clone()
+        .or_else(|| timestamp_of(messages.first()))
+        .unwrap_or_else(|| now.clone());
+    let last = meta
+        .last_updated
+        .clone()
+        .or_else(|| timestamp_of(messages.last()))
+        .unwrap_or(now);
+    (start, last)
+}
+
+/// The `timestamp` string of a message.
+fn timestamp_of(message: Option<&Value>) -> Option<String> {
+    message
+        .and_then(|m| m.get("timestamp"))
+        .and_then(Value::as_str)
+        .map(String::from)
+}
+
+/// The fields a written message starts from: those the message and its node kept when the
+/// session is this format's (`own`); else none, and their count lost (`tool` names the session).
+pub(crate) fn kept_fields(
+    node: &Node,
+    m: &Message,
+    own: bool,
+    tool: &str,
+    losses: &mut LossReport,
+) -> Map<String, Value> {
+    let mut fields = Map::new();
+    if own {
+        fields.extend(m.extra.clone());
+        fields.extend(node.extra.clone());
+    } else {
+        losses.add(
+            "record-fields",
+            m.extra.len() + node.extra.len(),
+            format!("fields of the source records that a {tool} session has no place for"),
+        );
+    }
+    fields
+}
+
+/// A message the reader cannot map, kept whole as a custom event of `kind` (its `timestamp`,
+/// when it has one, is the node's), so the writer puts it back as it was.
+pub(crate) fn kept_message(id: String, parent: Option<String>, kind: &str, data: Value) -> Node {
+    Node {
+        id,
+        parent,
+        timestamp: timestamp_of(Some(&data)),
+        body: Body::Event(Event::Custom {
+            kind: kind.into(),
+            data,
+        }),
+        extra: Extra::new(),
+        hints: Extra::new(),
+    }
+}
+
+/// A document as `JSON.stringify(value, null, 2)` writes it, after `edit` (which changes the
+/// parsed value and says how many things it changed): the same bytes apart from those changes,
+/// a leading byte order mark, white space and a final newline kept. `None` when the document
+/// would not be written back byte for byte (it is then left alone), or `edit` changed nothing.
+pub(crate) fn edit_pretty_js(
+    bytes: &[u8],
+    edit: impl FnOnce(&mut Value) -> Option<usize>,
+) -> Option<(Vec<u8>, usize)> {
+    let body = trim_start(bytes);
+    let mut doc: Value = serde_json::from_slice(body).ok()?;
+    let final_newline = ends_with_newline(bytes);
+    if to_pretty_js(&doc, final_newline) != body {
+        return None;
+    }
+    let changed = edit(&mut doc)?;
+    if changed == 0 {
+        return None;
+    }
+    let mut out = bytes[..bytes.len() - body.len()].to_vec();
+    out.extend(to_pretty_js(&doc, final_newline));
+    Some((out, changed))
+}
