@@ -15,7 +15,7 @@ use crate::check::{self, CheckOptions};
 use crate::diag::Severity;
 use crate::formats::{self, Input};
 use crate::ids::sha256_hex;
-use crate::model::{Role, Session};
+use crate::model::{Message, Role, Session};
 
 /// One session as `list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -239,33 +239,39 @@ fn entry(stored: &Stored) -> Entry {
         hashed_folder: matches!(stored.folder, FolderKey::Sha256 { .. }),
         sort_key: mtime,
     };
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(err) => {
-            e.findings.push(format!("cannot read: {err}"));
-            return e;
-        }
-    };
+    match std::fs::read(path) {
+        Ok(bytes) => read(&mut e, path, &bytes),
+        Err(err) => e.findings.push(format!("cannot read: {err}")),
+    }
+    e
+}
+
+/// Fills in what the file's `bytes` say.
+fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
     let input = Input {
         name: &e.path,
         path: Some(path),
-        bytes: &bytes,
+        bytes,
     };
-    match formats::detect(Some(path), &bytes) {
+    match formats::detect(Some(path), bytes) {
         Some(format) => {
             e.format = Some(format.name());
-            match format.read(&input) {
-                Ok(outcome) => describe(&mut e, &outcome.session),
-                Err(err) => e.findings.push(err.to_string()),
+            // Read only what is shown where the format can (the same as a full reading).
+            match format.read_listing(bytes) {
+                Some(listing) => describe(e, &listing.session, |i, _| listing.text(i)),
+                None => match format.read(&input) {
+                    Ok(outcome) => describe(e, &outcome.session, |_, m| m.text()),
+                    Err(err) => e.findings.push(err.to_string()),
+                },
             }
         }
         None => e.findings.push("no format recognises this file".into()),
     }
-    health(&mut e, path);
-    e
+    health(e, path);
 }
 
-fn describe(e: &mut Entry, session: &Session) {
+/// Fills in what `session` says; `text(i, m)` is the text of message `m`, node `i`.
+fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> String) {
     let meta = &session.meta;
     e.id = meta.id.clone();
     e.start = meta.start_time.clone();
@@ -293,7 +299,7 @@ fn describe(e: &mut Entry, session: &Session) {
             e.messages += 1;
         }
         if e.first_prompt.is_none() && m.role == Role::User {
-            let text = m.text();
+            let text = text(i, m);
             if !text.trim().is_empty() {
                 e.first_prompt = Some(one_line(&text, 80));
             }
