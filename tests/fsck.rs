@@ -87,15 +87,20 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn every_damage_fixture_is_listed_here() {
-    let mut names: Vec<String> = fs::read_dir(fixtures().join("damaged"))
+/// The files of `fixtures/<folder>` are exactly those `list` names, in order.
+fn assert_lists_folder(folder: &str, list: &[(&str, &str, u64)]) {
+    let mut names: Vec<String> = fs::read_dir(fixtures().join(folder))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    let listed: Vec<&str> = EXPECTED.iter().map(|e| e.0).collect();
-    assert_eq!(names, listed);
+    let listed: Vec<&str> = list.iter().map(|e| e.0).collect();
+    assert_eq!(names, listed, "fixtures/{folder}");
+}
+
+#[test]
+fn every_damage_fixture_is_listed_here() {
+    assert_lists_folder("damaged", EXPECTED);
 }
 
 #[test]
@@ -433,13 +438,7 @@ const UNFIXABLE: &[(&str, &str, u64)] = &[
 
 #[test]
 fn each_unfixable_fixture_names_its_error_where_it_is() {
-    let mut names: Vec<String> = fs::read_dir(fixtures().join("unfixable"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    let listed: Vec<&str> = UNFIXABLE.iter().map(|e| e.0).collect();
-    assert_eq!(names, listed);
+    assert_lists_folder("unfixable", UNFIXABLE);
     let (doc, _) = fsck_json(&[], &fixtures().join("unfixable"));
     for (name, want, line) in UNFIXABLE {
         let f = file_entry(&doc, name);
