@@ -165,7 +165,7 @@ pub const CODES: &[(&str, Severity, &str)] = &[
     (
         "header-missing",
         Severity::Error,
-        "the first record is not the header the tool needs to list or resume the session",
+        "the header the tool needs to list or resume the session is missing, or not first where it must be",
     ),
     (
         "seq-not-increasing",
