@@ -27,24 +27,25 @@ pub fn part_from_json(value: &Value) -> Part {
     };
     let mut extra = obj.clone();
     let signature = take_string(&mut extra, "thoughtSignature");
-    let content = if let Some(Value::String(text)) = obj.get("text") {
-        extra.shift_remove("text");
+    // The part's main value is moved out of `extra` (a clone of the whole part), not cloned
+    // a second time: texts and results are most of a session's bytes.
+    let content = if let Some(Value::String(_)) = obj.get("text") {
+        let text = take_string(&mut extra, "text").unwrap_or_default();
         if obj.get("thought") == Some(&Value::Bool(true)) {
             extra.shift_remove("thought");
             Content::Thought {
-                text: text.clone(),
+                text,
                 subject: None,
                 encrypted: None,
                 extra: Extra::new(),
             }
         } else {
-            Content::Text { text: text.clone() }
+            Content::Text { text }
         }
     } else if let Some(Value::Object(call)) = obj.get("functionCall")
         && let Some(Value::String(name)) = call.get("name")
     {
-        extra.shift_remove("functionCall");
-        let mut inner = call.clone();
+        let mut inner = take_object(&mut extra, "functionCall");
         let id = take_string(&mut inner, "id");
         inner.shift_remove("name");
         let args = inner
@@ -56,9 +57,8 @@ pub fn part_from_json(value: &Value) -> Part {
             args,
             extra: inner,
         }
-    } else if let Some(Value::Object(resp)) = obj.get("functionResponse") {
-        extra.shift_remove("functionResponse");
-        let mut inner = resp.clone();
+    } else if let Some(Value::Object(_)) = obj.get("functionResponse") {
+        let mut inner = take_object(&mut extra, "functionResponse");
         let call_id = take_string(&mut inner, "id");
         let name = take_string(&mut inner, "name");
         let output = inner.shift_remove("response").unwrap_or(Value::Null);
@@ -72,18 +72,16 @@ pub fn part_from_json(value: &Value) -> Part {
             display: None,
             extra: inner,
         }
-    } else if let Some(Value::Object(data)) = obj.get("inlineData") {
-        extra.shift_remove("inlineData");
-        let mut inner = data.clone();
+    } else if let Some(Value::Object(_)) = obj.get("inlineData") {
+        let mut inner = take_object(&mut extra, "inlineData");
         Content::Media {
             mime_type: take_string(&mut inner, "mimeType"),
             data: take_string(&mut inner, "data"),
             uri: None,
             extra: inner,
         }
-    } else if let Some(Value::Object(file)) = obj.get("fileData") {
-        extra.shift_remove("fileData");
-        let mut inner = file.clone();
+    } else if let Some(Value::Object(_)) = obj.get("fileData") {
+        let mut inner = take_object(&mut extra, "fileData");
         // fileData keeps its own key order: fileUri first is what the SDK writes.
         Content::Media {
             uri: take_string(&mut inner, "fileUri"),
@@ -91,17 +89,15 @@ pub fn part_from_json(value: &Value) -> Part {
             data: None,
             extra: inner,
         }
-    } else if let Some(Value::Object(code)) = obj.get("executableCode") {
-        extra.shift_remove("executableCode");
-        let mut inner = code.clone();
+    } else if let Some(Value::Object(_)) = obj.get("executableCode") {
+        let mut inner = take_object(&mut extra, "executableCode");
         Content::Code {
             code: take_string(&mut inner, "code").unwrap_or_default(),
             language: take_string(&mut inner, "language"),
             extra: inner,
         }
-    } else if let Some(Value::Object(res)) = obj.get("codeExecutionResult") {
-        extra.shift_remove("codeExecutionResult");
-        let mut inner = res.clone();
+    } else if let Some(Value::Object(_)) = obj.get("codeExecutionResult") {
+        let mut inner = take_object(&mut extra, "codeExecutionResult");
         Content::CodeResult {
             outcome: take_string(&mut inner, "outcome"),
             output: take_string(&mut inner, "output"),
@@ -116,6 +112,15 @@ pub fn part_from_json(value: &Value) -> Part {
         content,
         signature,
         extra,
+    }
+}
+
+/// The object at `key`, moved out of `map` (empty when it is not an object, which callers have
+/// ruled out).
+fn take_object(map: &mut Map<String, Value>, key: &str) -> Map<String, Value> {
+    match map.shift_remove(key) {
+        Some(Value::Object(o)) => o,
+        _ => Map::new(),
     }
 }
 
