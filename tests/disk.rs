@@ -6,15 +6,13 @@
 //! CAP_SYS_ADMIN). Without them the full-disk case falls back to a file-size limit
 //! (`ulimit -f`, which fails writes with EFBIG) and the read-only case says it did not run.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
+use common::fixture;
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("sessiontool")

@@ -1,6 +1,8 @@
 //! The migration scripts in `examples/`, run as a user runs them, against fake homes built
 //! in temporary folders with the library's own API (`place`, `convert`): never the real home.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,15 +11,11 @@ use std::sync::OnceLock;
 use sessiontool::ids::sha256_hex;
 use sessiontool::{Home, PlaceOptions, Query};
 
+use common::{fixture, legacy};
+
 const APP: &str = "/w/app";
 const LEGACY: &str = "gemini_legacy_to_jsonl";
 const EXPORT: &str = "export_project_markdown";
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
 
 /// An example's binary: `target/<profile>/examples/<name>`, beside this test's own
 /// `target/<profile>/deps/`. `cargo test` builds examples, `cargo test --test examples` does
@@ -71,17 +69,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A legacy Gemini JSON session recorded for `project`, at `dir/name`.
-fn legacy(fixture_rel: &str, project: &str, dir: &Path, name: &str) -> PathBuf {
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(fixture(fixture_rel)).unwrap()).unwrap();
-    doc["projectHash"] = sha256_hex(project).into();
-    std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    path
 }
 
 /// Every file below `dir` with its bytes.

@@ -4,20 +4,18 @@
 //! file or its backup), the files are readable, a rerun completes the job, and no temp file is
 //! left. Then the real process is killed with SIGKILL at random moments, in a bounded loop.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use sessiontool::ids::{sha256_hex, sha256_hex_bytes};
 
+use common::fixture;
+
 const APP: &str = "/w/app";
 const MODES: [&str; 2] = ["error", "abort"];
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("sessiontool")

@@ -4,6 +4,8 @@
 //! that validates. Further tests keep the schemas and the commands in step: every schema is
 //! used here, every command with `--json` has a schema, and the enums list what the code has.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -11,14 +13,12 @@ use assert_cmd::Command;
 use serde_json::Value;
 use sessiontool::ids::sha256_hex;
 
+use common::{fixture, legacy};
+
 const APP: &str = "/w/app";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    root().join("fixtures").join(rel)
 }
 
 fn tool() -> Command {
@@ -120,17 +120,6 @@ fn place(home: &Path, fixture_rel: &str, to: &str, project: &str, more: &[&str])
     let doc = store_json(home, "convert", &args, &[0]);
     assert_eq!(doc["mode"], "store");
     doc
-}
-
-/// A legacy Gemini JSON session recorded for `project`, at `dir/name`.
-fn legacy(fixture_rel: &str, project: &str, dir: &Path, name: &str) -> PathBuf {
-    let mut doc: Value =
-        serde_json::from_slice(&std::fs::read(fixture(fixture_rel)).unwrap()).unwrap();
-    doc["projectHash"] = sha256_hex(project).into();
-    std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    path
 }
 
 /// A home with something of every kind `list` and `recover` report for /w/app: sessions of

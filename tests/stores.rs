@@ -2,6 +2,8 @@
 //! `convert --store` over Gemini (both folder schemes), Qwen Code (both layouts), Claude Code
 //! and the other tools, with collisions, a moved project, dry runs and a failure half-way.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -9,13 +11,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 use sessiontool::ids::sha256_hex;
 
-const APP: &str = "/w/app";
+use common::{fixture, legacy};
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
+const APP: &str = "/w/app";
 
 /// The command run in `home` (outside any project, so only --project decides), with
 /// `--home home`.
@@ -54,17 +52,6 @@ fn place(home: &Path, fixture_rel: &str, to: &str, project: &str) -> PathBuf {
         ],
     );
     PathBuf::from(doc["output"].as_str().unwrap())
-}
-
-/// A legacy Gemini JSON session recorded for `project`, at `dir/name`.
-fn legacy(fixture_rel: &str, project: &str, dir: &Path, name: &str) -> PathBuf {
-    let mut doc: Value =
-        serde_json::from_slice(&std::fs::read(fixture(fixture_rel)).unwrap()).unwrap();
-    doc["projectHash"] = sha256_hex(project).into();
-    std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    path
 }
 
 /// Every file below `dir` with its content hash.

@@ -1,5 +1,30 @@
-//! Fixture lists shared by the integration tests (`gemini_formats` checks each list is the
-//! whole folder).
+//! What the integration tests share: fixture lists (`gemini_formats` checks each list is the
+//! whole folder), the path of a fixture, and a legacy Gemini session made for a project. Each
+//! test uses some of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use sessiontool::ids::sha256_hex;
+
+/// `fixtures/<rel>` of this checkout.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
+/// The legacy Gemini JSON fixture `fixture_rel` with its `projectHash` set to `project`'s,
+/// written pretty as `dir/name` (as Gemini CLI keeps a session of that project).
+pub fn legacy(fixture_rel: &str, project: &str, dir: &Path, name: &str) -> PathBuf {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture(fixture_rel)).unwrap()).unwrap();
+    doc["projectHash"] = sha256_hex(project).into();
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    path
+}
 
 pub const GEMINI_JSON: &[&str] = &[
     "plain.json",
