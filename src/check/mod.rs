@@ -248,7 +248,7 @@ fn check_jsonl(
     issues: &mut Capped<Issue>,
 ) -> Plan {
     let mut plan = Plan {
-        renumber_from: scan.first_bad_seq.filter(|_| format.renumbers()),
+        renumber_from: scan.first_bad_seq.filter(|_| format.renumbers().is_some()),
         ..Plan::default()
     };
     let findings = std::mem::take(&mut scan.findings);

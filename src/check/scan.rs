@@ -53,8 +53,8 @@ pub struct JsonlScan {
     last_seq: Option<u64>,
     /// The first record whose sequence number does not increase.
     pub first_bad_seq: Option<u32>,
-    /// Whether the format lets repair renumber its records.
-    renumbers: bool,
+    /// Whether the format lets repair renumber its records, and what else that changes.
+    renumbers: Option<&'static str>,
 }
 
 /// How pass one reads.
@@ -170,7 +170,7 @@ struct BlockOut {
     first_seq: Option<(u64, u64, u64, u32)>,
     last_seq: Option<u64>,
     first_bad_seq: Option<u32>,
-    renumbers: bool,
+    renumbers: Option<&'static str>,
 }
 
 /// An id as the merge sees it.
@@ -349,21 +349,21 @@ impl BlockOut {
     }
 }
 
-/// A record whose sequence number does not follow the one before (llxprt-code refuses to
-/// resume such a file).
-fn seq_issue(prev: u64, seq: u64, line: u64, offset: u64, renumbers: bool) -> Issue {
+/// A record whose sequence number does not follow the one before; `renumbers` as
+/// [`Format::renumbers`] says.
+fn seq_issue(prev: u64, seq: u64, line: u64, offset: u64, renumbers: Option<&str>) -> Issue {
     let issue = Issue::new(
         "seq-not-increasing",
         Severity::Error,
         format!("sequence number {seq} after {prev}: the numbers must increase"),
     )
     .at(line, offset);
-    if !renumbers {
+    let Some(caveat) = renumbers else {
         return issue;
-    }
-    issue.fix(
-        "renumber this record and any later one whose number is not above the one before, in file order (the tool reads in that order; nothing else changes, but a session forked from a checkpoint after this line names the old number in its `parentSequence`)",
-    )
+    };
+    issue.fix(format!(
+        "renumber this record and any later one whose number is not above the one before, in file order (the tool reads in that order; nothing else changes, but {caveat})"
+    ))
 }
 
 /// `Same` when `text` is the id in `prev`.

@@ -26,7 +26,8 @@
 //! (`HistoryService.validateAndFix`, a synthetic `tool` message), and a line inserted into the
 //! middle of a file cannot get a `seq` between its neighbours' without renumbering every later
 //! line, so [`Format::synthetic_result`] gives `None`; [`synthetic::synthetic_line`] builds the
-//! line for a given `seq`, for a repair that renumbers.
+//! line for a given `seq`. Repair does renumber a file whose `seq` does not increase
+//! ([`Format::renumbered`]), changing only the bytes of each `seq` value.
 
 mod blocks;
 mod keys;
@@ -135,10 +136,13 @@ impl Format for LlxprtJsonl {
         keys::renumbered(record, seq)
     }
 
-    /// llxprt refuses a whole file whose `seq` does not increase; the numbers carry nothing
-    /// else (replay goes by file order), so repair may renumber.
-    fn renumbers(&self) -> bool {
-        true
+    /// llxprt marks a file whose `seq` does not increase as corrupt; replay goes by file order,
+    /// and checkpoints name the `seq` of their own line, which moves with it. Only a fork in
+    /// another file keeps the old number.
+    fn renumbers(&self) -> Option<&'static str> {
+        Some(
+            "a session forked from a checkpoint after this line names the old number in its `parentSequence`",
+        )
     }
 
     /// llxprt refuses a file whose first line is not a valid `session_start`.

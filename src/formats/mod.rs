@@ -236,9 +236,10 @@ pub trait Format: Sync {
     fn renumbered(&self, _record: &[u8], _seq: u64) -> Option<Vec<u8>> {
         None
     }
-    /// Whether [`renumbered`](Self::renumbered) can renumber records.
-    fn renumbers(&self) -> bool {
-        false
+    /// When [`renumbered`](Self::renumbered) can renumber records: what else a renumber
+    /// changes for the tool, said in the fix (`None`: the format cannot renumber).
+    fn renumbers(&self) -> Option<&'static str> {
+        None
     }
     /// How strongly an output file name asks for this format (its tool's own naming scheme
     /// high, a bare extension low); 0 when it does not.

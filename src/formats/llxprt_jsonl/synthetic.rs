@@ -36,11 +36,3 @@ pub fn synthetic_line(call: &OpenCall, seq: u64) -> Option<Vec<u8>> {
         "metadata": {"synthetic": true, "reason": "sessiontool_recovered"}}}});
     serde_json::to_vec(&line).ok()
 }
-
-/// The `seq` of a line, for a repair that renumbers.
-pub fn seq_of(record: &[u8]) -> Option<u64> {
-    serde_json::from_slice::<Value>(record)
-        .ok()?
-        .get("seq")?
-        .as_u64()
-}

@@ -61,7 +61,7 @@ fn synthetic_line_answers_the_call_in_llxprt_shape() {
     );
     let k = LlxprtJsonl.keys(&line).unwrap();
     assert_eq!(k.results, ["c1"]);
-    assert_eq!(synthetic::seq_of(call), Some(3));
+    assert_eq!(LlxprtJsonl.keys(call).unwrap().seq, Some(3));
 }
 
 #[test]
