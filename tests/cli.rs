@@ -210,6 +210,31 @@ fn folder_conversion_in_parallel() {
         .code(5);
 }
 
+/// Each converted file is named as its target format names files (an export by its own
+/// extension: a `.json` Markdown file was a bug once).
+#[test]
+fn folder_conversion_names_files_for_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    for (to, name) in [
+        ("markdown", "plain.md"),
+        ("html", "plain.html"),
+        ("checkpoint", "checkpoint-plain.json"),
+        ("gemini-json", "plain.json"),
+        ("claude-jsonl", "plain.jsonl"),
+    ] {
+        let out = dir.path().join(to);
+        tool()
+            .arg("convert")
+            .arg(fixture("gemini-json"))
+            .arg("-o")
+            .arg(&out)
+            .args(["--to", to])
+            .assert()
+            .success();
+        assert!(out.join(name).is_file(), "{to}: no {name}");
+    }
+}
+
 #[test]
 fn folder_with_non_session_files_lists_them_as_skipped() {
     let dir = tempfile::tempdir().unwrap();

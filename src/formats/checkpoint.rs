@@ -76,6 +76,14 @@ impl Format for Checkpoint {
         "gemini"
     }
 
+    /// Named as `/chat save` names it, `checkpoint-<tag>.json`, the stem being the tag.
+    fn file_name(&self, stem: &str) -> String {
+        match stem.starts_with("checkpoint-") {
+            true => format!("{stem}.json"),
+            false => format!("checkpoint-{stem}.json"),
+        }
+    }
+
     /// `/chat save` writes `checkpoint-<tag>.json`.
     fn claims_name(&self, n: &str) -> Confidence {
         u8::from(n.starts_with("checkpoint-") && n.ends_with(".json")) * 90

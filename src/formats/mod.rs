@@ -241,6 +241,14 @@ pub trait Format: Sync {
     fn renumbers(&self) -> Option<&'static str> {
         None
     }
+    /// The name a file converted into this format gets from its source's `stem` (a folder
+    /// convert): the tool's own naming where it has one, else the layout's extension.
+    fn file_name(&self, stem: &str) -> String {
+        match self.is_jsonl() {
+            true => format!("{stem}.jsonl"),
+            false => format!("{stem}.json"),
+        }
+    }
     /// How strongly an output file name asks for this format (its tool's own naming scheme
     /// high, a bare extension low); 0 when it does not.
     fn claims_name(&self, _file_name: &str) -> Confidence {

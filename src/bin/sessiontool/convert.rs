@@ -421,12 +421,7 @@ fn output_name(rel: &Path, to: &dyn Format) -> PathBuf {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name = match to.name() {
-        "checkpoint" if !stem.starts_with("checkpoint-") => format!("checkpoint-{stem}.json"),
-        _ if to.is_jsonl() => format!("{stem}.jsonl"),
-        _ => format!("{stem}.json"),
-    };
-    rel.with_file_name(name)
+    rel.with_file_name(to.file_name(&stem))
 }
 
 /// The current time as the tools write it (UTC, milliseconds, `Z`).

@@ -47,6 +47,10 @@ impl<E: Exporter> Format for E {
         false
     }
 
+    fn file_name(&self, stem: &str) -> String {
+        format!("{stem}{}", E::EXTENSIONS[0])
+    }
+
     fn detect(&self, _path: Option<&Path>, _head: &[u8]) -> Confidence {
         0
     }
