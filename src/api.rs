@@ -175,8 +175,9 @@ fn write_options() -> WriteOptions {
     }
 }
 
-fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), Error> {
-    crate::io::write_atomic(path, bytes, force).map_err(|source| {
+/// Writes an output; a file replaced with `force` is kept as `<name>.bak-<time>`, returned.
+fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<Option<PathBuf>, Error> {
+    crate::io::write_output(path, bytes, force).map_err(|source| {
         if source.kind() == std::io::ErrorKind::AlreadyExists {
             Error::Exists {
                 path: path.to_path_buf(),
@@ -374,9 +375,9 @@ pub fn convert(
         path: Some(input),
         bytes: &bytes,
     };
-    let conversion =
+    let mut conversion =
         conv::convert(&input, None, to, &write_options()).map_err(|e| Error::convert(e, &name))?;
-    write_output(output, &conversion.bytes, force)?;
+    conversion.replaced = write_output(output, &conversion.bytes, force)?;
     Ok(conversion)
 }
 

@@ -47,6 +47,9 @@ pub struct Conversion {
     pub diagnostics: Vec<Diagnostic>,
     /// What the target format could not hold.
     pub losses: LossReport,
+    /// Set once the bytes are written over an existing file (`--force`): where that file was
+    /// kept (`<name>.bak-<time>`, its own inode).
+    pub replaced: Option<std::path::PathBuf>,
 }
 
 /// Reads a session in the given format, or the one its content shows.
@@ -115,6 +118,7 @@ pub fn convert_with(
         bytes: written.bytes,
         diagnostics,
         losses: written.losses,
+        replaced: None,
     })
 }
 

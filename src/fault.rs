@@ -10,6 +10,7 @@
 pub const POINTS: &[&str] = &[
     // crate::io::write_atomic (convert, convert --store, registries)
     "write.temp-written",
+    "write.before-backup",
     "write.before-rename",
     "write.after-rename",
     // crate::repair (repair, fsck --repair, recover)
@@ -19,6 +20,7 @@ pub const POINTS: &[&str] = &[
     "repair.after-rename",
     // crate::store::txn (migrate, relocate): once per file
     "txn.staged",
+    "txn.before-backup",
     "txn.before-rename",
     "txn.after-rename",
 ];

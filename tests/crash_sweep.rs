@@ -192,6 +192,8 @@ fn repair_with(path: &Path, d: Diagnosis, backup: bool, ctx: &str) -> Repaired {
     let options = RepairOptions {
         no_backup: !backup,
         stamp: Some(STAMP.into()),
+        // Freshly written test files are idle: no wait for a tool finishing a line.
+        quiet: Some(std::time::Duration::ZERO),
         ..RepairOptions::default()
     };
     guarded(ctx, || repair(path, d, &options))

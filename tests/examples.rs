@@ -389,7 +389,21 @@ fn export_project_markdown_writes_one_file_per_session_of_the_project() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("; 1 older copy skipped; 0 failed"));
-    assert_eq!(snapshot(&out_dir), before);
+    // Replaced, and each file it replaced kept beside it as `<name>.bak-<time>`.
+    let (backups, now): (Vec<_>, Vec<_>) = snapshot(&out_dir)
+        .into_iter()
+        .partition(|(p, _)| p.to_string_lossy().contains(".md.bak-"));
+    assert_eq!(now, before);
+    assert_eq!(backups.len(), before.len());
+    for ((backup, kept), (file, bytes)) in backups.iter().zip(&before) {
+        let name = format!("{}.bak-", file.display());
+        assert!(
+            backup.to_string_lossy().starts_with(&name),
+            "{}",
+            backup.display()
+        );
+        assert_eq!(kept, bytes);
+    }
 }
 
 #[test]

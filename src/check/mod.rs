@@ -111,20 +111,46 @@ pub struct Diagnosis {
     pub fixes: Fixes,
 }
 
-/// Size and modification time of a file.
+/// Which file, and in what state: the inode (a file replaced by a rename is another file),
+/// its size and its modification time. A repair refuses to replace a file whose stamp moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
     pub len: u64,
     pub modified: Option<std::time::SystemTime>,
+    /// Device and inode number (0 where the system has none).
+    pub dev: u64,
+    pub ino: u64,
 }
 
 impl Stamp {
     pub fn of(path: &Path) -> std::io::Result<Stamp> {
-        let m = std::fs::metadata(path)?;
-        Ok(Stamp {
+        Ok(Stamp::from_metadata(&std::fs::metadata(path)?))
+    }
+
+    /// The stamp of an open file (what it is now, wherever its name went).
+    pub fn of_file(file: &File) -> std::io::Result<Stamp> {
+        Ok(Stamp::from_metadata(&file.metadata()?))
+    }
+
+    pub fn from_metadata(m: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        Stamp {
             len: m.len(),
             modified: m.modified().ok(),
-        })
+            dev,
+            ino,
+        }
+    }
+
+    /// Whether `other` is the same file (inode), whatever its content did since.
+    pub fn same_file(&self, other: &Stamp) -> bool {
+        self.dev == other.dev && self.ino == other.ino
     }
 }
 
@@ -149,13 +175,14 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         file: file.clone(),
         source,
     };
-    let stamp = Stamp::of(path).map_err(io)?;
+    // One descriptor for the stamp and every read: the stamp describes the bytes checked.
+    let opened = File::open(path).map_err(io)?;
+    let stamp = Stamp::of_file(&opened).map_err(io)?;
     let format = match options.format {
         Some(name) => formats::by_name(name),
         None => {
             let mut head = Vec::with_capacity(formats::DETECT_HEAD);
-            File::open(path)
-                .map_err(io)?
+            (&opened)
                 .take(formats::DETECT_HEAD as u64)
                 .read_to_end(&mut head)
                 .map_err(io)?;
@@ -192,7 +219,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         };
         let progress = |bytes| Progress::add(&options.progress, bytes);
         let mut scan = scan::scan(
-            File::open(path).map_err(io)?,
+            reopened(&opened).map_err(io)?,
             format,
             scan_options,
             &progress,
@@ -208,7 +235,11 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
             plan,
         }
     } else {
-        let bytes = std::fs::read(path).map_err(io)?;
+        let mut bytes = Vec::with_capacity(stamp.len as usize);
+        reopened(&opened)
+            .map_err(io)?
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
         report.bytes = bytes.len() as u64;
         Progress::add(&options.progress, report.bytes);
         let mut issues = Vec::new();
@@ -233,6 +264,14 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         format: Some(format),
         fixes,
     })
+}
+
+/// The same open file, read from its start.
+fn reopened(file: &File) -> std::io::Result<File> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::Start(0))?;
+    Ok(f)
 }
 
 /// Checks one file.

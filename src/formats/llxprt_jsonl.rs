@@ -136,6 +136,36 @@ impl Format for LlxprtJsonl {
         keys::renumbered(record, seq)
     }
 
+    /// llxprt-code's SessionLockManager: `<chats>/<sessionId>.lock`, taken before the file
+    /// exists, and `getLockPathFromFilePath`, which names it from the file:
+    /// `session-<x>.jsonl` -> `<x>.lock`.
+    fn lock_files(&self, path: &Path, first_line: &[u8]) -> Vec<std::path::PathBuf> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut locks = Vec::new();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if let Some(x) = name
+            .strip_prefix("session-")
+            .and_then(|n| n.strip_suffix(".jsonl"))
+        {
+            locks.push(dir.join(format!("{x}.lock")));
+        }
+        // `session_start`'s sessionId; one that is not a plain file name names no lock.
+        let session_id = serde_json::from_slice::<Value>(first_line)
+            .ok()
+            .and_then(|v| v["payload"]["sessionId"].as_str().map(String::from));
+        if let Some(id) = session_id
+            .as_deref()
+            .and_then(crate::store::names::safe_component)
+            && Some(id.as_str()) == session_id.as_deref()
+        {
+            locks.push(dir.join(format!("{id}.lock")));
+        }
+        locks
+    }
+
     /// llxprt marks a file whose `seq` does not increase as corrupt; replay goes by file order,
     /// and checkpoints name the `seq` of their own line, which moves with it. Only a fork in
     /// another file keeps the old number.

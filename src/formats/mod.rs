@@ -241,6 +241,12 @@ pub trait Format: Sync {
     fn renumbers(&self) -> Option<&'static str> {
         None
     }
+    /// The lock files by which this format's tool says it is writing the session at `path`
+    /// (`first_line`: the file's first line, which names the session in some formats): a
+    /// repair refuses while one is live.
+    fn lock_files(&self, _path: &Path, _first_line: &[u8]) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
     /// The name a file converted into this format gets from its source's `stem` (a folder
     /// convert): the tool's own naming where it has one, else the layout's extension.
     fn file_name(&self, stem: &str) -> String {

@@ -1,7 +1,10 @@
 //! repair: apply the fixes fsck found. Untouched records are copied byte for byte; dropped
-//! bytes go to a sidecar file; the original is backed up first and replaced atomically (temp
-//! file in the same folder, fsync, rename, fsync of the folder). A file that changed since it
-//! was checked, or that a live lock says a tool is writing, is left alone.
+//! bytes go to a sidecar file; the original is replaced atomically (temp file in the same
+//! folder, fsync, rename, fsync of the folder) and its inode kept as the backup
+//! ([`crate::io::replace`]). A file that changed since it was checked, that another process
+//! holds open for writing, or that a live lock says a tool is writing, is left alone; what a
+//! tool appends in the last instant is carried over (JSONL), and a whole document a tool
+//! rewrote meanwhile is put back as the tool wrote it.
 
 pub mod jsonl;
 pub mod safety;
@@ -14,8 +17,10 @@ use serde::Serialize;
 
 use crate::check::document::Rewrite;
 use crate::check::{CheckOptions, Diagnosis, Fixes, Issue};
+use crate::io::replace::{self, Backup, Original, ReplaceError};
 
 const CHANGED: &str = "the file changed since it was checked (is a tool still writing it?); nothing was changed, run the repair again";
+const REWRITTEN: &str = "a tool rewrote the file while it was being repaired; it is back as the tool wrote it and nothing was changed: run the repair again once the tool is closed";
 
 #[derive(Debug, Clone, Default)]
 pub struct RepairOptions {
@@ -23,6 +28,13 @@ pub struct RepairOptions {
     pub backup_dir: Option<PathBuf>,
     /// Replace without keeping the original (only when asked).
     pub no_backup: bool,
+    /// Replace even while another process holds the file open for writing: what it writes
+    /// afterwards goes to the backup (the old inode), and the outcome says so.
+    pub force: bool,
+    /// How long a file whose last line has no newline must have been left alone before that
+    /// line is taken for torn (a tool may be writing it in pieces); default
+    /// [`safety::QUIET`]. A script repairing files it knows are idle may pass zero.
+    pub quiet: Option<std::time::Duration>,
     /// Say what would change, change nothing.
     pub dry_run: bool,
     /// Time stamp used in backup and sidecar names (default: now, UTC, to the millisecond).
@@ -54,6 +66,10 @@ pub struct Repaired {
     /// again when this is not 0).
     #[serde(skip_serializing_if = "is_zero")]
     pub carried_over: u64,
+    /// A tool went on writing to the old file after it was replaced: what it wrote after
+    /// `carried_over` is in the backup only. Says which file to look at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub still_written: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -103,16 +119,32 @@ pub fn repair(
         records_before: diagnosis.report.records,
         records_after: diagnosis.report.records,
         carried_over: 0,
+        still_written: None,
     };
     if outcome.fixed.is_empty() || options.dry_run {
         return Ok(outcome);
     }
-    if let Some(lock) = safety::live_lock(path) {
+    if let Some(lock) = safety::live_lock(path, diagnosis.format) {
         return Err(refused(format!(
             "{} says a tool is writing this session; close it (or wait) and run the repair again",
             lock.display()
         )));
     }
+    let busy = |e: ReplaceError| match e {
+        ReplaceError::Busy(m) => refused(format!(
+            "{m}: close it and run the repair again, or pass --force (what it writes afterwards then stays in the backup, and the repair says so)"
+        )),
+        ReplaceError::Changed(_) => refused(CHANGED.into()),
+        ReplaceError::Io(e) => io(e),
+    };
+    // Another process holding the file open for writing is refused just before the rename
+    // (replace); with --force it is allowed, and watched for afterwards.
+    let writer_seen = options.force && !crate::io::writers::holders(path).is_empty();
+    // A last line without its newline may be one a tool is still writing, in pieces.
+    safety::wait_until_quiet(path, &diagnosis.stamp, options.quiet)
+        .map_err(io)?
+        .then_some(())
+        .ok_or_else(|| refused(CHANGED.into()))?;
     let stamp = options.stamp.clone().unwrap_or_else(now_stamp);
     let dir = safety::parent(path);
     let mut tmp = temp_beside(path, dir).map_err(io)?;
@@ -121,6 +153,7 @@ pub fn repair(
     let mut side_tmp = temp_beside(path, dir).map_err(io)?;
     let mut sidecar = Counting::new(BufWriter::new(side_tmp.as_file_mut()));
     let mut expected = Some(0);
+    let append_only = matches!(diagnosis.fixes, Fixes::Jsonl { .. });
     match &diagnosis.fixes {
         Fixes::Jsonl { scan, plan } => {
             let Some(format) = diagnosis.format else {
@@ -175,36 +208,58 @@ pub fn repair(
     }
     outcome.records_after = verify(tmp.path(), &diagnosis, expected).map_err(refused)?;
     // Held open through the rename: what a tool appends from here on is read back from it.
-    let original = File::open(path).map_err(io)?;
-    if !safety::unchanged(path, &diagnosis.stamp).map_err(io)? {
-        return Err(refused(CHANGED.into()));
-    }
+    let original = Original::open(path, &diagnosis.stamp).map_err(busy)?;
     if side_bytes > 0 {
         let p = safety::fresh_name(path, None, "torn", &stamp);
+        crate::io::replace::same_owner_and_mode(side_tmp.as_file(), &original.file).map_err(io)?;
         side_tmp.as_file().sync_all().map_err(io)?;
         side_tmp.persist_noclobber(&p).map_err(|e| io(e.error))?;
         outcome.sidecar = Some(p);
     }
-    crate::fault::point("repair.before-backup").map_err(io)?;
-    if !options.no_backup {
-        let p = safety::fresh_name(path, options.backup_dir.as_deref(), "bak", &stamp);
-        safety::backup(path, &p).map_err(io)?;
-        outcome.backup = Some(p);
+    let replace_options = replace::Options {
+        backup: if options.no_backup {
+            Backup::Drop
+        } else {
+            Backup::Keep {
+                dir: options.backup_dir.as_deref(),
+                stamp: &stamp,
+            }
+        },
+        allow_writers: options.force,
+        points: [
+            "repair.before-backup",
+            "repair.before-rename",
+            "repair.after-rename",
+        ],
+    };
+    let mut replaced = replace::replace(original, tmp, &replace_options).map_err(busy)?;
+    if !append_only {
+        // A whole document cannot take a tail: if a tool rewrote it meanwhile, its version
+        // stands.
+        if replaced.original.now().map_err(io)? != diagnosis.stamp {
+            replaced.undo().map_err(io)?;
+            return Err(refused(REWRITTEN.into()));
+        }
+        outcome.backup = replaced.finish().map_err(io)?;
+        outcome.changed = true;
+        return Ok(outcome);
     }
-    let permissions = std::fs::metadata(path).map_err(io)?.permissions();
-    tmp.as_file().set_permissions(permissions).map_err(io)?;
-    crate::fault::point("repair.before-rename").map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    crate::fault::point("repair.after-rename").map_err(io)?;
-    crate::io::sync_dir(dir).map_err(io)?;
     outcome.changed = true;
-    outcome.carried_over = safety::carry_over(
-        &original,
-        diagnosis.stamp.len,
-        path,
-        outcome.backup.as_deref(),
-    )
-    .map_err(io)?;
+    let carried = safety::carry_over(&replaced, diagnosis.stamp.len, writer_seen).map_err(io)?;
+    outcome.carried_over = carried.bytes;
+    if carried.still_writing {
+        // What the tool writes next lands in the old inode: it must stay reachable.
+        replaced.keep(&stamp).map_err(io)?;
+        let kept = replaced.backup.as_deref().or(replaced.keeper());
+        outcome.still_written = Some(match kept {
+            Some(b) => format!(
+                "a tool still writes to the old file: what it writes from now on goes to {} (kept for that reason), not to the repaired file; close the tool, then run the repair again",
+                b.display()
+            ),
+            None => "a tool still writes to the old file, and this file system cannot keep it by name: close the tool at once; what it writes from now on is not in the repaired file".into(),
+        });
+    }
+    outcome.backup = replaced.finish().map_err(io)?;
     Ok(outcome)
 }
 

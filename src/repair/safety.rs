@@ -1,5 +1,6 @@
-//! The rules a repair follows before it touches a file: no live lock, no change since it was
-//! checked, a backup first, and an atomic replace that keeps the file's permissions.
+//! The rules a repair follows before and after it touches a file: no live lock, a quiet
+//! moment before a last line without its newline is taken for torn, and what a tool appended
+//! to the old file during the replacement carried over.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -7,93 +8,138 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::check::Stamp;
+use crate::formats::Format;
+use crate::io::replace::Replaced;
 
 /// A lock older than this is stale (llxprt-code's own rule).
 const STALE_LOCK: Duration = Duration::from_secs(48 * 3600);
 
-/// The live lock file that says a tool is writing `path`, if there is one. Looks for
-/// `<stem>.lock` beside the file (llxprt-code: `<chats>/<sessionId>.lock`, the session id
-/// being the file's stem for most tools) holding `{pid, timestamp}`.
-pub fn live_lock(path: &Path) -> Option<PathBuf> {
-    let lock = path.with_extension("lock");
-    let bytes = fs::read(&lock).ok()?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+/// A tool that writes a line in pieces writes them closer together than this: a last line
+/// without its newline younger than this may still be being written.
+pub const QUIET: Duration = Duration::from_millis(1500);
+
+/// How long to watch the old file after a replacement that saw a writer.
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// The live lock file that says a tool is writing `path`, if there is one: `<stem>.lock`
+/// beside the file, and the lock files the format's tool uses (llxprt-code:
+/// `<chats>/<sessionId>.lock`, and `<x>.lock` for `session-<x>.jsonl`), each holding
+/// `{pid, timestamp}`.
+pub fn live_lock(path: &Path, format: Option<&dyn Format>) -> Option<PathBuf> {
+    let mut candidates = vec![path.with_extension("lock")];
+    if let Some(f) = format {
+        candidates.extend(f.lock_files(path, &first_line(path)));
+    }
+    candidates.into_iter().find(|lock| is_live(lock))
+}
+
+fn is_live(lock: &Path) -> bool {
+    let Ok(bytes) = fs::read(lock) else {
+        return false;
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return false;
+    };
     let pid = value.get("pid").and_then(serde_json::Value::as_u64);
-    let fresh = fs::metadata(&lock)
+    let fresh = fs::metadata(lock)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .is_none_or(|age| age < STALE_LOCK);
     let alive = pid.is_none_or(|p| Path::new(&format!("/proc/{p}")).exists());
-    (fresh && alive).then_some(lock)
+    fresh && alive
 }
 
-/// Refuses when the file is not as it was checked.
-pub fn unchanged(path: &Path, stamp: &Stamp) -> io::Result<bool> {
+/// The file's first line (at most 64 KiB of it).
+fn first_line(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    if let Ok(f) = File::open(path) {
+        let _ = f.take(1 << 16).read_to_end(&mut head);
+    }
+    let end = memchr::memchr(b'\n', &head).unwrap_or(head.len());
+    head.truncate(end);
+    head
+}
+
+/// A file whose last line has no newline yet and that was written a moment ago may be
+/// mid-line in a tool's write: wait until it has been quiet for [`QUIET`]. Returns whether it
+/// is still as checked.
+pub fn wait_until_quiet(path: &Path, stamp: &Stamp, quiet: Option<Duration>) -> io::Result<bool> {
+    let quiet = quiet.unwrap_or(QUIET);
+    if quiet.is_zero() || stamp.len == 0 || ends_with_newline(path, stamp.len)? {
+        return Ok(true);
+    }
+    let age = stamp
+        .modified
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .unwrap_or(quiet);
+    if age < quiet {
+        std::thread::sleep(quiet - age);
+    }
     Ok(Stamp::of(path)? == *stamp)
 }
 
-/// A path beside `path` (or in `dir`) named `<name>.<what>-<stamp>` that does not exist yet.
-pub fn fresh_name(path: &Path, dir: Option<&Path>, what: &str, stamp: &str) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let dir = dir
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| parent(path).to_path_buf());
-    let mut candidate = dir.join(format!("{name}.{what}-{stamp}"));
-    let mut n = 1;
-    while candidate.exists() {
-        candidate = dir.join(format!("{name}.{what}-{stamp}-{n}"));
-        n += 1;
-    }
-    candidate
+fn ends_with_newline(path: &Path, len: u64) -> io::Result<bool> {
+    Ok(read_range(&File::open(path)?, len - 1, len)? == b"\n")
 }
 
-/// Copies the original to `backup` (never over an existing file) and makes it durable.
-pub fn backup(path: &Path, backup: &Path) -> io::Result<()> {
-    let mut from = File::open(path)?;
-    let mut to = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(backup)?;
-    io::copy(&mut from, &mut to)?;
-    to.set_permissions(from.metadata()?.permissions())?;
-    to.sync_all()?;
-    crate::io::sync_dir(parent(backup))
+pub use crate::io::replace::fresh_name;
+
+/// What reached the old file after it was checked.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Carried {
+    /// New bytes carried into the repaired file.
+    pub bytes: u64,
+    /// The old file was still growing a moment after the replacement: a tool writes to it
+    /// through a descriptor it keeps (what it writes next lands in the backup only).
+    pub still_writing: bool,
 }
 
-/// Bytes a tool appended to the original file between the last check and the rename (they
-/// went to the old file, which the rename took out of the folder) are appended to the new file
-/// and to the backup, so nothing appended is lost. When the checked file ended inside a line,
-/// that line was still being written: it is carried whole. Returns how many new bytes came.
-pub fn carry_over(
-    original: &File,
-    checked: u64,
-    path: &Path,
-    backup: Option<&Path>,
-) -> io::Result<u64> {
+/// Bytes a tool appended to the old file between the check and the rename (they went to the
+/// old inode, which is now the backup) are appended to the new file, and to the backup when
+/// that is a copy. When the checked file ended inside a line, that line was still being
+/// written: it is carried whole. When anything came, or a writer was seen, the old file is
+/// watched a moment longer to tell a tool that goes on writing to it.
+pub fn carry_over(replaced: &Replaced, checked: u64, writer_seen: bool) -> io::Result<Carried> {
+    let old = &replaced.original.file;
+    let path = &replaced.original.path;
+    let copy = replaced
+        .backup
+        .as_deref()
+        .filter(|_| replaced.backup_is_copy());
+    let pass = |done: &mut u64| -> io::Result<bool> {
+        let len = old.metadata()?.len();
+        if len <= *done {
+            return Ok(false);
+        }
+        let start = if *done == checked {
+            line_start(old, checked)?
+        } else {
+            *done
+        };
+        append(path, &read_range(old, start, len)?)?;
+        if let Some(b) = copy {
+            append(b, &read_range(old, *done, len)?)?;
+        }
+        *done = len;
+        Ok(true)
+    };
     let mut done = checked;
-    // Bounded: a writer that keeps writing to the old file after this has it open still,
-    // and its next check (or the next repair) sees the rest.
     for _ in 0..3 {
-        let len = original.metadata()?.len();
-        if len <= done {
+        if !pass(&mut done)? {
             break;
         }
-        let start = if done == checked {
-            line_start(original, checked)?
-        } else {
-            done
-        };
-        append(path, &read_range(original, start, len)?)?;
-        if let Some(b) = backup {
-            append(b, &read_range(original, done, len)?)?;
-        }
-        done = len;
     }
-    Ok(done - checked)
+    let mut still_writing = false;
+    if done > checked || writer_seen {
+        std::thread::sleep(SETTLE);
+        still_writing = pass(&mut done)?;
+    }
+    Ok(Carried {
+        bytes: done - checked,
+        still_writing,
+    })
 }
 
 /// Where the line holding byte `end - 1` starts (`end` when that byte ends a line).
@@ -149,19 +195,99 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    /// A tool appended to the old file after the last check; the repaired file replaced it.
+    /// A tool appended to the old file (through the descriptor it keeps) after the last
+    /// check; the repaired file replaced it.
     fn replaced_while_appending(before: &str, appended: &str, repaired: &str) -> (String, u64) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         fs::write(&path, before).unwrap();
-        let original = File::open(&path).unwrap();
         let mut tool = OpenOptions::new().append(true).open(&path).unwrap();
+        let original = crate::io::replace::Original::open_now(&path).unwrap();
+        let mut temp = crate::io::temp_beside(&path, "test").unwrap();
+        temp.write_all(repaired.as_bytes()).unwrap();
+        let options = crate::io::replace::Options {
+            backup: crate::io::replace::Backup::Keep {
+                dir: None,
+                stamp: "S",
+            },
+            allow_writers: true,
+            points: [
+                "repair.before-backup",
+                "repair.before-rename",
+                "repair.after-rename",
+            ],
+        };
+        let replaced = crate::io::replace::replace(original, temp, &options).unwrap();
         tool.write_all(appended.as_bytes()).unwrap();
-        let new = dir.path().join("new");
-        fs::write(&new, repaired).unwrap();
-        fs::rename(&new, &path).unwrap();
-        let n = carry_over(&original, before.len() as u64, &path, None).unwrap();
-        (fs::read_to_string(&path).unwrap(), n)
+        let carried = carry_over(&replaced, before.len() as u64, false).unwrap();
+        assert!(!carried.still_writing);
+        let backup = replaced.finish().unwrap().unwrap();
+        // The backup is the old file, with what the tool wrote.
+        assert_eq!(
+            fs::read_to_string(backup).unwrap(),
+            format!("{before}{appended}")
+        );
+        (fs::read_to_string(&path).unwrap(), carried.bytes)
+    }
+
+    #[test]
+    fn a_tool_that_goes_on_writing_to_the_old_file_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, "a\n").unwrap();
+        let mut tool = OpenOptions::new().append(true).open(&path).unwrap();
+        let original = crate::io::replace::Original::open_now(&path).unwrap();
+        let mut temp = crate::io::temp_beside(&path, "test").unwrap();
+        temp.write_all(b"A\n").unwrap();
+        let options = crate::io::replace::Options {
+            backup: crate::io::replace::Backup::Keep {
+                dir: None,
+                stamp: "S",
+            },
+            allow_writers: true,
+            points: [
+                "repair.before-backup",
+                "repair.before-rename",
+                "repair.after-rename",
+            ],
+        };
+        let replaced = crate::io::replace::replace(original, temp, &options).unwrap();
+        let writer = std::thread::spawn(move || {
+            for i in 0..20 {
+                writeln!(tool, "{i}").unwrap();
+                std::thread::sleep(Duration::from_millis(25));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        let carried = carry_over(&replaced, 2, true).unwrap();
+        writer.join().unwrap();
+        assert!(carried.still_writing);
+        let backup = replaced.finish().unwrap().unwrap();
+        let all: String = (0..20).map(|i| format!("{i}\n")).collect();
+        assert_eq!(fs::read_to_string(backup).unwrap(), format!("a\n{all}"));
+    }
+
+    #[test]
+    fn a_fresh_last_line_without_newline_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, "{\"a\":1}\n{\"b\"").unwrap();
+        let stamp = Stamp::of(&path).unwrap();
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                let mut f = OpenOptions::new().append(true).open(path).unwrap();
+                f.write_all(b":2}\n").unwrap();
+            })
+        };
+        assert!(!wait_until_quiet(&path, &stamp, None).unwrap());
+        writer.join().unwrap();
+        // Complete lines are never waited for.
+        let stamp = Stamp::of(&path).unwrap();
+        let start = std::time::Instant::now();
+        assert!(wait_until_quiet(&path, &stamp, None).unwrap());
+        assert!(start.elapsed() < QUIET);
     }
 
     #[test]

@@ -18,7 +18,8 @@ use super::place::{self, Request};
 use super::scheme::Scheme;
 use super::stored::{StoredKind, files_below};
 use super::tool::Tool;
-use super::txn::{Done, Retire, Txn};
+use super::txn::{Done, Old, Retire, Txn};
+use crate::check::Stamp;
 use crate::check::{self, CheckOptions};
 use crate::formats::{self, Input, WriteOptions};
 use crate::ids::sha256_hex;
@@ -38,6 +39,10 @@ pub struct Copy {
     pub already: bool,
     #[serde(skip)]
     bytes: Vec<u8>,
+    /// The file this copy comes from or replaces, as it was read (nothing is retired or
+    /// replaced if it changed since).
+    #[serde(skip)]
+    read: Option<Stamp>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -179,6 +184,7 @@ fn register(
                 how: "register".into(),
                 already: false,
                 bytes: project.as_bytes().to_vec(),
+                read: None,
             });
         }
     }
@@ -188,6 +194,8 @@ fn register_entry(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
     let registry = gemini.join("projects.json");
     // Several projects may register in one run: build on what is already planned.
     let planned = plan.copies.iter().rposition(|c| c.to == registry);
+    // Taken before the read: a change in between shows at the commit.
+    let read = Stamp::of(&registry).ok();
     let result = match planned {
         Some(i) => gemini_registry::registry_bytes_with(
             Some(&plan.copies[i].bytes),
@@ -207,6 +215,7 @@ fn register_entry(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
             how: "register".into(),
             already: false,
             bytes,
+            read,
         }),
         (Err(e), _) => plan.problems.push(e.to_string()),
     }
@@ -222,7 +231,7 @@ fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
     {
         let source = from.join(rel);
         let target = to.join(rel);
-        let bytes = match std::fs::read(&source) {
+        let (bytes, read) = match crate::io::read_stamped(&source) {
             Ok(b) => b,
             Err(e) => {
                 plan.problems
@@ -239,6 +248,7 @@ fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
                     how: "copy".into(),
                     already: true,
                     bytes: Vec::new(),
+                    read: Some(read),
                 });
             }
             Ok(_) => plan.problems.push(format!(
@@ -253,6 +263,7 @@ fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
                 how: "copy".into(),
                 already: false,
                 bytes,
+                read: Some(read),
             }),
         }
     }
@@ -273,7 +284,7 @@ fn qwen_legacy(home: &Home, entries: &[Entry], plan: &mut Plan) {
             plan.already.push(PathBuf::from(newer));
             continue;
         }
-        let bytes = match std::fs::read(&e.path) {
+        let (bytes, read) = match crate::io::read_stamped(Path::new(&e.path)) {
             Ok(b) => b,
             Err(err) => {
                 plan.problems.push(format!("cannot read {}: {err}", e.path));
@@ -310,6 +321,7 @@ fn qwen_legacy(home: &Home, entries: &[Entry], plan: &mut Plan) {
                     how: format!("convert (gemini-json -> qwen-jsonl, {lost} item(s) not carried)"),
                     already: false,
                     bytes: placed.conversion.bytes,
+                    read: Some(read),
                 });
             }
             Err(err) => plan.problems.push(format!("{}: {err}", e.path)),
@@ -345,17 +357,32 @@ pub fn execute(home: &Home, plan: &Plan, stamp: &str, remove_old: bool) -> Resul
     } else {
         Retire::Keep
     };
+    let unread = |c: &Copy| format!("{}: not read; nothing was changed", c.to.display());
     for c in plan.copies.iter().filter(|c| c.already) {
         if let (Some(from), true) = (&c.from, remove_old) {
-            txn.retire(&c.to, from, Retire::Delete)
-                .map_err(|e| format!("cannot read {}: {e}; nothing was changed", c.to.display()))?;
+            let old = Old {
+                path: from,
+                read: c.read.ok_or_else(|| unread(c))?,
+                retire: Retire::Delete,
+            };
+            txn.retire(&c.to, old).map_err(|e| {
+                format!("cannot retire {}: {e}; nothing was changed", from.display())
+            })?;
         }
     }
     for c in plan.copies.iter().filter(|c| !c.already) {
         let in_place = c.to.exists() && c.how == "register";
         let old = match (&c.from, in_place) {
-            (Some(from), _) => Some((from.as_path(), retire)),
-            (None, true) => Some((c.to.as_path(), Retire::Backup)),
+            (Some(from), _) => Some(Old {
+                path: from,
+                read: c.read.ok_or_else(|| unread(c))?,
+                retire,
+            }),
+            (None, true) => Some(Old {
+                path: &c.to,
+                read: c.read.ok_or_else(|| unread(c))?,
+                retire: Retire::Backup,
+            }),
             (None, false) => None,
         };
         txn.stage(&c.to, &c.bytes, old)

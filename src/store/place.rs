@@ -60,7 +60,7 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
         ))
     })?;
     let project = request.project;
-    let conversion =
+    let mut conversion =
         convert::convert_with(input, request.from, request.to, request.options, |s| {
             s.meta.cwd = Some(project.to_string());
             s.meta.project_hash = Some(sha256_hex(project));
@@ -94,7 +94,7 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
         for r in &target.registrations {
             apply(r)?;
         }
-        write_session(&target.path, &conversion.bytes, request.force)?;
+        conversion.replaced = write_session(&target.path, &conversion.bytes, request.force)?;
     }
     Ok(Placed {
         path: target.path,
@@ -104,11 +104,13 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
     })
 }
 
-fn write_session(path: &Path, bytes: &[u8], force: bool) -> Result<(), PlaceFailure> {
+/// Writes the session file; one it replaces (`force`) is kept as `<name>.bak-<time>`,
+/// returned.
+fn write_session(path: &Path, bytes: &[u8], force: bool) -> Result<Option<PathBuf>, PlaceFailure> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| PlaceFailure::Io(dir.to_path_buf(), e))?;
     }
-    crate::io::write_atomic(path, bytes, force).map_err(|e| {
+    crate::io::write_output(path, bytes, force).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             PlaceFailure::Exists(path.to_path_buf())
         } else {

@@ -51,6 +51,12 @@ pub enum Step {
         backup: Option<PathBuf>,
         #[serde(serialize_with = "crate::serde_path::lossy_opt")]
         sidecar: Option<PathBuf>,
+        /// Bytes a tool appended while the repair ran, carried into the repaired file.
+        #[serde(skip_serializing_if = "is_zero")]
+        carried_over: u64,
+        /// A tool went on writing to the old file: where what it writes now lands.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        still_written: Option<String>,
     },
     /// Written into a tool's store.
     Placed {
@@ -63,6 +69,12 @@ pub enum Step {
         losses: usize,
         /// `3 × what [code]`, one per kind of item not carried.
         lost: Vec<String>,
+        /// A file of the same name replaced (`--force`): where it was kept.
+        #[serde(
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::serde_path::lossy_opt"
+        )]
+        replaced: Option<PathBuf>,
     },
     /// Nothing needed doing.
     Healthy,
@@ -80,6 +92,10 @@ pub struct Outcome {
     pub resume: Vec<String>,
     /// Why the recovery stopped, when it did (the steps before it stand).
     pub error: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Whether `recover` without a chosen session takes this one: the tool cannot resume it as it
@@ -176,6 +192,7 @@ fn run(
                 .unwrap_or_else(|| format!("open it in {}", placed.tool)),
         });
         outcome.steps.push(Step::Placed {
+            replaced: placed.conversion.replaced.clone(),
             path: placed.path,
             tool: placed.tool,
             format: to.name(),
@@ -246,6 +263,8 @@ fn repair_step(path: &Path, options: &Options, outcome: &mut Outcome) -> Result<
         left: Issue::total(&repaired.left) as usize,
         backup: repaired.backup,
         sidecar: repaired.sidecar,
+        carried_over: repaired.carried_over,
+        still_written: repaired.still_written,
     });
     Ok(())
 }

@@ -17,7 +17,8 @@ use super::scheme::{Scheme, claude_of_real_path, dashed, pi};
 use super::stored::{Discovery, FolderKey, Stored};
 use super::tool::Tool;
 use super::tools;
-use super::txn::{Done, Retire, Txn};
+use super::txn::{Done, Old, Retire, Txn};
+use crate::check::Stamp;
 use crate::formats;
 use crate::ids::sha256_hex;
 
@@ -36,6 +37,9 @@ pub struct Change {
     pub already: bool,
     #[serde(skip)]
     bytes: Vec<u8>,
+    /// The old file as it was read: it is not retired if it changed since.
+    #[serde(skip)]
+    read: Stamp,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -134,10 +138,15 @@ pub fn execute(home: &Home, plan: Plan, stamp: &str) -> Result<Outcome, (Plan, S
     }
     let mut txn = Txn::new(stamp).within(home);
     for c in &plan.changes {
+        let old = Old {
+            path: &c.from,
+            read: c.read,
+            retire: Retire::Backup,
+        };
         let staged = if c.already {
-            txn.retire(&c.to, &c.from, Retire::Backup)
+            txn.retire(&c.to, old)
         } else {
-            txn.stage(&c.to, &c.bytes, Some((&c.from, Retire::Backup)))
+            txn.stage(&c.to, &c.bytes, Some(old))
         };
         if let Err(e) = staged {
             let msg = format!("cannot write {}: {e}; nothing was changed", c.to.display());
@@ -159,7 +168,7 @@ pub fn execute(home: &Home, plan: Plan, stamp: &str) -> Result<Outcome, (Plan, S
 
 /// A session file re-keyed, at `to` (which may be `from`).
 fn rewrite(plan: &mut Plan, tool: Tool, entry: Option<&Entry>, from: &Path, to: &Path, mv: &Move) {
-    let bytes = match std::fs::read(from) {
+    let (bytes, read) = match crate::io::read_stamped(from) {
         Ok(b) => b,
         Err(e) => {
             plan.problems
@@ -207,6 +216,7 @@ fn rewrite(plan: &mut Plan, tool: Tool, entry: Option<&Entry>, from: &Path, to: 
         inside,
         already,
         bytes,
+        read,
     });
 }
 
@@ -232,9 +242,18 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
     let wants = |t: Tool| only.is_empty() || only.contains(&t);
     if wants(Tool::Gemini) {
         let gemini = home.gemini();
+        // Stamps taken before the reads: a change in between shows at the commit.
+        let stamps = registry_stamps(&gemini);
         match super::gemini_registry::rekeyed(&gemini, &|p| mv.map_path(p)) {
             Ok(changes) => {
                 for (path, bytes, inside) in changes {
+                    let Some(&read) = stamps.get(&path) else {
+                        plan.problems.push(format!(
+                            "{} changed while it was read; run relocate again",
+                            path.display()
+                        ));
+                        continue;
+                    };
                     plan.changes.push(Change {
                         tool: Some(Tool::Gemini),
                         from: path.clone(),
@@ -242,6 +261,7 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                         inside,
                         already: false,
                         bytes,
+                        read,
                     });
                 }
             }
@@ -250,26 +270,45 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
     }
     if wants(Tool::SimpleAgent) {
         let index = home.simple_agent().join("sessions/meta.json");
-        match std::fs::read(&index) {
-            Ok(bytes) => match formats::simple_agent_json::rekey_index(&bytes, &|p| mv.map_path(p))
-            {
-                Ok(Some((bytes, n))) => plan.changes.push(Change {
-                    tool: Some(Tool::SimpleAgent),
-                    from: index.clone(),
-                    to: index,
-                    inside: format!("{n} path_index key(s)"),
-                    already: false,
-                    bytes,
-                }),
-                Ok(None) => {}
-                Err(e) => plan.problems.push(format!("{}: {e}", index.display())),
-            },
+        match crate::io::read_stamped(&index) {
+            Ok((bytes, read)) => {
+                match formats::simple_agent_json::rekey_index(&bytes, &|p| mv.map_path(p)) {
+                    Ok(Some((bytes, n))) => plan.changes.push(Change {
+                        tool: Some(Tool::SimpleAgent),
+                        from: index.clone(),
+                        to: index,
+                        inside: format!("{n} path_index key(s)"),
+                        already: false,
+                        bytes,
+                        read,
+                    }),
+                    Ok(None) => {}
+                    Err(e) => plan.problems.push(format!("{}: {e}", index.display())),
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => plan
                 .problems
                 .push(format!("cannot read {}: {e}", index.display())),
         }
     }
+}
+
+/// The stamps of `projects.json` and of every `.project_root` marker, before they are read.
+fn registry_stamps(gemini: &Path) -> BTreeMap<PathBuf, Stamp> {
+    let mut stamps = BTreeMap::new();
+    let mut files = vec![gemini.join("projects.json")];
+    for base in ["tmp", "history"] {
+        if let Ok(dirs) = std::fs::read_dir(gemini.join(base)) {
+            files.extend(dirs.flatten().map(|d| d.path().join(".project_root")));
+        }
+    }
+    for f in files {
+        if let Ok(s) = Stamp::of(&f) {
+            stamps.insert(f, s);
+        }
+    }
+    stamps
 }
 
 /// The ancestor folder of `path` named `name`.

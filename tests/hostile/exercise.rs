@@ -356,6 +356,8 @@ fn repair_copy(
     let format = d.format.map(|f| f.name());
     let repair_options = RepairOptions {
         stamp: Some(STAMP.into()),
+        // Freshly written test files are idle: no wait for a tool finishing a line.
+        quiet: Some(std::time::Duration::ZERO),
         ..RepairOptions::default()
     };
     let result = repair(path, d, &repair_options);

@@ -91,6 +91,9 @@ struct FileReport {
     to: &'static str,
     diagnostics: Vec<Diagnostic>,
     losses: LossReport,
+    /// An output replaced with --force: where the file it replaced was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replaced: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     /// Not a session file in any known format (listed, not converted).
@@ -137,9 +140,11 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let loaded = input::load(&args.input)?;
     let conversion = conv::convert(&loaded.input(), from, to, &options)?;
     let to_stdout = output == Path::new("-");
-    if !to_stdout {
-        write_output(&output, &conversion.bytes, args.force)?;
-    }
+    let replaced = if to_stdout {
+        None
+    } else {
+        write_output(&output, &conversion.bytes, args.force)?
+    };
     let file_report = FileReport {
         input: loaded.name.clone(),
         output: output.display().to_string(),
@@ -147,6 +152,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         to: conversion.to,
         diagnostics: conversion.diagnostics.clone(),
         losses: conversion.losses.clone(),
+        replaced: replaced.map(|p| p.display().to_string()),
         error: None,
         skipped: false,
     };
@@ -193,11 +199,15 @@ fn print_human(r: &FileReport, c: &Conversion) {
             r.input,
             r.from.unwrap_or("?")
         );
+        if let Some(kept) = &r.replaced {
+            eprintln!("the file it replaced is kept as {kept}");
+        }
     }
 }
 
-fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), CliError> {
-    sessiontool::io::write_atomic(path, bytes, force).map_err(|e| {
+/// Writes an output; returns where a file it replaced (--force) was kept.
+fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<Option<PathBuf>, CliError> {
+    sessiontool::io::write_output(path, bytes, force).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             CliError::output(format!("{} exists; nothing was written", path.display()))
                 .hint("pass --force to replace it")
@@ -310,6 +320,7 @@ fn convert_one(
         to: to.name(),
         diagnostics: Vec::new(),
         losses: LossReport::default(),
+        replaced: None,
         error: None,
         skipped: false,
     };
@@ -326,11 +337,13 @@ fn convert_one(
                 hint: None,
             })?;
         }
-        write_output(&out, &c.bytes, force)?;
+        let mut c = c;
+        c.replaced = write_output(&out, &c.bytes, force)?;
         Ok(c)
     });
     match result {
         Ok(c) => {
+            report.replaced = c.replaced.map(|p| p.display().to_string());
             report.from = Some(c.from);
             report.diagnostics = c.diagnostics;
             report.losses = c.losses;
@@ -395,6 +408,10 @@ fn run_store(
             "diagnostics": c.diagnostics,
             "losses": c.losses,
         });
+        let mut doc = doc;
+        if let Some(kept) = &c.replaced {
+            doc["replaced"] = kept.to_string_lossy().into();
+        }
         println!(
             "{}",
             serde_json::to_string_pretty(&doc).expect("report serializes")
@@ -411,6 +428,9 @@ fn run_store(
             c.to,
             placed.tool
         );
+        if let Some(kept) = &c.replaced {
+            eprintln!("the session it replaced is kept as {}", kept.display());
+        }
     }
     Ok(0)
 }

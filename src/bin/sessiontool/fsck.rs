@@ -54,6 +54,10 @@ pub struct Args {
     /// Replace files without keeping a backup of the original.
     #[arg(long)]
     no_backup: bool,
+    /// With --repair: repair even a file another process holds open for writing (what it
+    /// writes afterwards goes to the backup, and the repair says so).
+    #[arg(long)]
+    force: bool,
     /// Read every file as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     from: Option<String>,
@@ -131,8 +135,10 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     let repair_options = RepairOptions {
         backup_dir: args.backup_dir.clone(),
         no_backup: args.no_backup,
+        force: args.force,
         dry_run: args.dry_run,
         stamp: None,
+        quiet: None,
     };
     if let Some(dir) = &args.backup_dir {
         std::fs::create_dir_all(dir).map_err(|e| {

@@ -331,8 +331,18 @@ fn print_human(outcomes: &[Outcome], dry_run: bool) {
                     left,
                     backup,
                     sidecar,
+                    carried_over,
+                    still_written,
                     ..
                 } => {
+                    if *carried_over > 0 {
+                        println!(
+                            "  {carried_over} byte(s) a tool appended meanwhile were carried into the repaired file"
+                        );
+                    }
+                    if let Some(w) = still_written {
+                        println!("  warning: {w}");
+                    }
                     println!("  {would}repaired: {fixed} fixed, {left} left");
                     if let Some(b) = backup {
                         println!("  original kept as {}", show(b));
@@ -347,9 +357,13 @@ fn print_human(outcomes: &[Outcome], dry_run: bool) {
                     format,
                     registered,
                     lost,
+                    replaced,
                     ..
                 } => {
                     println!("  {would}written for {tool} ({format}): {}", show(path));
+                    if let Some(r) = replaced {
+                        println!("  the file it replaced is kept as {}", show(r));
+                    }
                     for r in registered {
                         println!("  {would}registered: {r}");
                     }

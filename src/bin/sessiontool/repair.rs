@@ -33,6 +33,10 @@ pub struct Args {
     /// Replace files without keeping a backup of the original.
     #[arg(long)]
     no_backup: bool,
+    /// Repair even a file another process holds open for writing (what it writes afterwards
+    /// goes to the backup, and the repair says so).
+    #[arg(long)]
+    force: bool,
     /// Read every file as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     from: Option<String>,
@@ -50,6 +54,7 @@ pub fn run(a: Args) -> Result<i32, CliError> {
         (a.dry_run, "--dry-run"),
         (a.keep_open_tool_calls, "--keep-open-tool-calls"),
         (a.no_backup, "--no-backup"),
+        (a.force, "--force"),
         (a.verbose, "--verbose"),
         (a.json, "--json"),
     ];

@@ -108,6 +108,9 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
                     rep.carried_over, rep.file
                 );
             }
+            if let Some(w) = &rep.still_written {
+                println!("  warning: {w}");
+            }
         } else if !rep.fixed.is_empty() {
             println!(
                 "  dry run: {} fix(es) would be applied; nothing changed",

@@ -1,0 +1,160 @@
+//! Careful file output: write to a temp file in the target's folder, fsync, rename over, fsync
+//! the folder. A reader never sees a half-written file, and a crash leaves the old file whole.
+
+pub mod replace;
+pub mod temp;
+pub mod writers;
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+pub use temp::{clear_stale_temps, is_own_file, temp_beside};
+
+/// Writes `bytes` to `path` atomically. With `overwrite` false an existing file is an error
+/// (`AlreadyExists`), checked again at the moment of the rename so a racing writer is not lost.
+/// With `overwrite` the old file is replaced without a backup: only for files whose content
+/// the caller has just read and carried into `bytes` (registries, under their lock) or
+/// regenerates (manual pages). Outputs that may replace a user's file go through
+/// [`write_output`].
+pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match fs::symlink_metadata(path) {
+        Ok(_) if !overwrite => {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists", path.display()),
+            ));
+        }
+        Ok(meta) if meta.file_type().is_symlink() => return Err(link_refused(path)),
+        _ => {}
+    }
+    let mut tmp = temp_beside(path, "write")?;
+    tmp.write_all(bytes)?;
+    crate::fault::point("write.temp-written")?;
+    tmp.as_file().sync_all()?;
+    crate::fault::point("write.before-rename")?;
+    if overwrite {
+        tmp.persist(path).map_err(|e| e.error)?;
+    } else {
+        // persist_noclobber refuses if the target appeared meanwhile.
+        tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    }
+    crate::fault::point("write.after-rename")?;
+    sync_dir(dir)
+}
+
+/// Writes an output file atomically; an existing file is replaced only when `force` is set,
+/// and then it is kept as `<name>.bak-<stamp>` (its inode, hard-linked: see [`replace`]).
+/// Returns the backup's path when one was made.
+pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> io::Result<Option<PathBuf>> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            write_atomic(path, bytes, false)?;
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+        Ok(_) if !force => {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists", path.display()),
+            ));
+        }
+        Ok(meta) if meta.file_type().is_symlink() => return Err(link_refused(path)),
+        Ok(meta) if !meta.file_type().is_file() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a regular file; not replaced", path.display()),
+            ));
+        }
+        Ok(_) => {}
+    }
+    let original = replace::Original::open_now(path)?;
+    let mut tmp = temp_beside(path, "write")?;
+    tmp.write_all(bytes)?;
+    crate::fault::point("write.temp-written")?;
+    tmp.as_file().sync_all()?;
+    let stamp = crate::repair::now_stamp();
+    let options = replace::Options {
+        backup: replace::Backup::Keep {
+            dir: None,
+            stamp: &stamp,
+        },
+        allow_writers: false,
+        points: [
+            "write.before-backup",
+            "write.before-rename",
+            "write.after-rename",
+        ],
+    };
+    let done = replace::replace(original, tmp, &options).map_err(|e| match e {
+        replace::ReplaceError::Io(e) => e,
+        other => io::Error::other(format!("{}: {other}", path.display())),
+    })?;
+    done.finish()
+}
+
+/// Reads a file with the stamp of what was read (inode, size, time), so that a later change
+/// can be told. A file that changed while it was read is an error: read it again.
+pub fn read_stamped(path: &Path) -> io::Result<(Vec<u8>, crate::check::Stamp)> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let before = crate::check::Stamp::of_file(&file)?;
+    let mut bytes = Vec::with_capacity(before.len as usize);
+    file.read_to_end(&mut bytes)?;
+    let after = crate::check::Stamp::of_file(&file)?;
+    if before != after || bytes.len() as u64 != after.len {
+        return Err(io::Error::other(format!(
+            "{} changed while it was read (is a tool still writing it?)",
+            path.display()
+        )));
+    }
+    Ok((bytes, after))
+}
+
+/// A symbolic link where a file is to be replaced: a rename would put a regular file in its
+/// place and leave the file it points to as it was.
+fn link_refused(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a symbolic link; sessiontool does not replace links (write to the file it points to, or remove the link)",
+            path.display()
+        ),
+    )
+}
+
+/// Makes a rename durable: fsync the folder that holds the new name.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        fs::File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_refuses_to_clobber() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.json");
+        write_atomic(&p, b"one", false).unwrap();
+        let err = write_atomic(&p, b"two", false).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&p).unwrap(), b"one");
+        write_atomic(&p, b"two", true).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        // No temp files left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,172 @@
+//! Which other processes hold a file open for writing. A long-running agent keeps its session
+//! file open and appends through that descriptor: replacing the file under it would send
+//! everything it writes next to the old inode. On Linux the answer is in `/proc/<pid>/fd`
+//! (the links name the open files by their real path) and `/proc/<pid>/fdinfo` (their open
+//! flags). Processes this user may not look into, or that see the file under another path
+//! (another mount namespace), are not seen; elsewhere nothing is seen. Callers therefore also keep
+//! the old inode reachable (as the backup), so that what such a writer adds is never lost.
+
+use std::path::Path;
+
+/// A process that has the file open for writing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    /// Its command name (`/proc/<pid>/comm`), `?` when unreadable.
+    pub command: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "process {} ({})", self.pid, self.command)
+    }
+}
+
+/// The other processes that hold `path` open for writing (empty when none are seen).
+pub fn holders(path: &Path) -> Vec<Holder> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::holders(path)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        Vec::new()
+    }
+}
+
+/// `holders` in words for a refusal: `process 12 (node) and process 40 (codex)`.
+pub fn describe(holders: &[Holder]) -> String {
+    let words: Vec<String> = holders.iter().map(Holder::to_string).collect();
+    match words.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::fs;
+    use std::path::Path;
+
+    use super::Holder;
+
+    pub fn holders(path: &Path) -> Vec<Holder> {
+        // The links in /proc/<pid>/fd name the file by its real path: one string compare
+        // per descriptor, no stat.
+        let Ok(real) = fs::canonicalize(path) else {
+            return Vec::new();
+        };
+        let me = std::process::id();
+        let Ok(procs) = fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for proc in procs.flatten() {
+            let Some(pid) = proc
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            if writes(pid, &real) {
+                let command = fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .map(|c| c.trim_end().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                found.push(Holder { pid, command });
+            }
+        }
+        found
+    }
+
+    /// Whether process `pid` has the file open with a mode that writes.
+    fn writes(pid: u32, real: &Path) -> bool {
+        let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        for fd in fds.flatten() {
+            if fs::read_link(fd.path()).is_ok_and(|target| target == real) {
+                let info = format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_string_lossy());
+                if fs::read_to_string(info).is_ok_and(|i| opened_for_writing(&i)) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// `flags:` in fdinfo is octal; its two low bits are the access mode (1 write, 2 both).
+    pub(super) fn opened_for_writing(fdinfo: &str) -> bool {
+        fdinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .is_some_and(|flags| flags & 0o3 != 0)
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    #[test]
+    fn fdinfo_flags_say_who_writes() {
+        assert!(linux::opened_for_writing("pos:\t0\nflags:\t02102001\n"));
+        assert!(linux::opened_for_writing("flags:\t0100002\n"));
+        assert!(!linux::opened_for_writing("pos:\t0\nflags:\t0100000\n"));
+        assert!(!linux::opened_for_writing("garbage"));
+    }
+
+    #[test]
+    fn a_process_appending_through_an_open_descriptor_is_seen_and_a_reader_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "{}\n").unwrap();
+        let quoted = path.display().to_string();
+        let mut writer = Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>>\"$1\"; echo ready; read _ ")
+            .arg("sh")
+            .arg(&quoted)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_ready(&mut writer);
+        let seen = holders(&path);
+        assert!(
+            seen.iter().any(|h| h.pid == writer.id()),
+            "{seen:?} lacks {}",
+            writer.id()
+        );
+        drop(writer.stdin.take());
+        writer.wait().unwrap();
+
+        let mut reader = Command::new("sh")
+            .arg("-c")
+            .arg("exec 3<\"$1\"; echo ready; read _ ")
+            .arg("sh")
+            .arg(&quoted)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_ready(&mut reader);
+        assert!(!holders(&path).iter().any(|h| h.pid == reader.id()));
+        drop(reader.stdin.take());
+        reader.wait().unwrap();
+    }
+
+    fn wait_ready(child: &mut std::process::Child) {
+        use std::io::Read;
+        let mut buf = [0u8; 6];
+        child.stdout.as_mut().unwrap().read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"ready\n");
+    }
+}
