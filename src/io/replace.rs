@@ -266,18 +266,19 @@ fn keep_old(
         } => {
             let keeper = temp_link(path)?;
             let name = fresh_name(path, Some(dir), "bak", stamp);
-            match fs::hard_link(path, &name) {
-                Ok(()) => super::sync_dir(dir)?,
+            let made = match fs::hard_link(path, &name) {
+                Ok(()) => super::sync_dir(dir),
                 // Another file system (or no links there): a copy, written as every output.
                 Err(e) if no_links(&e) || e.raw_os_error() == Some(libc::EXDEV) => {
-                    copy_backup(&original.file, &name)?
+                    copy_backup(&original.file, &name)
                 }
-                Err(e) => {
-                    if let Some(k) = &keeper {
-                        let _ = fs::remove_file(k);
-                    }
-                    return Err(e);
+                Err(e) => Err(e),
+            };
+            if let Err(e) = made {
+                if let Some(k) = &keeper {
+                    let _ = fs::remove_file(k);
                 }
+                return Err(e);
             }
             Ok((keeper.clone(), keeper.is_some(), Some(name)))
         }

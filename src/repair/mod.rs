@@ -232,12 +232,24 @@ pub fn repair(
             "repair.after-rename",
         ],
     };
-    let mut replaced = replace::replace(original, tmp, &replace_options).map_err(busy)?;
+    let mut replaced = match replace::replace(original, tmp, &replace_options) {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing was replaced: the dropped bytes are still in the file itself.
+            if let Some(side) = outcome.sidecar.take() {
+                let _ = std::fs::remove_file(side);
+            }
+            return Err(busy(e));
+        }
+    };
     if !append_only {
         // A whole document cannot take a tail: if a tool rewrote it meanwhile, its version
         // stands.
         if replaced.original.now().map_err(io)? != diagnosis.stamp {
             replaced.undo().map_err(io)?;
+            if let Some(side) = outcome.sidecar.take() {
+                let _ = std::fs::remove_file(side);
+            }
             return Err(refused(REWRITTEN.into()));
         }
         outcome.backup = replaced.finish().map_err(io)?;

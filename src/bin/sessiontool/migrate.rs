@@ -17,7 +17,9 @@ const EXAMPLES: &str = "Examples:
   sessiontool migrate --tool gemini --to sha256           back, for an older Gemini CLI
 
 Copies first, checks each copy against what was written and with fsck, and keeps the old
-files unless --move is given (then they are deleted only after all of that succeeded).
+files unless --move is given (then they are deleted only after all of that succeeded, and
+only when the copy holds the same bytes: a converted session's original is kept as
+<name>.bak-<time>).
 A sha256 folder is matched to its project by the paths recorded in the sessions of every
 tool, the current folder and --project; a folder no path hashes to is reported, not guessed.";
 
@@ -140,14 +142,27 @@ fn report(
             eprintln!("sessiontool: warning: {c}");
         }
         let deleted = o.done.iter().filter(|d| d.deleted).count();
+        let kept: Vec<_> = o
+            .done
+            .iter()
+            .filter(|d| d.old.as_ref() != Some(&d.written))
+            .filter_map(|d| d.old.as_ref().zip(d.backup.as_ref()))
+            .collect();
+        for (old, backup) in &kept {
+            println!(
+                "kept {} as {} (its copy was converted, so it is not deleted)",
+                old.display(),
+                backup.display()
+            );
+        }
         println!(
             "migrated {tool} to {}: {} file(s) written{}",
             args.to,
             o.done.len(),
-            if deleted > 0 {
-                format!(", {deleted} old file(s) deleted")
-            } else {
-                "; the old files are kept (--move deletes them)".into()
+            match (deleted, kept.len(), args.remove_old) {
+                (0, 0, false) => "; the old files are kept (--move deletes them)".to_string(),
+                (d, 0, _) => format!(", {d} old file(s) deleted"),
+                (d, k, _) => format!(", {d} old file(s) deleted, {k} kept as backups"),
             }
         );
     } else if plan.problems.is_empty() {
