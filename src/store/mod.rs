@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod gemini_registry;
 pub mod guard;
 pub mod home;
+pub mod lock;
 pub mod migrate;
 pub mod names;
 pub mod place;
