@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::catalog::{self, Entry, Query};
+use super::confined;
 use super::home::Home;
 use super::rekey::{Move, rekey_bytes};
 use super::scheme::{Scheme, claude_of_real_path, dashed, pi};
@@ -98,8 +99,12 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
             FolderKey::Sha256 { hash } => {
                 // The whole folder moves, with everything in it (logs, checkpoints, history).
                 if let Some(dir) = ancestor_named(&stored.path, hash) {
-                    let to = dir.with_file_name(sha256_hex(&new_project));
-                    hashed_dirs.insert(dir, (to, e.tool));
+                    match renamed(&dir, &sha256_hex(&new_project)) {
+                        Ok(to) => {
+                            hashed_dirs.insert(dir, (to, e.tool));
+                        }
+                        Err(err) => plan.problems.push(err.to_string()),
+                    }
                 }
             }
             FolderKey::Named { scheme, name } => {
@@ -108,11 +113,18 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
                     Scheme::Pi => pi(&new_project),
                     _ => dashed(&new_project),
                 };
-                let dir = ancestor_named(&stored.path, name).unwrap_or_default();
-                let to = dir
-                    .with_file_name(new_name)
-                    .join(stored.path.strip_prefix(&dir).unwrap_or(&stored.path));
-                rewrite(&mut plan, e.tool, Some(e), &stored.path, &to, mv);
+                let Some(dir) = ancestor_named(&stored.path, name) else {
+                    plan.problems.push(format!(
+                        "{}: not below a folder named {name}, as its listing says",
+                        stored.path.display()
+                    ));
+                    continue;
+                };
+                let rel = stored.path.strip_prefix(&dir).unwrap_or(&stored.path);
+                match renamed(&dir, &new_name).and_then(|to| confined::join_all(&to, rel)) {
+                    Ok(to) => rewrite(&mut plan, e.tool, Some(e), &stored.path, &to, mv),
+                    Err(err) => plan.problems.push(err.to_string()),
+                }
             }
             FolderKey::Slug { .. } | FolderKey::None => {
                 rewrite(&mut plan, e.tool, Some(e), &stored.path, &stored.path, mv);
@@ -215,14 +227,10 @@ fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: 
     let (files, problems) = super::stored::files_below(from_dir);
     plan.problems.extend(problems);
     for rel in files {
-        rewrite(
-            plan,
-            tool,
-            None,
-            &from_dir.join(&rel),
-            &to_dir.join(&rel),
-            mv,
-        );
+        match confined::join_all(to_dir, &rel) {
+            Ok(to) => rewrite(plan, tool, None, &from_dir.join(&rel), &to, mv),
+            Err(e) => plan.problems.push(e.to_string()),
+        }
     }
 }
 
@@ -245,7 +253,7 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                     });
                 }
             }
-            Err(e) => plan.problems.push(e),
+            Err(problems) => plan.problems.extend(problems),
         }
     }
     if wants(Tool::SimpleAgent) {
@@ -270,6 +278,11 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                 .push(format!("cannot read {}: {e}", index.display())),
         }
     }
+}
+
+/// `dir` renamed to `name` (a name made from a project path), beside it.
+fn renamed(dir: &Path, name: &str) -> Result<PathBuf, confined::NotAName> {
+    confined::join(dir.parent().unwrap_or(Path::new("")), name)
 }
 
 /// The ancestor folder of `path` named `name`.
