@@ -33,7 +33,8 @@ const PROPER_LOCKFILE: Timing = Timing {
     wait: Duration::from_secs(15),
 };
 
-/// A held `<target>.lock`; released when dropped.
+/// A held `<target>.lock`; released when dropped. Not reentrant: a process that takes it
+/// twice waits for itself and times out.
 #[derive(Debug)]
 pub struct FileLock {
     dir: PathBuf,
