@@ -87,13 +87,17 @@ enum Style {
 /// A writer appending records to `path` until stopped; returns the ids it wrote whole.
 struct Writer {
     stop: Arc<AtomicBool>,
+    /// Records written so far.
+    count: Arc<std::sync::atomic::AtomicUsize>,
     handle: JoinHandle<Vec<String>>,
 }
 
 impl Writer {
     fn start(path: &Path, style: Style, tag: &str) -> Writer {
         let stop = Arc::new(AtomicBool::new(false));
+        let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let (path, still, tag) = (path.to_path_buf(), stop.clone(), tag.to_string());
+        let counter = count.clone();
         let handle = std::thread::spawn(move || {
             let open = || std::fs::OpenOptions::new().append(true).open(&path).ok();
             let mut kept = match style {
@@ -123,6 +127,7 @@ impl Writer {
                     break;
                 }
                 written.push(id);
+                counter.fetch_add(1, Ordering::SeqCst);
                 i += 1;
                 // Bursts of three records, then a pause of 0.1 to 0.6 s, as an agent
                 // writes a turn and waits for the model.
@@ -134,12 +139,24 @@ impl Writer {
             }
             written
         });
-        Writer { stop, handle }
+        Writer {
+            stop,
+            count,
+            handle,
+        }
     }
 
+    /// Stops the writer once it wrote two more records after the command (or could not: its
+    /// file is gone), as a tool goes on after sessiontool is done.
     fn finish(self) -> Vec<String> {
-        // Let the writer go on a little after the command, as a tool would.
-        std::thread::sleep(Duration::from_millis(30));
+        let after = self.count.load(Ordering::SeqCst) + 2;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while self.count.load(Ordering::SeqCst) < after
+            && !self.handle.is_finished()
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         self.stop.store(true, Ordering::SeqCst);
         self.handle.join().unwrap()
     }
@@ -213,6 +230,10 @@ fn repair_while_writing(style: Style, force: bool, n: usize) -> Tally {
         let said = text(&out);
         tally.rounds += 1;
         tally.records += written.len();
+        assert!(
+            matches!(out.status.code(), Some(1 | 4)),
+            "round {round}: repair neither repaired nor refused:\n{said}"
+        );
         if said.contains("not repaired") {
             assert!(
                 said.contains("open for writing") || said.contains("changed"),

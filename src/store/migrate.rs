@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::catalog::{self, Entry, Query};
+use super::confined;
 use super::gemini_registry;
 use super::home::Home;
 use super::place::{self, Request};
@@ -116,6 +117,11 @@ fn gemini_folders(
     plan: &mut Plan,
 ) {
     let gemini = home.gemini();
+    // Nothing is written through a damaged registry: not even beside it.
+    if let Some(damage) = gemini_registry::damage(&gemini) {
+        plan.problems.push(damage);
+        return;
+    }
     let tmp = gemini.join("tmp");
     let Ok(dirs) = std::fs::read_dir(&tmp) else {
         return;
@@ -153,13 +159,22 @@ fn gemini_folders(
         let target_name = if to == Scheme::Sha256 {
             sha256_hex(&project)
         } else {
-            let (slug, source) = gemini_registry::slug_for(&gemini, &project);
+            let (slug, source) = match gemini_registry::slug_for(&gemini, &project) {
+                Ok(found) => found,
+                Err(e) => {
+                    plan.problems.push(e.to_string());
+                    continue;
+                }
+            };
             let slug = slugs_claimed.get(&project).cloned().unwrap_or(slug);
             slugs_claimed.insert(project.clone(), slug.clone());
             register(&gemini, &project, &slug, source, plan);
             slug
         };
-        copy_folder(&dir, &tmp.join(target_name), &project, plan);
+        match confined::join(&tmp, &target_name) {
+            Ok(target) => copy_folder(&dir, &target, &project, plan),
+            Err(e) => plan.problems.push(e.to_string()),
+        }
     }
 }
 
@@ -175,7 +190,14 @@ fn register(
     if source != gemini_registry::SlugSource::Registered {
         register_entry(gemini, project, slug, plan);
     }
-    for marker in gemini_registry::markers(gemini, slug) {
+    let markers = match gemini_registry::markers(gemini, slug) {
+        Ok(markers) => markers,
+        Err(e) => {
+            plan.problems.push(e.to_string());
+            return;
+        }
+    };
+    for marker in markers {
         if !marker.exists() && !plan.copies.iter().any(|c| c.to == marker) {
             plan.copies.push(Copy {
                 from: None,
@@ -230,7 +252,13 @@ fn copy_folder(from: &Path, to: &Path, project: &str, plan: &mut Plan) {
         .filter(|r| r.file_name() != Some(".project_root".as_ref()))
     {
         let source = from.join(rel);
-        let target = to.join(rel);
+        let target = match confined::join_all(to, rel) {
+            Ok(target) => target,
+            Err(e) => {
+                plan.problems.push(e.to_string());
+                continue;
+            }
+        };
         let (bytes, read) = match crate::io::read_stamped(&source) {
             Ok(b) => b,
             Err(e) => {
@@ -372,6 +400,10 @@ pub fn execute(home: &Home, plan: &Plan, stamp: &str, remove_old: bool) -> Resul
     }
     for c in plan.copies.iter().filter(|c| !c.already) {
         let in_place = c.to.exists() && c.how == "register";
+        // Gemini CLI locks projects.json (not the markers) around its read-modify-write.
+        if c.how == "register" && c.to.file_name() == Some("projects.json".as_ref()) {
+            txn.lock_for_commit(&c.to);
+        }
         let old = match (&c.from, in_place) {
             (Some(from), _) => Some(Old {
                 path: from,

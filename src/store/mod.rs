@@ -3,9 +3,11 @@
 //! operations over stores (listing, placing, relocating).
 
 pub mod catalog;
+pub mod confined;
 pub mod gemini_registry;
 pub mod guard;
 pub mod home;
+pub mod lock;
 pub mod migrate;
 pub mod names;
 pub mod place;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::gemini_registry;
 use super::home::Home;
+use super::lock::FileLock;
 use super::tool::Tool;
 use super::tools::{self, NewSession, PlaceError, Registration};
 use crate::convert::{self, Conversion, ConvertError};
@@ -74,7 +75,16 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
             bytes: &conversion.bytes,
         })
         .map_err(|e| PlaceError(format!("the converted session does not read back: {e}")))?;
-    let target = tools::of(tool).place(
+    let store = tools::of(tool);
+    // The registries that decide where the session goes and learn about it are locked from
+    // the first read to the last write, so two writers (or Gemini CLI) never lose each
+    // other's entries or claim one slug twice.
+    let locks = if request.dry_run {
+        Vec::new()
+    } else {
+        lock_registries(home, store.registries(home))?
+    };
+    let target = store.place(
         home,
         &NewSession {
             format: request.to,
@@ -87,12 +97,18 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
         return Err(PlaceFailure::Exists(target.path));
     }
     let registered: Vec<String> = target.registrations.iter().map(describe).collect();
-    for path in std::iter::once(&target.path).chain(target.registrations.iter().flat_map(files)) {
-        super::guard::check(home, path).map_err(|e| PlaceFailure::Io(path.clone(), e))?;
+    let mut writes = vec![target.path.clone()];
+    writes.extend(target.registrations.iter().flat_map(files));
+    for path in writes {
+        super::guard::check(home, &path).map_err(|e| PlaceFailure::Io(path.clone(), e))?;
     }
     if !request.dry_run {
         for r in &target.registrations {
-            apply(r)?;
+            apply(r, &locks)?;
+        }
+        for lock in locks {
+            let path = lock.path().to_path_buf();
+            lock.release().map_err(|e| PlaceFailure::Io(path, e))?;
         }
         conversion.replaced = write_session(&target.path, &conversion.bytes, request.force)?;
     }
@@ -102,6 +118,36 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
         conversion,
         registered,
     })
+}
+
+/// Takes the lock of each registry file, after checking that no symbolic link inside the
+/// store leads to it (and making its folder, which the lock lives in).
+fn lock_registries(home: &Home, files: Vec<PathBuf>) -> Result<Vec<FileLock>, PlaceFailure> {
+    let mut locks = Vec::new();
+    for file in files {
+        super::guard::check(home, &file).map_err(|e| PlaceFailure::Io(file.clone(), e))?;
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| PlaceFailure::Io(dir.to_path_buf(), e))?;
+        }
+        locks.push(FileLock::acquire(&file).map_err(|e| PlaceFailure::Io(file.clone(), e))?);
+    }
+    Ok(locks)
+}
+
+/// Whether a session of `project` could go into `to`'s store as far as its registries say:
+/// not damaged, not behind a symbolic link. For a caller that changes something else first
+/// (recover repairs before it places), so a refusal comes before any change.
+pub fn preflight(home: &Home, to: &dyn Format, project: &str) -> Result<(), PlaceFailure> {
+    let Some(tool) = Tool::of_format(to.name()) else {
+        return Ok(());
+    };
+    let store = tools::of(tool);
+    let mut files = store.registries(home);
+    files.extend(store.check_registries(home, project)?);
+    for file in files {
+        super::guard::check(home, &file).map_err(|e| PlaceFailure::Io(file.clone(), e))?;
+    }
+    Ok(())
 }
 
 /// Writes the session file; one it replaces (`force`) is kept as `<name>.bak-<time>`,
@@ -119,15 +165,29 @@ fn write_session(path: &Path, bytes: &[u8], force: bool) -> Result<Option<PathBu
     })
 }
 
-/// Tells a registry about a new session.
-pub fn apply(registration: &Registration) -> Result<(), PlaceFailure> {
+/// Tells a registry about a new session, under its lock (one of `locks`, checked to be still
+/// held). Read again here, so what another writer added meanwhile stays.
+fn apply(registration: &Registration, locks: &[FileLock]) -> Result<(), PlaceFailure> {
+    let file = files(registration)[0].clone();
+    let held = locks
+        .iter()
+        .find(|l| l.path() == super::lock::lock_path(&file))
+        .ok_or_else(|| {
+            PlaceError(format!(
+                "{} is not locked for this write (sessiontool's own mistake); nothing was written",
+                file.display()
+            ))
+        })?;
+    held.verify()
+        .map_err(|e| PlaceFailure::Io(file.clone(), e))?;
     match registration {
         Registration::GeminiProject {
             gemini,
             project,
             slug,
-        } => gemini_registry::register(gemini, project, slug)
-            .map_err(|e| PlaceFailure::Io(gemini.join("projects.json"), e)),
+        } => {
+            gemini_registry::register(gemini, project, slug).map_err(|e| PlaceFailure::Io(file, e))
+        }
         Registration::SimpleAgentIndex { index, cwd, id } => {
             let current = match std::fs::read(index) {
                 Ok(b) => Some(b),
@@ -139,20 +199,22 @@ pub fn apply(registration: &Registration) -> Result<(), PlaceFailure> {
                     .map_err(|e| {
                         PlaceFailure::Place(PlaceError(format!("{}: {e}", index.display())))
                     })?;
-            if let Some(dir) = index.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| PlaceFailure::Io(dir.to_path_buf(), e))?;
-            }
             crate::io::write_atomic(index, &updated, true)
                 .map_err(|e| PlaceFailure::Io(index.clone(), e))
         }
     }
 }
 
-/// The files a registration writes.
-fn files(registration: &Registration) -> Vec<&PathBuf> {
+/// The files a registration writes: the registry or index first, then the rest.
+fn files(registration: &Registration) -> Vec<PathBuf> {
     match registration {
-        Registration::GeminiProject { gemini, .. } => vec![gemini],
-        Registration::SimpleAgentIndex { index, .. } => vec![index],
+        Registration::GeminiProject { gemini, slug, .. } => {
+            let mut files = vec![gemini_registry::registry_path(gemini)];
+            // A slug that is not a folder name was refused when the target was chosen.
+            files.extend(gemini_registry::markers(gemini, slug).into_iter().flatten());
+            files
+        }
+        Registration::SimpleAgentIndex { index, .. } => vec![index.clone()],
     }
 }
 
@@ -165,7 +227,7 @@ pub fn describe(registration: &Registration) -> String {
             slug,
         } => format!(
             "{} maps {project} to {slug}; .project_root markers in tmp/{slug} and history/{slug}",
-            gemini.join("projects.json").display()
+            gemini_registry::registry_path(gemini).display()
         ),
         Registration::SimpleAgentIndex { index, cwd, id } => {
             format!("{} lists {id} under {cwd}", index.display())

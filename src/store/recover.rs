@@ -131,6 +131,14 @@ fn run(
     options: &Options,
     outcome: &mut Outcome,
 ) -> Result<(), String> {
+    // A store that cannot take the session (a damaged or linked registry) is refused before
+    // anything is changed.
+    let legacy = (entry.kind == StoredKind::Legacy && options.to.is_none())
+        .then(|| by_name(entry.tool.current_format()));
+    let checkpoint = options.checkpoint.as_ref().map(|_| by_name("checkpoint"));
+    for to in legacy.into_iter().chain(options.to).chain(checkpoint) {
+        place::preflight(home, to, project).map_err(|e| e.to_string())?;
+    }
     let mut source = PathBuf::from(&entry.path);
     if entry.kind == StoredKind::Unreadable {
         let to = restore_name(&source)?;
@@ -278,12 +286,14 @@ fn restore_name(path: &Path) -> Result<PathBuf, String> {
         .map(|(o, _)| o)
         .filter(|o| !o.is_empty())
         .ok_or_else(|| format!("{name} is not an .unreadable-<time> file"))?;
-    let candidate = path.with_file_name(original);
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let candidate = super::confined::join(dir, original).map_err(|e| e.to_string())?;
     if !candidate.exists() {
         return Ok(candidate);
     }
     let (stem, ext) = original.rsplit_once('.').unwrap_or((original, ""));
-    let other = path.with_file_name(format!("{stem}-recovered.{ext}"));
+    let other = super::confined::join(dir, &format!("{stem}-recovered.{ext}"))
+        .map_err(|e| e.to_string())?;
     if other.exists() {
         return Err(format!(
             "both {original} and {} exist; move one away first",

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::catalog::{self, Entry, Query};
+use super::confined;
 use super::home::Home;
 use super::rekey::{Move, rekey_bytes};
 use super::scheme::{Scheme, claude_of_real_path, dashed, pi};
@@ -40,6 +41,9 @@ pub struct Change {
     /// The old file as it was read: it is not retired if it changed since.
     #[serde(skip)]
     read: Stamp,
+    /// A registry other writers change too: committed under its lock.
+    #[serde(skip)]
+    registry: bool,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -102,8 +106,12 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
             FolderKey::Sha256 { hash } => {
                 // The whole folder moves, with everything in it (logs, checkpoints, history).
                 if let Some(dir) = ancestor_named(&stored.path, hash) {
-                    let to = dir.with_file_name(sha256_hex(&new_project));
-                    hashed_dirs.insert(dir, (to, e.tool));
+                    match renamed(&dir, &sha256_hex(&new_project)) {
+                        Ok(to) => {
+                            hashed_dirs.insert(dir, (to, e.tool));
+                        }
+                        Err(err) => plan.problems.push(err.to_string()),
+                    }
                 }
             }
             FolderKey::Named { scheme, name } => {
@@ -112,11 +120,18 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
                     Scheme::Pi => pi(&new_project),
                     _ => dashed(&new_project),
                 };
-                let dir = ancestor_named(&stored.path, name).unwrap_or_default();
-                let to = dir
-                    .with_file_name(new_name)
-                    .join(stored.path.strip_prefix(&dir).unwrap_or(&stored.path));
-                rewrite(&mut plan, e.tool, Some(e), &stored.path, &to, mv);
+                let Some(dir) = ancestor_named(&stored.path, name) else {
+                    plan.problems.push(format!(
+                        "{}: not below a folder named {name}, as its listing says",
+                        stored.path.display()
+                    ));
+                    continue;
+                };
+                let rel = stored.path.strip_prefix(&dir).unwrap_or(&stored.path);
+                match renamed(&dir, &new_name).and_then(|to| confined::join_all(&to, rel)) {
+                    Ok(to) => rewrite(&mut plan, e.tool, Some(e), &stored.path, &to, mv),
+                    Err(err) => plan.problems.push(err.to_string()),
+                }
             }
             FolderKey::Slug { .. } | FolderKey::None => {
                 rewrite(&mut plan, e.tool, Some(e), &stored.path, &stored.path, mv);
@@ -143,6 +158,9 @@ pub fn execute(home: &Home, plan: Plan, stamp: &str) -> Result<Outcome, (Plan, S
             read: c.read,
             retire: Retire::Backup,
         };
+        if c.registry {
+            txn.lock_for_commit(&c.to);
+        }
         let staged = if c.already {
             txn.retire(&c.to, old)
         } else {
@@ -217,6 +235,7 @@ fn rewrite(plan: &mut Plan, tool: Tool, entry: Option<&Entry>, from: &Path, to: 
         already,
         bytes,
         read,
+        registry: false,
     });
 }
 
@@ -225,14 +244,10 @@ fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: 
     let (files, problems) = super::stored::files_below(from_dir);
     plan.problems.extend(problems);
     for rel in files {
-        rewrite(
-            plan,
-            tool,
-            None,
-            &from_dir.join(&rel),
-            &to_dir.join(&rel),
-            mv,
-        );
+        match confined::join_all(to_dir, &rel) {
+            Ok(to) => rewrite(plan, tool, None, &from_dir.join(&rel), &to, mv),
+            Err(e) => plan.problems.push(e.to_string()),
+        }
     }
 }
 
@@ -254,6 +269,8 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                         ));
                         continue;
                     };
+                    // Gemini CLI locks projects.json, not the markers.
+                    let registry = path.file_name() == Some("projects.json".as_ref());
                     plan.changes.push(Change {
                         tool: Some(Tool::Gemini),
                         from: path.clone(),
@@ -262,10 +279,11 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                         already: false,
                         bytes,
                         read,
+                        registry,
                     });
                 }
             }
-            Err(e) => plan.problems.push(e),
+            Err(problems) => plan.problems.extend(problems),
         }
     }
     if wants(Tool::SimpleAgent) {
@@ -281,6 +299,7 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                         already: false,
                         bytes,
                         read,
+                        registry: true,
                     }),
                     Ok(None) => {}
                     Err(e) => plan.problems.push(format!("{}: {e}", index.display())),
@@ -309,6 +328,11 @@ fn registry_stamps(gemini: &Path) -> BTreeMap<PathBuf, Stamp> {
         }
     }
     stamps
+}
+
+/// `dir` renamed to `name` (a name made from a project path), beside it.
+fn renamed(dir: &Path, name: &str) -> Result<PathBuf, confined::NotAName> {
+    confined::join(dir.parent().unwrap_or(Path::new("")), name)
 }
 
 /// The ancestor folder of `path` named `name`.

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::lock::FileLock;
 use crate::check::Stamp;
 use crate::io::replace::{self, Backup, Original, ReplaceError};
 
@@ -66,6 +67,8 @@ pub struct Done {
 
 pub struct Txn {
     staged: Vec<Staged>,
+    /// Registries whose lock the commit holds from its first check to its last rename.
+    registries: Vec<PathBuf>,
     created_dirs: Vec<PathBuf>,
     stamp: String,
     /// The stores written into: no write goes through a symbolic link inside them.
@@ -76,6 +79,7 @@ impl Txn {
     pub fn new(stamp: impl Into<String>) -> Txn {
         Txn {
             staged: Vec::new(),
+            registries: Vec::new(),
             created_dirs: Vec::new(),
             stamp: stamp.into(),
             home: None,
@@ -135,6 +139,16 @@ impl Txn {
         Ok(())
     }
 
+    /// `target` is a registry or index other writers change too (`projects.json`,
+    /// `meta.json`): the commit takes its lock ([`FileLock`]) before it checks anything and
+    /// holds it to the end, so an entry another writer added since the plan was made is seen
+    /// (the file changed: nothing is committed) rather than lost.
+    pub fn lock_for_commit(&mut self, target: &Path) {
+        if !self.registries.iter().any(|r| r == target) {
+            self.registries.push(target.to_path_buf());
+        }
+    }
+
     /// Retires the old file only: `target` already holds what it would have been replaced by
     /// (an earlier run stopped between writing `target` and retiring the old file).
     pub fn retire(&mut self, target: &Path, old: Old) -> std::io::Result<()> {
@@ -170,6 +184,15 @@ impl Txn {
     /// first rename. Stops at the first failure with what was done.
     pub fn commit(mut self) -> Result<Vec<Done>, (Vec<Done>, std::io::Error)> {
         let staged = std::mem::take(&mut self.staged);
+        // In one order for every process, so two commits never wait for each other.
+        self.registries.sort();
+        let mut locks = Vec::new();
+        for r in &self.registries {
+            match FileLock::acquire(r) {
+                Ok(l) => locks.push(l),
+                Err(e) => return Err((Vec::new(), e)),
+            }
+        }
         for s in &staged {
             if let Some((old, read, _)) = &s.old
                 && let Err(e) = check_old(old, read)
@@ -181,11 +204,17 @@ impl Txn {
         self.created_dirs.clear();
         let mut done = Vec::new();
         for s in staged {
+            // Never write on a lock another process took over as stale.
+            if let Some(e) = locks.iter().find_map(|l| l.verify().err()) {
+                return Err((done, e));
+            }
             match commit_one(s, &self.stamp) {
                 Ok(d) => done.push(d),
                 Err(e) => return Err((done, e)),
             }
         }
+        // Released as they drop.
+        drop(locks);
         Ok(done)
     }
 }
@@ -538,5 +567,37 @@ mod tests {
         drop(writer.stdin.take());
         writer.wait().unwrap();
         assert!(err.to_string().contains("open for writing"), "{err}");
+    }
+
+    #[test]
+    fn a_registry_is_committed_under_its_lock_and_a_change_made_meanwhile_stops_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = dir.path().join("projects.json");
+        std::fs::write(&registry, "{\"projects\":{}}").unwrap();
+        let planned = old(&registry, Retire::Backup);
+        // Another writer holds the lock, adds its entry, then lets go.
+        let held = FileLock::acquire(&registry).unwrap();
+        let mut txn = Txn::new("S");
+        txn.stage(&registry, b"{\"projects\":{\"/a\":\"a\"}}", Some(planned))
+            .unwrap();
+        txn.lock_for_commit(&registry);
+        let other = {
+            let registry = registry.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                std::fs::write(&registry, "{\"projects\":{\"/b\":\"b\"}}").unwrap();
+                held.release().unwrap();
+            })
+        };
+        let (done, err) = txn.commit().unwrap_err();
+        other.join().unwrap();
+        assert!(done.is_empty());
+        assert!(err.to_string().contains("changed"), "{err}");
+        // The other writer's entry is there; the lock is gone.
+        assert_eq!(
+            std::fs::read(&registry).unwrap(),
+            b"{\"projects\":{\"/b\":\"b\"}}"
+        );
+        assert_eq!(names(dir.path()), ["projects.json"]);
     }
 }

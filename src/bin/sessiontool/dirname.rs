@@ -89,15 +89,20 @@ pub fn run(args: Args) -> Result<i32, CliError> {
 fn folder(scheme: Scheme, project: &str, home: Option<&Home>) -> Folder {
     let (name, note) = match scheme {
         Scheme::GeminiSlug => match home {
-            Some(home) => {
-                let (slug, source) = slug_for(&home.gemini(), project);
-                let note = match source {
-                    SlugSource::Registered => "registered in projects.json",
-                    SlugSource::Marker => "found by its .project_root marker",
-                    SlugSource::New => "not registered yet: the slug Gemini CLI would claim now",
-                };
-                (slug, Some(note.to_string()))
-            }
+            Some(home) => match slug_for(&home.gemini(), project) {
+                Ok((slug, source)) => {
+                    let note = match source {
+                        SlugSource::Registered => "registered in projects.json",
+                        SlugSource::Marker => "found by its .project_root marker",
+                        SlugSource::New => {
+                            "not registered yet: the slug Gemini CLI would claim now"
+                        }
+                    };
+                    (slug, Some(note.to_string()))
+                }
+                // The slug it would have without the damaged registry, and why not.
+                Err(e) => (scheme.folder(project), Some(e.to_string())),
+            },
             None => (
                 scheme.folder(project),
                 Some("no home folder to check for collisions".into()),

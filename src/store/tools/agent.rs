@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore};
+use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::names::{prefix, utc};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
@@ -35,10 +35,10 @@ impl ToolStore for Agent {
         }
         let stamp = utc(new.start(), "%Y%m%d-%H%M%S");
         let id = new.safe_id()?;
-        Ok(Target::at(
-            home.agent()
-                .join("sessions")
-                .join(format!("{stamp}-{}.jsonl", prefix(&id, 8))),
-        ))
+        let file = format!("{stamp}-{}.jsonl", prefix(&id, 8));
+        Ok(Target::at(inside(
+            &home.agent().join("sessions"),
+            &[&file],
+        )?))
     }
 }

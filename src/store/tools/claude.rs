@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore};
+use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::scheme::{Scheme, claude_of_real_path};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
@@ -68,9 +68,10 @@ impl ToolStore for Claude {
                 ))
             })?
         } else {
-            projects.join(&name.name)
+            inside(&projects, &[&name.name])?
         };
-        Ok(Target::at(folder.join(format!("{}.jsonl", new.safe_id()?))))
+        let file = format!("{}.jsonl", new.safe_id()?);
+        Ok(Target::at(inside(&folder, &[&file])?))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore};
+use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
@@ -49,11 +49,8 @@ impl ToolStore for Codex {
         let start = new.start();
         let day = local(start, "%Y/%m/%d");
         let stamp = local(start, "%Y-%m-%dT%H-%M-%S");
-        Ok(Target::at(
-            home.codex()
-                .join("sessions")
-                .join(day)
-                .join(format!("rollout-{stamp}-{}.jsonl", new.safe_id()?)),
-        ))
+        let dir = crate::store::confined::join_all(&home.codex().join("sessions"), &day)?;
+        let file = format!("rollout-{stamp}-{}.jsonl", new.safe_id()?);
+        Ok(Target::at(inside(&dir, &[&file])?))
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore};
+use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
 use crate::store::gemini_registry::{self, FolderChoice};
 use crate::store::home::Home;
 use crate::store::names::{self, checkpoint_file, checkpoint_tag, utc};
@@ -23,6 +23,9 @@ impl ToolStore for Gemini {
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
         let gemini = home.gemini();
+        if let Some(damage) = gemini_registry::damage(&gemini) {
+            found.problems.push(damage);
+        }
         for dir in found.dirs_in(&gemini.join("tmp")) {
             let name = file_name(&dir).to_string();
             let folder = if is_sha256(&name) {
@@ -69,19 +72,34 @@ impl ToolStore for Gemini {
         }
     }
 
+    fn registries(&self, home: &Home) -> Vec<PathBuf> {
+        vec![gemini_registry::registry_path(&home.gemini())]
+    }
+
+    fn check_registries(&self, home: &Home, project: &str) -> Result<Vec<PathBuf>, PlaceError> {
+        let gemini = home.gemini();
+        let FolderChoice { name, register } = gemini_registry::folder_for(&gemini, project, false)
+            .map_err(|e| PlaceError(format!("{e}; nothing was written")))?;
+        if !register {
+            return Ok(Vec::new());
+        }
+        Ok(gemini_registry::markers(&gemini, &name)?.to_vec())
+    }
+
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
         let gemini = home.gemini();
         // JSONL sessions exist since v0.39, which reads only slug folders.
         let slug_only = new.format.name() == "gemini-jsonl";
         let FolderChoice { name, register } =
-            gemini_registry::folder_for(&gemini, new.project, slug_only);
-        let dir = gemini.join("tmp").join(&name);
+            gemini_registry::folder_for(&gemini, new.project, slug_only)
+                .map_err(|e| PlaceError(format!("{e}; nothing was written")))?;
+        let tmp = gemini.join("tmp");
         let path = match new.format.name() {
             "checkpoint" => {
                 let tag = new.tag.ok_or_else(|| {
                     PlaceError("a checkpoint needs a tag (--tag or --checkpoint TAG)".into())
                 })?;
-                dir.join(checkpoint_file(tag))
+                inside(&tmp, &[&name, &checkpoint_file(tag)])?
             }
             ext @ ("gemini-json" | "gemini-jsonl") => {
                 let ext = if ext == "gemini-json" {
@@ -91,8 +109,8 @@ impl ToolStore for Gemini {
                 };
                 let id = new.safe_id()?;
                 let stamp = utc(new.start(), "%Y-%m-%dT%H-%M");
-                dir.join("chats")
-                    .join(format!("session-{stamp}-{}.{ext}", names::prefix(&id, 8)))
+                let file = format!("session-{stamp}-{}.{ext}", names::prefix(&id, 8));
+                inside(&tmp, &[&name, "chats", &file])?
             }
             _ => return Err(new.refuse_format(Tool::Gemini)),
         };

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore};
+use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::ids::sha256_hex;
 use crate::store::home::Home;
 use crate::store::names::{prefix, utc};
@@ -52,9 +52,7 @@ impl ToolStore for Llxprt {
             .unwrap_or(&roots[0]);
         let id = new.safe_id()?;
         let stamp = utc(new.start(), "%Y-%m-%dT%H-%M-%S");
-        Ok(Target::at(root.join(hash).join("chats").join(format!(
-            "session-{stamp}-{}.jsonl",
-            prefix(&id, 12)
-        ))))
+        let file = format!("session-{stamp}-{}.jsonl", prefix(&id, 12));
+        Ok(Target::at(inside(root, &[&hash, "chats", &file])?))
     }
 }

@@ -28,6 +28,19 @@ pub trait ToolStore: Sync {
     fn discover(&self, home: &Home, found: &mut Discovery);
     /// Where a new session goes, and what registries must learn about it.
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError>;
+
+    /// The registry and index files [`place`](ToolStore::place) reads to decide and its
+    /// registrations write: a writer holds their locks from before `place` to the last write.
+    fn registries(&self, _home: &Home) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// Whether a session of `project` could be placed as far as the registries say (not
+    /// damaged), and the registry files besides [`registries`](ToolStore::registries) that
+    /// placing it would write: for a caller that changes other things first.
+    fn check_registries(&self, _home: &Home, _project: &str) -> Result<Vec<PathBuf>, PlaceError> {
+        Ok(Vec::new())
+    }
 }
 
 /// A session about to be written into a store.
@@ -110,6 +123,22 @@ pub enum Registration {
 #[error("{0}")]
 pub struct PlaceError(pub String);
 
+impl From<super::confined::NotAName> for PlaceError {
+    fn from(e: super::confined::NotAName) -> Self {
+        PlaceError(format!("{e}; nothing was written"))
+    }
+}
+
+/// `base/names[0]/names[1]/...`, each name checked to be one plain name
+/// ([`confined::join`](super::confined::join)): what the tools' `place` build paths with.
+fn inside(base: &std::path::Path, names: &[&str]) -> Result<PathBuf, PlaceError> {
+    let mut path = base.to_path_buf();
+    for name in names {
+        path = super::confined::join(&path, name)?;
+    }
+    Ok(path)
+}
+
 /// Every tool's store.
 pub fn all() -> &'static [&'static dyn ToolStore] {
     &[
@@ -129,4 +158,98 @@ pub fn of(tool: Tool) -> &'static dyn ToolStore {
         .iter()
         .find(|s| s.tool() == tool)
         .expect("every tool has a store")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Meta;
+    use proptest::prelude::*;
+
+    /// How deep below its store's first root each tool files a session: a project folder
+    /// that came out empty (the root itself) or a name that escaped would change it.
+    fn depth(tool: Tool, format: &str) -> usize {
+        match (tool, format) {
+            (Tool::Gemini, "checkpoint") => 2,
+            (Tool::Gemini | Tool::Qwen | Tool::Llxprt, _) => 3,
+            (Tool::Claude | Tool::Pi, _) => 2,
+            (Tool::Codex, _) => 4,
+            (Tool::Agent | Tool::SimpleAgent, _) => 1,
+        }
+    }
+
+    fn placed(home: &Home, tool: Tool, format: &str, project: &str, id: &str) {
+        let format: &'static dyn Format = crate::formats::by_name(format).unwrap();
+        let meta = Meta {
+            id: Some(id.to_string()),
+            start_time: Some("2026-01-02T03:04:05Z".into()),
+            ..Meta::default()
+        };
+        let new = NewSession {
+            format,
+            project,
+            meta: &meta,
+            tag: Some(id),
+        };
+        let store = of(tool);
+        if let Ok(target) = store.place(home, &new) {
+            let root = &store.roots(home)[0];
+            let rel = target
+                .path
+                .strip_prefix(root)
+                .unwrap_or_else(|_| panic!("{tool} {project:?} {id:?}: {:?}", target.path));
+            assert!(
+                rel.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_))),
+                "{tool} {project:?} {id:?}: {rel:?}"
+            );
+            assert_eq!(
+                rel.components().count(),
+                depth(tool, format.name()),
+                "{tool} {project:?} {id:?}: {rel:?}"
+            );
+        }
+    }
+
+    fn every_store(home: &Home, project: &str, id: &str) {
+        for tool in Tool::ALL {
+            placed(home, tool, tool.current_format(), project, id);
+        }
+        placed(home, Tool::Gemini, "checkpoint", project, id);
+        placed(home, Tool::Gemini, "gemini-json", project, id);
+    }
+
+    #[test]
+    fn an_empty_or_odd_project_or_id_never_names_the_store_itself_or_leaves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        for project in [
+            "",
+            "/",
+            "/w/app",
+            "..",
+            "/..",
+            "/w/..",
+            "a/../../b",
+            "\\",
+            "C:\\x",
+        ] {
+            for id in ["0b23371a-aaaa", "..", ".", "../x", "a/b", "\0", ""] {
+                every_store(&home, project, id);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn a_hostile_project_or_id_never_leaves_its_store(
+            project in prop_oneof![any::<String>(), "(/|\\.\\.|\\\\|\\.|:|\0|[a-z]){0,12}"],
+            id in prop_oneof![any::<String>(), "(/|\\.\\.|\\\\|\\.|:|\0|[a-z0-9]){0,12}"],
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            every_store(&Home::at(dir.path()), &project, &id);
+        }
+    }
 }

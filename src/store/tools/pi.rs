@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore};
+use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::names::utc;
 use crate::store::scheme::{Scheme, pi};
@@ -43,11 +43,10 @@ impl ToolStore for Pi {
         }
         // pi writes the ISO time with `:` and `.` as `-`: 2025-12-01T10-00-00-000Z.
         let stamp = utc(new.start(), "%Y-%m-%dT%H-%M-%S-%3fZ");
-        Ok(Target::at(
-            home.pi()
-                .join("sessions")
-                .join(pi(new.project))
-                .join(format!("{stamp}_{}.jsonl", new.safe_id()?)),
-        ))
+        let file = format!("{stamp}_{}.jsonl", new.safe_id()?);
+        Ok(Target::at(inside(
+            &home.pi().join("sessions"),
+            &[&pi(new.project), &file],
+        )?))
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore};
+use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::names::checkpoint_tag;
 use crate::store::scheme::{Scheme, dashed};
@@ -57,10 +57,11 @@ impl ToolStore for Qwen {
         if new.format.name() != "qwen-jsonl" {
             return Err(new.refuse_format(Tool::Qwen));
         }
-        let dir = home.qwen().join("projects").join(dashed(new.project));
-        Ok(Target::at(
-            dir.join("chats").join(format!("{}.jsonl", new.safe_id()?)),
-        ))
+        let file = format!("{}.jsonl", new.safe_id()?);
+        Ok(Target::at(inside(
+            &home.qwen().join("projects"),
+            &[&dashed(new.project), "chats", &file],
+        )?))
     }
 }
 

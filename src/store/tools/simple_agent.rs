@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore};
+use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
@@ -31,6 +31,10 @@ impl ToolStore for SimpleAgent {
         }));
     }
 
+    fn registries(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.simple_agent().join("sessions").join(INDEX)]
+    }
+
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
         if new.format.name() != "simple-agent-json" {
             return Err(new.refuse_format(Tool::SimpleAgent));
@@ -38,7 +42,7 @@ impl ToolStore for SimpleAgent {
         let dir = home.simple_agent().join("sessions");
         let id = new.safe_id()?;
         Ok(Target {
-            path: dir.join(format!("{id}.json")),
+            path: inside(&dir, &[&format!("{id}.json")])?,
             registrations: vec![Registration::SimpleAgentIndex {
                 index: dir.join(INDEX),
                 cwd: new.project.to_string(),
