@@ -57,14 +57,7 @@ fn backups_of(path: &Path) -> Vec<PathBuf> {
 fn torn_session(path: &Path) -> Vec<u8> {
     let mut bytes = std::fs::read(fixture("qwen-jsonl/plain.jsonl")).unwrap();
     bytes.extend_from_slice(b"{\"uuid\":\"torn");
-    std::fs::write(path, &bytes).unwrap();
-    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(hour_ago)
-        .unwrap();
+    common::write_idle(path, &bytes);
     bytes
 }
 
@@ -202,7 +195,7 @@ fn a_backup_that_cannot_be_written_whole_is_not_left_half_written() {
         bytes.extend_from_slice(&std::fs::read(fixture("qwen-jsonl/plain.jsonl")).unwrap());
     }
     bytes.extend_from_slice(b"{\"uuid\":\"torn");
-    std::fs::write(&session, &bytes).unwrap();
+    common::write_idle(&session, &bytes);
     let out = run(&[
         "repair",
         session.to_str().unwrap(),

@@ -95,7 +95,7 @@ fn a_full_disk_fails_the_repair_cleanly() {
     let (out, dir, how, _mount) = match Mount::tmpfs("160k") {
         Some(m) => {
             let file = m.path().join("s.jsonl");
-            std::fs::write(&file, &original).unwrap();
+            common::write_idle(&file, &original);
             let out = Command::new(bin())
                 .arg("repair")
                 .arg(&file)
@@ -106,7 +106,7 @@ fn a_full_disk_fails_the_repair_cleanly() {
         None => {
             let tmp = tempfile::tempdir().unwrap();
             let file = tmp.path().join("s.jsonl");
-            std::fs::write(&file, &original).unwrap();
+            common::write_idle(&file, &original);
             // 64 blocks of 512 bytes: the temp file cannot grow past 32 KiB.
             let out = Command::new("sh")
                 .arg("-c")
@@ -181,7 +181,7 @@ fn a_read_only_file_system_gives_a_clear_error() {
     };
     let file = m.path().join("s.jsonl");
     let original = damaged_session(20);
-    std::fs::write(&file, &original).unwrap();
+    common::write_idle(&file, &original);
     assert!(m.read_only(), "remount read-only");
     let out = Command::new(bin())
         .arg("repair")
@@ -211,7 +211,7 @@ fn a_read_only_file_system_gives_a_clear_error() {
 fn repaired_and_relocated_files_keep_their_modes() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("s.jsonl");
-    std::fs::write(&file, damaged_session(5)).unwrap();
+    common::write_idle(&file, damaged_session(5));
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let out = Command::new(bin())
         .arg("repair")

@@ -154,11 +154,10 @@ fn repair_survives_a_fault_at_every_step() {
     let n = sweep(
         &points,
         |dir| {
-            std::fs::copy(
-                fixture("damaged/torn-record-glued.jsonl"),
-                dir.join("s.jsonl"),
-            )
-            .unwrap();
+            common::write_idle(
+                &dir.join("s.jsonl"),
+                std::fs::read(fixture("damaged/torn-record-glued.jsonl")).unwrap(),
+            );
         },
         &|dir| vec!["repair".into(), dir.join("s.jsonl").display().to_string()],
         |dir, case| assert_eq!(fsck_code(&dir.join("s.jsonl")), 0, "{case}: repaired"),
@@ -363,11 +362,10 @@ fn recover_survives_a_fault_at_every_step() {
         |dir| {
             let chats = dir.join(".qwen/projects/-home-dana-projects-pomodoro/chats");
             std::fs::create_dir_all(&chats).unwrap();
-            std::fs::copy(
-                fixture("damaged/orphan-parent.jsonl"),
-                chats.join("s.jsonl"),
-            )
-            .unwrap();
+            common::write_idle(
+                &chats.join("s.jsonl"),
+                std::fs::read(fixture("damaged/orphan-parent.jsonl")).unwrap(),
+            );
         },
         &|dir| {
             [
@@ -407,7 +405,7 @@ fn killing_the_process_at_random_moments_loses_nothing() {
             big.extend_from_slice(&line);
         }
         big.extend_from_slice(b"{\"uuid\":\"torn");
-        std::fs::write(dir.join("big.jsonl"), &big).unwrap();
+        common::write_idle(&dir.join("big.jsonl"), &big);
         let before = files(dir);
         seed = seed
             .wrapping_mul(6364136223846793005)

@@ -140,11 +140,14 @@ pub fn repair(
     // Another process holding the file open for writing is refused just before the rename
     // (replace); with --force it is allowed, and watched for afterwards.
     let writer_seen = options.force && !crate::io::writers::holders(path).is_empty();
-    // A last line without its newline may be one a tool is still writing, in pieces.
-    safety::wait_until_quiet(path, &diagnosis.stamp, options.quiet)
-        .map_err(io)?
-        .then_some(())
-        .ok_or_else(|| refused(CHANGED.into()))?;
+    // A JSONL file's last line without its newline may be one a tool is still writing, in
+    // pieces. (A whole document ends without one as its tool writes it.)
+    if matches!(diagnosis.fixes, Fixes::Jsonl { .. }) {
+        safety::wait_until_quiet(path, &diagnosis.stamp, options.quiet)
+            .map_err(io)?
+            .then_some(())
+            .ok_or_else(|| refused(CHANGED.into()))?;
+    }
     let stamp = options.stamp.clone().unwrap_or_else(now_stamp);
     let dir = safety::parent(path);
     let mut tmp = temp_beside(path, dir).map_err(io)?;

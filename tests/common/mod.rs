@@ -14,6 +14,20 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// Writes `bytes` to `path` with a modification time an hour back: a session a tool stopped
+/// writing (a crashed one), which repair does not wait for as it waits for a file whose last
+/// line may still be being written.
+pub fn write_idle(path: &Path, bytes: impl AsRef<[u8]>) {
+    std::fs::write(path, bytes).unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+}
+
 /// The legacy Gemini JSON fixture `fixture_rel` with its `projectHash` set to `project`'s,
 /// written pretty as `dir/name` (as Gemini CLI keeps a session of that project).
 pub fn legacy(fixture_rel: &str, project: &str, dir: &Path, name: &str) -> PathBuf {
