@@ -315,6 +315,52 @@ fn legacy_document(extra: usize) -> Vec<u8> {
     serde_json::to_vec_pretty(&doc).unwrap()
 }
 
+/// A tool rewriting a whole document in place after each message (truncate and write, on the
+/// same inode: fs.writeFileSync), a few messages at a time, then a pause. It writes only
+/// while its file is there: a session moved away is not made again (Gemini CLI would not look
+/// in the old folder).
+struct Rewriter {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<usize>,
+}
+
+impl Rewriter {
+    fn start(path: &Path) -> Rewriter {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (path, still) = (path.to_path_buf(), stop.clone());
+        let handle = std::thread::spawn(move || {
+            let mut last = 0;
+            while !still.load(Ordering::SeqCst) {
+                let open = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&path);
+                let Ok(mut f) = open else {
+                    break;
+                };
+                last += 1;
+                f.write_all(&legacy_document(last)).unwrap();
+                drop(f);
+                let pause = if last % 3 == 0 {
+                    80 + last as u64 * 7_919 % 400
+                } else {
+                    3
+                };
+                std::thread::sleep(Duration::from_millis(pause));
+            }
+            last
+        });
+        Rewriter { stop, handle }
+    }
+
+    /// Stops it a moment after the command; returns how many messages it added.
+    fn finish(self) -> usize {
+        std::thread::sleep(Duration::from_millis(20));
+        self.stop.store(true, Ordering::SeqCst);
+        self.handle.join().unwrap()
+    }
+}
+
 /// `repair` while the tool rewrites the whole document in place, as Gemini CLI does: the
 /// result is always a JSON document holding everything the tool wrote last, and the backup
 /// (when one is left) is JSON too.
@@ -326,36 +372,10 @@ fn repair_of_a_document_a_tool_rewrites_in_place_never_mixes_the_two() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("session-2025-09-14T08-12-abcd.json");
         std::fs::write(&path, legacy_document(0)).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (wpath, still) = (path.clone(), stop.clone());
-        let writer = std::thread::spawn(move || {
-            let mut last = 0;
-            while !still.load(Ordering::SeqCst) {
-                last += 1;
-                // Truncate and write, on the same inode (fs.writeFileSync).
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .create(true)
-                    .open(&wpath)
-                    .unwrap();
-                f.write_all(&legacy_document(last)).unwrap();
-                drop(f);
-                // Rewritten after every message, a few at a time, then a pause.
-                let pause = if last % 3 == 0 {
-                    80 + last as u64 * 7_919 % 400
-                } else {
-                    3
-                };
-                std::thread::sleep(Duration::from_millis(pause));
-            }
-            last
-        });
+        let writer = Rewriter::start(&path);
         std::thread::sleep(Duration::from_micros(round as u64 * 1_301 % 5_000));
         let out = run(&["repair", path.to_str().unwrap()]);
-        std::thread::sleep(Duration::from_millis(20));
-        stop.store(true, Ordering::SeqCst);
-        let last = writer.join().unwrap();
+        let last = writer.finish();
         let said = text(&out);
         tally.rounds += 1;
         tally.records += last;
@@ -541,32 +561,7 @@ fn migrate_move_loses_nothing_a_tool_rewriting_a_document_writes() {
         std::fs::create_dir_all(&chats).unwrap();
         let path = chats.join("session-2025-09-14T08-12-abcd.json");
         std::fs::write(&path, legacy_document(0)).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (wpath, still) = (path.clone(), stop.clone());
-        let writer = std::thread::spawn(move || {
-            let mut last = 0;
-            while !still.load(Ordering::SeqCst) {
-                // The tool writes only while its file is there (a moved session is not
-                // recreated by this writer: Gemini CLI would not find the old folder).
-                let Ok(mut f) = std::fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .open(&wpath)
-                else {
-                    break;
-                };
-                last += 1;
-                f.write_all(&legacy_document(last)).unwrap();
-                drop(f);
-                let pause = if last % 3 == 0 {
-                    80 + last as u64 * 7_919 % 400
-                } else {
-                    3
-                };
-                std::thread::sleep(Duration::from_millis(pause));
-            }
-            last
-        });
+        let writer = Rewriter::start(&path);
         std::thread::sleep(Duration::from_micros(round as u64 * 1_301 % 5_000));
         let out = run(&[
             "migrate",
@@ -580,9 +575,7 @@ fn migrate_move_loses_nothing_a_tool_rewriting_a_document_writes() {
             "--home",
             home.to_str().unwrap(),
         ]);
-        std::thread::sleep(Duration::from_millis(20));
-        stop.store(true, Ordering::SeqCst);
-        let last = writer.join().unwrap();
+        let last = writer.finish();
         let said = text(&out);
         tally.rounds += 1;
         tally.records += last;

@@ -395,6 +395,14 @@ mod tests {
         }
     }
 
+    /// Backups beside the file, stamped `S`.
+    fn beside() -> Options<'static> {
+        options(Backup::Keep {
+            dir: None,
+            stamp: "S",
+        })
+    }
+
     fn temp_with(path: &Path, bytes: &[u8]) -> tempfile::NamedTempFile {
         let mut t = super::super::temp_beside(path, "test").unwrap();
         t.write_all(bytes).unwrap();
@@ -410,10 +418,7 @@ mod tests {
         let mut tool = fs::OpenOptions::new().append(true).open(&path).unwrap();
         let original = Original::open_now(&path).unwrap();
         let temp = temp_with(&path, b"A\n");
-        let mut o = options(Backup::Keep {
-            dir: None,
-            stamp: "S",
-        });
+        let mut o = beside();
         o.allow_writers = true;
         let done = replace(original, temp, &o).unwrap();
         tool.write_all(b"late\n").unwrap();
@@ -429,30 +434,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         fs::write(&path, "a\n").unwrap();
-        let mut writer = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("exec 3>>\"$1\"; echo ready; read _")
-            .arg("sh")
-            .arg(&path)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut ready = [0u8; 6];
-        io::Read::read_exact(writer.stdout.as_mut().unwrap(), &mut ready).unwrap();
+        let writer = super::super::writers::OtherProcess::holding(&path, true);
         let original = Original::open_now(&path).unwrap();
         let temp = temp_with(&path, b"A\n");
-        let err = replace(
-            original,
-            temp,
-            &options(Backup::Keep {
-                dir: None,
-                stamp: "S",
-            }),
-        )
-        .unwrap_err();
-        drop(writer.stdin.take());
-        writer.wait().unwrap();
+        let err = replace(original, temp, &beside()).unwrap_err();
+        drop(writer);
         assert!(matches!(err, ReplaceError::Busy(_)), "{err}");
         assert!(err.to_string().contains("open for writing"), "{err}");
         assert_eq!(fs::read(&path).unwrap(), b"a\n");
@@ -472,15 +458,7 @@ mod tests {
             .write_all(b"b\n")
             .unwrap();
         let temp = temp_with(&path, b"A\n");
-        let err = replace(
-            original,
-            temp,
-            &options(Backup::Keep {
-                dir: None,
-                stamp: "S",
-            }),
-        )
-        .unwrap_err();
+        let err = replace(original, temp, &beside()).unwrap_err();
         assert!(matches!(err, ReplaceError::Changed(_)), "{err}");
         assert_eq!(fs::read(&path).unwrap(), b"a\nb\n");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -493,15 +471,7 @@ mod tests {
         fs::write(&path, "{\"old\":1}").unwrap();
         let original = Original::open_now(&path).unwrap();
         let temp = temp_with(&path, b"{\"new\":1}");
-        let done = replace(
-            original,
-            temp,
-            &options(Backup::Keep {
-                dir: None,
-                stamp: "S",
-            }),
-        )
-        .unwrap();
+        let done = replace(original, temp, &beside()).unwrap();
         done.undo().unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"{\"old\":1}");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);

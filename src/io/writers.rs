@@ -169,10 +169,54 @@ mod linux {
     }
 }
 
+/// Another process holding a file open, for tests: a shell with the file on descriptor 3,
+/// until dropped.
+#[cfg(test)]
+pub(crate) struct OtherProcess(std::process::Child);
+
+#[cfg(test)]
+impl OtherProcess {
+    /// Holds `path` open for appending (`append`) or for reading.
+    pub(crate) fn holding(path: &Path, append: bool) -> OtherProcess {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let redirect = if append { "3>>" } else { "3<" };
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec {redirect}\"$1\"; echo ready; read _"))
+            .arg("sh")
+            .arg(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ready = [0u8; 6];
+        child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut ready)
+            .unwrap();
+        assert_eq!(&ready, b"ready\n");
+        OtherProcess(child)
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+#[cfg(test)]
+impl Drop for OtherProcess {
+    fn drop(&mut self) {
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
+    }
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-    use std::process::{Command, Stdio};
 
     #[test]
     fn the_kernel_says_whether_anyone_has_a_file_open_for_writing() {
@@ -204,45 +248,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, "{}\n").unwrap();
-        let quoted = path.display().to_string();
-        let mut writer = Command::new("sh")
-            .arg("-c")
-            .arg("exec 3>>\"$1\"; echo ready; read _ ")
-            .arg("sh")
-            .arg(&quoted)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        wait_ready(&mut writer);
+        let writer = OtherProcess::holding(&path, true);
         let seen = holders(&path);
         assert!(
-            seen.iter().any(|h| h.pid == writer.id()),
+            seen.iter().any(|h| h.pid == writer.pid()),
             "{seen:?} lacks {}",
-            writer.id()
+            writer.pid()
         );
-        drop(writer.stdin.take());
-        writer.wait().unwrap();
-
-        let mut reader = Command::new("sh")
-            .arg("-c")
-            .arg("exec 3<\"$1\"; echo ready; read _ ")
-            .arg("sh")
-            .arg(&quoted)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        wait_ready(&mut reader);
-        assert!(!holders(&path).iter().any(|h| h.pid == reader.id()));
-        drop(reader.stdin.take());
-        reader.wait().unwrap();
-    }
-
-    fn wait_ready(child: &mut std::process::Child) {
-        use std::io::Read;
-        let mut buf = [0u8; 6];
-        child.stdout.as_mut().unwrap().read_exact(&mut buf).unwrap();
-        assert_eq!(&buf, b"ready\n");
+        drop(writer);
+        let reader = OtherProcess::holding(&path, false);
+        assert!(holders(&path).is_empty());
+        drop(reader);
     }
 }

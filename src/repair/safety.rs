@@ -195,16 +195,11 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    /// A tool appended to the old file (through the descriptor it keeps) after the last
-    /// check; the repaired file replaced it.
-    fn replaced_while_appending(before: &str, appended: &str, repaired: &str) -> (String, u64) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        fs::write(&path, before).unwrap();
-        let mut tool = OpenOptions::new().append(true).open(&path).unwrap();
-        let original = crate::io::replace::Original::open_now(&path).unwrap();
-        let mut temp = crate::io::temp_beside(&path, "test").unwrap();
-        temp.write_all(repaired.as_bytes()).unwrap();
+    /// `path` replaced by `bytes`, its old inode kept as `<path>.bak-S`.
+    fn replaced_by(path: &Path, bytes: &[u8]) -> Replaced {
+        let original = crate::io::replace::Original::open_now(path).unwrap();
+        let mut temp = crate::io::temp_beside(path, "test").unwrap();
+        temp.write_all(bytes).unwrap();
         let options = crate::io::replace::Options {
             backup: crate::io::replace::Backup::Keep {
                 dir: None,
@@ -217,7 +212,17 @@ mod tests {
                 "repair.after-rename",
             ],
         };
-        let replaced = crate::io::replace::replace(original, temp, &options).unwrap();
+        crate::io::replace::replace(original, temp, &options).unwrap()
+    }
+
+    /// A tool appended to the old file (through the descriptor it keeps) after the last
+    /// check; the repaired file replaced it.
+    fn replaced_while_appending(before: &str, appended: &str, repaired: &str) -> (String, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, before).unwrap();
+        let mut tool = OpenOptions::new().append(true).open(&path).unwrap();
+        let replaced = replaced_by(&path, repaired.as_bytes());
         tool.write_all(appended.as_bytes()).unwrap();
         let carried = carry_over(&replaced, before.len() as u64, false).unwrap();
         assert!(!carried.still_writing);
@@ -236,22 +241,7 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         fs::write(&path, "a\n").unwrap();
         let mut tool = OpenOptions::new().append(true).open(&path).unwrap();
-        let original = crate::io::replace::Original::open_now(&path).unwrap();
-        let mut temp = crate::io::temp_beside(&path, "test").unwrap();
-        temp.write_all(b"A\n").unwrap();
-        let options = crate::io::replace::Options {
-            backup: crate::io::replace::Backup::Keep {
-                dir: None,
-                stamp: "S",
-            },
-            allow_writers: true,
-            points: [
-                "repair.before-backup",
-                "repair.before-rename",
-                "repair.after-rename",
-            ],
-        };
-        let replaced = crate::io::replace::replace(original, temp, &options).unwrap();
+        let replaced = replaced_by(&path, b"A\n");
         let writer = std::thread::spawn(move || {
             for i in 0..20 {
                 writeln!(tool, "{i}").unwrap();

@@ -545,17 +545,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let from = dir.path().join("a.jsonl");
         std::fs::write(&from, "1\n").unwrap();
-        let mut writer = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("exec 3>>\"$1\"; echo ready; read _")
-            .arg("sh")
-            .arg(&from)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut ready = [0u8; 6];
-        std::io::Read::read_exact(writer.stdout.as_mut().unwrap(), &mut ready).unwrap();
+        let writer = crate::io::writers::OtherProcess::holding(&from, true);
         let mut txn = Txn::new("S");
         let err = txn
             .stage(
@@ -564,8 +554,7 @@ mod tests {
                 Some(old(&from, Retire::Backup)),
             )
             .unwrap_err();
-        drop(writer.stdin.take());
-        writer.wait().unwrap();
+        drop(writer);
         assert!(err.to_string().contains("open for writing"), "{err}");
     }
 
