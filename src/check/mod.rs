@@ -15,7 +15,6 @@ pub mod plan;
 pub mod scan;
 pub mod tree;
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -154,7 +153,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         Some(name) => formats::by_name(name),
         None => {
             let mut head = Vec::with_capacity(formats::DETECT_HEAD);
-            File::open(path)
+            crate::regular_file::open(path)
                 .map_err(io)?
                 .take(formats::DETECT_HEAD as u64)
                 .read_to_end(&mut head)
@@ -192,7 +191,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         };
         let progress = |bytes| Progress::add(&options.progress, bytes);
         let mut scan = scan::scan(
-            File::open(path).map_err(io)?,
+            crate::regular_file::open(path).map_err(io)?,
             format,
             scan_options,
             &progress,
@@ -208,7 +207,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
             plan,
         }
     } else {
-        let bytes = std::fs::read(path).map_err(io)?;
+        let bytes = crate::regular_file::read(path).map_err(io)?;
         report.bytes = bytes.len() as u64;
         Progress::add(&options.progress, report.bytes);
         let mut issues = Vec::new();

@@ -6,7 +6,6 @@
 pub mod jsonl;
 pub mod safety;
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -126,7 +125,7 @@ pub fn repair(
             let Some(format) = diagnosis.format else {
                 return Err(refused("no format".into()));
             };
-            let source = File::open(path).map_err(io)?;
+            let source = crate::regular_file::open(path).map_err(io)?;
             let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
             let done = jsonl::rewrite(&source, scan, plan, format, &mut out, &mut sidecar)
                 .map_err(|e| match e {
@@ -140,7 +139,7 @@ pub fn repair(
         Fixes::Document {
             rewrite: Some(Rewrite::Salvage(s)),
         } => {
-            let bytes = std::fs::read(path).map_err(io)?;
+            let bytes = crate::regular_file::read(path).map_err(io)?;
             if bytes.len() as u64 != diagnosis.stamp.len {
                 return Err(refused(CHANGED.into()));
             }
@@ -175,7 +174,7 @@ pub fn repair(
     }
     outcome.records_after = verify(tmp.path(), &diagnosis, expected).map_err(refused)?;
     // Held open through the rename: what a tool appends from here on is read back from it.
-    let original = File::open(path).map_err(io)?;
+    let original = crate::regular_file::open(path).map_err(io)?;
     if !safety::unchanged(path, &diagnosis.stamp).map_err(io)? {
         return Err(refused(CHANGED.into()));
     }

@@ -53,7 +53,7 @@ pub fn fresh_name(path: &Path, dir: Option<&Path>, what: &str, stamp: &str) -> P
 
 /// Copies the original to `backup` (never over an existing file) and makes it durable.
 pub fn backup(path: &Path, backup: &Path) -> io::Result<()> {
-    let mut from = File::open(path)?;
+    let mut from = crate::regular_file::open(path)?;
     let mut to = OpenOptions::new()
         .write(true)
         .create_new(true)
