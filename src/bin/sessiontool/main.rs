@@ -6,6 +6,7 @@ mod convert;
 mod detect;
 mod dirname;
 mod error;
+mod escape;
 mod formats;
 mod fsck;
 mod input;

@@ -1,15 +1,17 @@
 //! `sessiontool tree FILE`: the branch structure of a session, compactly: runs of nodes
 //! without branches are folded into one line; branch points, leaves and the head are marked.
 
-use std::fmt::Write as _;
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Parser;
+use serde::Serialize;
 use sessiontool::convert;
 use sessiontool::model::{Body, Content, Node};
 use sessiontool::tree::Tree;
 
 use crate::error::CliError;
+use crate::escape;
 use crate::input::{self, format_arg};
 use crate::style;
 
@@ -46,75 +48,108 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let session = &outcome.session;
     let tree = session.tree();
     if args.json {
-        crate::report::print_json(&json(
-            &loaded.name,
-            format.name(),
-            &tree,
-            session.nodes.len(),
-        ));
+        let doc = Doc {
+            schema: "sessiontool.tree/1",
+            file: &loaded.name,
+            format: format.name(),
+            branches: tree.leaves().len(),
+            head: tree.head().map(|h| tree.node(h).id.as_str()),
+            nodes: Nodes::new(&tree, session.nodes.len()),
+        };
+        crate::report::print_json(&doc);
         return Ok(0);
     }
     crate::report::print_diagnostics(&outcome.diagnostics);
-    let leaves = tree.leaves().len();
-    println!(
-        "{} ({}): {} nodes, {} branch{}",
-        style::bold(&loaded.name),
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    draw(
+        &mut out,
+        &loaded.name,
         format.name(),
+        &tree,
         session.nodes.len(),
-        leaves,
-        if leaves == 1 { "" } else { "es" }
-    );
-    let mut out = String::new();
-    let starts: Vec<usize> = tree.roots().iter().chain(tree.orphans()).copied().collect();
-    for (k, &root) in starts.iter().enumerate() {
-        let last = k + 1 == starts.len();
-        if tree.node(root).parent.is_some() {
-            let _ = writeln!(
-                out,
-                "{}",
-                style::red(&format!(
-                    "(parent {} is missing: the history before this is lost)",
-                    tree.node(root).parent.as_deref().unwrap_or("")
-                ))
-            );
-        }
-        draw(&mut out, &tree, root, "", last, args.full);
-    }
-    print!("{out}");
+        args.full,
+    )
+    .and_then(|()| out.flush())
+    .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
     Ok(0)
 }
 
-/// The tree as data: one entry per node, in file order.
-fn json(file: &str, format: &str, tree: &Tree, count: usize) -> serde_json::Value {
-    let head = tree.head();
-    let nodes: Vec<serde_json::Value> = (0..count)
-        .map(|i| {
+/// The tree as data (schema sessiontool.tree/1), serialized as it is written: a session of a
+/// million nodes is never held twice.
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema: &'static str,
+    file: &'a str,
+    format: &'a str,
+    branches: usize,
+    head: Option<&'a str>,
+    nodes: Nodes<'a>,
+}
+
+/// One entry per node, in file order.
+struct Nodes<'a> {
+    tree: &'a Tree<'a>,
+    count: usize,
+    orphan: Vec<bool>,
+}
+
+impl<'a> Nodes<'a> {
+    fn new(tree: &'a Tree<'a>, count: usize) -> Self {
+        let mut orphan = vec![false; count];
+        for &i in tree.orphans() {
+            orphan[i] = true;
+        }
+        Nodes {
+            tree,
+            count,
+            orphan,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct NodeEntry<'a> {
+    id: &'a str,
+    parent: Option<&'a str>,
+    role: Option<&'a str>,
+    event: Option<String>,
+    gist: String,
+    children: Vec<&'a str>,
+    head: bool,
+    leaf: bool,
+    parent_missing: bool,
+}
+
+impl Serialize for Nodes<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let tree = self.tree;
+        let head = tree.head();
+        let mut seq = serializer.serialize_seq(Some(self.count))?;
+        for i in 0..self.count {
             let node = tree.node(i);
             let (role, event) = match &node.body {
                 Body::Event(e) => (None, Some(e.kind().to_string())),
                 Body::Message(m) => (Some(m.role.as_str()), None),
             };
-            serde_json::json!({
-                "id": node.id,
-                "parent": node.parent,
-                "role": role,
-                "event": event,
-                "gist": plain_gist(node),
-                "children": tree.children(i).iter().map(|&c| &tree.node(c).id).collect::<Vec<_>>(),
-                "head": head == Some(i),
-                "leaf": tree.children(i).is_empty(),
-                "parent_missing": tree.orphans().contains(&i),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "schema": "sessiontool.tree/1",
-        "file": file,
-        "format": format,
-        "branches": tree.leaves().len(),
-        "head": head.map(|h| &tree.node(h).id),
-        "nodes": nodes,
-    })
+            seq.serialize_element(&NodeEntry {
+                id: &node.id,
+                parent: node.parent.as_deref(),
+                role,
+                event,
+                gist: plain_gist(node),
+                children: tree
+                    .children(i)
+                    .iter()
+                    .map(|&c| tree.node(c).id.as_str())
+                    .collect(),
+                head: head == Some(i),
+                leaf: tree.children(i).is_empty(),
+                parent_missing: self.orphan[i],
+            })?;
+        }
+        seq.end()
+    }
 }
 
 /// The start of a node's text (or what it does), without colour.
@@ -129,38 +164,121 @@ fn plain_gist(node: &Node) -> String {
     }
 }
 
-/// Draws the subtree from `start`: a folded run, then its branches.
-fn draw(out: &mut String, tree: &Tree, start: usize, prefix: &str, last: bool, full: bool) {
-    // Follow the run of single children from `start`.
-    let mut run = vec![start];
-    let mut cur = start;
-    while tree.children(cur).len() == 1 && !full {
-        cur = tree.children(cur)[0];
-        run.push(cur);
-    }
-    let connector = if last { "└─" } else { "├─" };
-    let child_prefix = format!("{prefix}{}", if last { "  " } else { "│ " });
+/// Indentation levels drawn as they are; a deeper line shows `(+N)` for the N outermost,
+/// so a line stays short (and the output linear) on a session that branches at every step.
+const LEVELS_SHOWN: usize = 24;
+
+/// A subtree still to draw: where it starts, how deep it is, whether it is its parent's last.
+struct Pending {
+    start: usize,
+    level: usize,
+    last: bool,
+}
+
+/// The whole tree, depth first with an explicit stack (a session can be a million nodes
+/// deep): each run of single children folded into one line (`--full`: one line per node, at
+/// the same indentation), then its branches one level deeper.
+fn draw(
+    out: &mut impl Write,
+    name: &str,
+    format: &str,
+    tree: &Tree,
+    count: usize,
+    full: bool,
+) -> std::io::Result<()> {
+    let leaves = tree.leaves().len();
+    writeln!(
+        out,
+        "{} ({format}): {count} nodes, {leaves} branch{}",
+        style::bold(&escape::line(name)),
+        if leaves == 1 { "" } else { "es" }
+    )?;
     let head = tree.head();
-    let line = match run.len() {
-        1 => label(tree, run[0], head),
-        2 => format!(
-            "{}  →  {}",
-            label(tree, run[0], head),
-            label(tree, run[1], head)
-        ),
-        n => format!(
-            "{}  {}  {}",
-            label(tree, run[0], head),
-            style::dim(&format!("…{}…", n - 2)),
-            label(tree, run[n - 1], head)
-        ),
-    };
-    let _ = writeln!(out, "{prefix}{connector} {line}");
-    let end = *run.last().expect("a run has a node");
-    let children = tree.children(end);
-    for (k, &c) in children.iter().enumerate() {
-        draw(out, tree, c, &child_prefix, k + 1 == children.len(), full);
+    let starts: Vec<usize> = tree.roots().iter().chain(tree.orphans()).copied().collect();
+    let mut stack: Vec<Pending> = starts
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, &start)| Pending {
+            start,
+            level: 0,
+            last: k + 1 == starts.len(),
+        })
+        .collect();
+    // Whether each enclosing branch was its parent's last (its column then stays blank).
+    let mut lasts: Vec<bool> = Vec::new();
+    let mut drawn = 0;
+    while let Some(Pending { start, level, last }) = stack.pop() {
+        lasts.truncate(level);
+        let prefix = indent(&lasts);
+        if level == 0
+            && let Some(parent) = tree.node(start).parent.as_deref()
+        {
+            let note = format!(
+                "(parent {} is missing: the history before this is lost)",
+                escape::line(parent)
+            );
+            writeln!(out, "{}", style::red(&note))?;
+        }
+        let connector = if last { "└─" } else { "├─" };
+        let first = label(tree, start, head);
+        let (mut end, mut run) = (start, 1);
+        if full {
+            writeln!(out, "{prefix}{connector} {first}")?;
+            let below = if last { "   " } else { "│  " };
+            while let [only] = tree.children(end) {
+                (end, run) = (*only, run + 1);
+                writeln!(out, "{prefix}{below}{}", label(tree, end, head))?;
+            }
+        } else {
+            while let [only] = tree.children(end) {
+                (end, run) = (*only, run + 1);
+            }
+            let line = match run {
+                1 => first,
+                2 => format!("{first}  →  {}", label(tree, end, head)),
+                n => format!(
+                    "{first}  {}  {}",
+                    style::dim(&format!("…{}…", n - 2)),
+                    label(tree, end, head)
+                ),
+            };
+            writeln!(out, "{prefix}{connector} {line}")?;
+        }
+        drawn += run;
+        lasts.push(last);
+        let children = tree.children(end);
+        for (k, &child) in children.iter().enumerate().rev() {
+            stack.push(Pending {
+                start: child,
+                level: level + 1,
+                last: k + 1 == children.len(),
+            });
+        }
     }
+    if drawn < count {
+        let note = format!(
+            "({} node(s) hang on a cycle of parent links and are not drawn; `sessiontool fsck` says where)",
+            count - drawn
+        );
+        writeln!(out, "{}", style::red(&note))?;
+    }
+    Ok(())
+}
+
+/// The columns before a line's connector: `│ ` under a branch with more after it, blanks
+/// under a last one; past [`LEVELS_SHOWN`] the outer ones are counted instead.
+fn indent(lasts: &[bool]) -> String {
+    let hidden = lasts.len().saturating_sub(LEVELS_SHOWN);
+    let mut s = if hidden > 0 {
+        format!("(+{hidden}) ")
+    } else {
+        String::new()
+    };
+    for &last in &lasts[hidden..] {
+        s.push_str(if last { "  " } else { "│ " });
+    }
+    s
 }
 
 /// `1a2b3c4d user "first words"`, with the head marked.
@@ -168,7 +286,7 @@ fn label(tree: &Tree, index: usize, head: Option<usize>) -> String {
     let node = tree.node(index);
     let id: String = node.id.chars().take(8).collect();
     let what = describe(node);
-    let mut s = format!("{} {what}", style::dim(&id));
+    let mut s = format!("{} {what}", style::dim(&escape::line(&id)));
     if head == Some(index) {
         s.push_str(&format!(" {}", style::bold(&style::green("◆ head"))));
     } else if tree.children(index).is_empty() {
@@ -179,17 +297,18 @@ fn label(tree: &Tree, index: usize, head: Option<usize>) -> String {
 
 fn describe(node: &Node) -> String {
     match &node.body {
-        Body::Event(e) => format!("[{}]", e.kind()),
+        Body::Event(e) => format!("[{}]", escape::line(e.kind())),
         Body::Message(m) => {
             let text = m.text();
             let gist = if text.trim().is_empty() {
                 m.parts
                     .iter()
                     .find_map(|p| match &p.content {
-                        Content::ToolCall { name, .. } => Some(format!("→ {name}")),
-                        Content::ToolResult { name, .. } => {
-                            Some(format!("← {}", name.as_deref().unwrap_or("result")))
-                        }
+                        Content::ToolCall { name, .. } => Some(format!("→ {}", escape::line(name))),
+                        Content::ToolResult { name, .. } => Some(format!(
+                            "← {}",
+                            escape::line(name.as_deref().unwrap_or("result"))
+                        )),
                         Content::Thought { .. } => Some("(thought)".into()),
                         _ => None,
                     })
@@ -198,7 +317,7 @@ fn describe(node: &Node) -> String {
                 let line = text.trim().lines().next().unwrap_or("").to_string();
                 let short: String = line.chars().take(40).collect();
                 let more = if line.chars().count() > 40 { "…" } else { "" };
-                format!("\"{short}{more}\"")
+                format!("\"{}{more}\"", escape::line(&short))
             };
             format!("{} {gist}", m.role.as_str())
         }

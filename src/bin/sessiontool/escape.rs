@@ -1,0 +1,100 @@
+//! Session text and file names made safe to print on a terminal. A session (or a file name on
+//! disk) can hold escape sequences: OSC 52 sets the clipboard, `ESC[2J` clears the screen,
+//! OSC 0 sets the window title, a C1 `CSI` (U+009B) starts a sequence without an ESC, and
+//! bidirectional overrides make a name read differently from what it is (Trojan Source,
+//! CVE-2021-42574). Every piece of such text in human output goes through [`line`] or
+//! [`body`], which print these characters visibly instead (`\x1b`, `\u{9b}`, `\u{202e}`), the
+//! way ripgrep and git show what they will not send raw. `--json` output is never escaped
+//! here: JSON's own escaping already covers it and scripts get the exact string.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Text for one line (a title, an id, a path, a message): every control character escaped,
+/// line breaks and tabs included.
+pub fn line(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// A message body that the caller wraps itself: line breaks and tabs stay (a `\r` before a
+/// line break goes, as `str::lines` drops it); every other control character is escaped.
+pub fn body(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+/// A path, as [`line`] shows text.
+pub fn path(path: &Path) -> String {
+    line(&path.display().to_string()).into_owned()
+}
+
+fn escape(text: &str, keep_breaks: bool) -> Cow<'_, str> {
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' if keep_breaks => out.push(c),
+            '\r' if keep_breaks && chars.peek() == Some(&'\n') => {}
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if unsafe_char(c) && (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// C0 controls, DEL, C1 controls (U+0080 to U+009F, CSI among them) and the bidirectional
+/// embeddings, overrides and isolates (what rustc's `text_direction_codepoint` lints warn of;
+/// the marks U+200E/U+200F only steer neutral characters, and right-to-left text itself shows
+/// as it is).
+fn unsafe_char(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed_as_it_is() {
+        let text = "Arabic: مرحبا — 🍅 é \"quotes\" back\\slash";
+        assert!(matches!(line(text), Cow::Borrowed(t) if t == text));
+        assert!(matches!(body("two\nlines\tand a tab"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn escape_sequences_are_shown_not_sent() {
+        let hostile = "a\x1b]52;c;ZXZpbA==\x07b\x1b[2Jc\x1b]0;title\x1b\\d\u{9b}31me\u{7f}f\u{202e}g\u{2066}h\0";
+        let shown = line(hostile);
+        assert_eq!(
+            shown,
+            "a\\x1b]52;c;ZXZpbA==\\x07b\\x1b[2Jc\\x1b]0;title\\x1b\\d\\u{9b}31me\\x7ff\\u{202e}g\\u{2066}h\\x00"
+        );
+        assert!(!shown.chars().any(unsafe_char));
+    }
+
+    #[test]
+    fn a_line_escapes_breaks_and_a_body_keeps_them() {
+        assert_eq!(line("one\r\ntwo\tthree"), "one\\r\\ntwo\\tthree");
+        assert_eq!(body("one\r\ntwo\tthree\rfour"), "one\ntwo\tthree\\rfour");
+        assert_eq!(body("x\x1b[2Jy\n"), "x\\x1b[2Jy\n");
+    }
+
+    #[test]
+    fn paths_are_escaped_too() {
+        assert_eq!(
+            path(Path::new("/tmp/a\x1b[31mb.jsonl")),
+            "/tmp/a\\x1b[31mb.jsonl"
+        );
+    }
+}
