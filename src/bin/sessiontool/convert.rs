@@ -9,8 +9,10 @@ use serde::Serialize;
 use sessiontool::convert::{self as conv, Conversion};
 use sessiontool::diag::{Diagnostic, LossReport};
 use sessiontool::formats::{self, Format, WriteOptions};
+use sessiontool::regular_file;
 
 use crate::error::{CliError, EXIT_OUTPUT, EXIT_PARTIAL};
+use crate::escape;
 use crate::input::{self, format_arg};
 use crate::report;
 use crate::store_args::{self, StoreArgs};
@@ -96,6 +98,9 @@ struct FileReport {
     /// Not a session file in any known format (listed, not converted).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     skipped: bool,
+    /// Why a skipped entry was not even read: `not a regular file (a FIFO)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<i32, CliError> {
@@ -149,6 +154,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         losses: conversion.losses.clone(),
         error: None,
         skipped: false,
+        reason: None,
     };
     if args.json {
         #[derive(Serialize)]
@@ -188,9 +194,9 @@ fn print_human(r: &FileReport, c: &Conversion) {
     if r.output != "-" {
         eprintln!(
             "wrote {} ({}) from {} ({})",
-            r.output,
+            escape::line(&r.output),
             r.to,
-            r.input,
+            escape::line(&r.input),
             r.from.unwrap_or("?")
         );
     }
@@ -231,19 +237,37 @@ fn run_dir(
                 .hint("name an output folder with -o"),
         );
     }
-    let files: Vec<PathBuf> = walkdir::WalkDir::new(&args.input)
+    // Entries that are not regular files (a FIFO, a socket, a link) are listed as skipped,
+    // never opened.
+    let files: Vec<(PathBuf, Option<&'static str>)> = walkdir::WalkDir::new(&args.input)
         .sort_by_file_name()
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| {
+            let special = regular_file::special_kind(e.file_type());
+            (e.into_path(), special)
+        })
         .collect();
     std::fs::create_dir_all(output)
         .map_err(|e| CliError::output(format!("cannot create {}: {e}", output.display())))?;
     let bar = crate::progress::bar(files.len() as u64, "files", false);
     let reports = Mutex::new(Vec::new());
-    files.par_iter().for_each(|file| {
-        let r = convert_one(file, &args.input, output, args.force, from, to, options);
+    files.par_iter().for_each(|(file, special)| {
+        let r = match special {
+            Some(kind) => FileReport {
+                input: file.display().to_string(),
+                output: String::new(),
+                from: None,
+                to: to.name(),
+                diagnostics: Vec::new(),
+                losses: LossReport::default(),
+                error: None,
+                skipped: true,
+                reason: Some(format!("not a regular file ({kind})")),
+            },
+            None => convert_one(file, &args.input, output, args.force, from, to, options),
+        };
         bar.inc(1);
         reports.lock().expect("no panics while locked").push(r);
     });
@@ -267,13 +291,17 @@ fn run_dir(
         );
     } else {
         for r in &reports {
+            let input = escape::line(&r.input);
             match &r.error {
-                Some(e) => eprintln!("{}: not converted: {e}", r.input),
-                None if r.skipped => eprintln!("{}: skipped: not a session file", r.input),
+                Some(e) => eprintln!("{input}: not converted: {}", escape::line(e)),
+                None if r.skipped => eprintln!(
+                    "{input}: skipped: {}",
+                    r.reason.as_deref().unwrap_or("not a session file")
+                ),
                 None => {
                     report::print_diagnostics(&r.diagnostics);
                     if !r.losses.is_empty() {
-                        eprint!("{}: ", r.input);
+                        eprint!("{input}: ");
                         report::print_losses(r.to, &r.losses);
                     }
                 }
@@ -283,7 +311,7 @@ fn run_dir(
             "converted {} of {} files into {} ({}); {} failed, {} skipped",
             reports.len() - failed - skipped,
             reports.len(),
-            output.display(),
+            escape::path(output),
             to.name(),
             failed,
             skipped
@@ -312,6 +340,7 @@ fn convert_one(
         losses: LossReport::default(),
         error: None,
         skipped: false,
+        reason: None,
     };
     let result = input::load(file).and_then(|loaded| {
         if from.is_none() && formats::detect(loaded.path.as_deref(), &loaded.bytes).is_none() {
@@ -403,13 +432,14 @@ fn run_store(
         report::print_diagnostics(&c.diagnostics);
         report::print_losses(c.to, &c.losses);
         for r in &placed.registered {
-            eprintln!("registered: {r}");
+            eprintln!("registered: {}", escape::line(r));
         }
         eprintln!(
-            "wrote {} ({}) into {}'s store for {project}",
-            placed.path.display(),
+            "wrote {} ({}) into {}'s store for {}",
+            escape::path(&placed.path),
             c.to,
-            placed.tool
+            placed.tool,
+            escape::line(&project)
         );
     }
     Ok(0)

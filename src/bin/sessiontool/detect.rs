@@ -7,6 +7,7 @@ use serde::Serialize;
 use sessiontool::formats;
 
 use crate::error::{CliError, EXIT_INPUT};
+use crate::escape;
 use crate::input;
 
 const EXAMPLES: &str = "Examples:
@@ -64,13 +65,13 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         );
     } else {
         for r in &results {
+            let file = escape::line(&r.file);
             match (&r.error, r.format) {
-                (Some(e), _) => println!("{}: error: {e}", r.file),
-                (None, Some(f)) => println!("{}: {f} ({})", r.file, r.tool.unwrap_or("")),
-                (None, None) => println!(
-                    "{}: unknown (not a session format sessiontool reads)",
-                    r.file
-                ),
+                (Some(e), _) => println!("{file}: error: {}", escape::line(e)),
+                (None, Some(f)) => println!("{file}: {f} ({})", r.tool.unwrap_or("")),
+                (None, None) => {
+                    println!("{file}: unknown (not a session format sessiontool reads)")
+                }
             }
         }
     }
