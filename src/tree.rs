@@ -291,6 +291,82 @@ mod tests {
         assert!(s.branch(Some("nope")).is_err());
     }
 
+    /// A chain `depth` nodes deep; with `comb`, every node of it but the last also has a leaf
+    /// of its own (so every one is a branch point), written after the chain continues.
+    fn deep(depth: usize, comb: bool) -> Session {
+        let mut nodes = Vec::with_capacity(depth * 2);
+        for i in 0..depth {
+            let parent = (i > 0).then(|| format!("n{}", i - 1));
+            nodes.push(node(&format!("n{i}"), parent.as_deref()));
+            if comb && i > 0 {
+                nodes.push(node(&format!("s{i}"), parent.as_deref()));
+            }
+        }
+        Session {
+            nodes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_million_deep_chain_is_walked_without_recursion_in_linear_time() {
+        let s = deep(1_000_000, false);
+        let t = s.tree();
+        let started = std::time::Instant::now();
+        let path = t.path_to(999_999);
+        assert_eq!(path.len(), 1_000_000);
+        assert_eq!((path[0], path[999_999]), (0, 999_999));
+        assert_eq!(t.ancestors(999_999).nth(10), Some(999_989));
+        assert_eq!(t.is_ancestor(0, 999_999), Some(true));
+        assert_eq!(t.is_ancestor(999_999, 0), Some(false));
+        assert_eq!(t.leaves(), [999_999]);
+        assert!(t.branch_points().is_empty());
+        // Linear: a quadratic walk would take hours here; this is well under a second in a
+        // debug build.
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_comb_branching_at_every_step_is_walked_in_linear_time() {
+        let depth = 300_000;
+        let s = deep(depth, true);
+        let t = s.tree();
+        let started = std::time::Instant::now();
+        assert_eq!(t.leaves().len(), depth);
+        assert_eq!(t.branch_points().len(), depth - 1);
+        // The head is the last side leaf; its path is the chain above it.
+        let head = t.head().unwrap();
+        assert_eq!(s.nodes[head].id, format!("s{}", depth - 1));
+        assert_eq!(t.path_to(head).len(), depth);
+        // Every leaf asked about every other one in constant time.
+        let leaves = t.leaves();
+        for w in leaves.windows(2) {
+            assert_eq!(t.is_ancestor(w[0], w[1]), Some(false));
+            assert_eq!(t.is_ancestor(t.parent(w[1]).unwrap(), w[1]), Some(true));
+        }
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn is_ancestor_knows_nothing_below_a_cycle() {
+        let s = Session {
+            nodes: vec![
+                node("A", None),
+                node("B", Some("C")),
+                node("C", Some("B")),
+                node("D", Some("C")),
+            ],
+            ..Default::default()
+        };
+        let t = s.tree();
+        assert_eq!(t.is_ancestor(0, 0), Some(true));
+        assert_eq!(t.is_ancestor(1, 3), None);
+        assert_eq!(
+            ids(&s, &t.ancestors(3).collect::<Vec<_>>()),
+            ["D", "C", "B"]
+        );
+    }
+
     #[test]
     fn orphans_and_cycles_do_not_loop() {
         let s = Session {

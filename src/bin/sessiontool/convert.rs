@@ -169,11 +169,10 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             mode: "file",
             report: &file_report,
         };
-        let doc = serde_json::to_string_pretty(&doc).expect("report serializes");
         if to_stdout {
-            eprintln!("{doc}");
+            report::eprint_json(&doc);
         } else {
-            println!("{doc}");
+            report::print_json(&doc);
         }
     } else {
         print_human(&file_report, &conversion);
@@ -285,10 +284,7 @@ fn run_dir(
             "failed": failed,
             "skipped": skipped,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("report serializes")
-        );
+        report::print_json(&doc);
     } else {
         for r in &reports {
             let input = escape::line(&r.input);
@@ -424,10 +420,7 @@ fn run_store(
             "diagnostics": c.diagnostics,
             "losses": c.losses,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("report serializes")
-        );
+        report::print_json(&doc);
     } else {
         report::print_diagnostics(&c.diagnostics);
         report::print_losses(c.to, &c.losses);

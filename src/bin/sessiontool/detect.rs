@@ -59,10 +59,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     }
     if args.json {
         let doc = serde_json::json!({"schema": "sessiontool.detect/1", "files": results});
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serializes")
-        );
+        crate::report::print_json(&doc);
     } else {
         for r in &results {
             let file = escape::line(&r.file);

@@ -4,8 +4,11 @@
 //! bidirectional overrides make a name read differently from what it is (Trojan Source,
 //! CVE-2021-42574). Every piece of such text in human output goes through [`line`] or
 //! [`body`], which print these characters visibly instead (`\x1b`, `\u{9b}`, `\u{202e}`), the
-//! way ripgrep and git show what they will not send raw. `--json` output is never escaped
-//! here: JSON's own escaping already covers it and scripts get the exact string.
+//! way ripgrep and git show what they will not send raw.
+//!
+//! `--json` output keeps every string exact. JSON escapes C0 controls itself; the C1
+//! controls, DEL and bidirectional overrides it allows raw are written as `\u` escapes by
+//! [`JsonFormatter`], which a JSON reader decodes to the same string.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -29,7 +32,8 @@ pub fn path(path: &Path) -> String {
 }
 
 fn escape(text: &str, keep_breaks: bool) -> Cow<'_, str> {
-    if !text.chars().any(unsafe_char) {
+    let kept = |c: char| keep_breaks && (c == '\n' || c == '\t');
+    if !text.chars().any(|c| unsafe_char(c) && !kept(c)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -51,6 +55,73 @@ fn escape(text: &str, keep_breaks: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Pretty JSON (as `serde_json::to_writer_pretty` writes it) with every character a terminal
+/// would act on written as a `\u` escape, not only those JSON requires (C0).
+#[derive(Default)]
+pub struct JsonFormatter(serde_json::ser::PrettyFormatter<'static>);
+
+impl serde_json::ser::Formatter for JsonFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if unsafe_char(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                write!(writer, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 /// C0 controls, DEL, C1 controls (U+0080 to U+009F, CSI among them) and the bidirectional
@@ -88,6 +159,33 @@ mod tests {
         assert_eq!(line("one\r\ntwo\tthree"), "one\\r\\ntwo\\tthree");
         assert_eq!(body("one\r\ntwo\tthree\rfour"), "one\ntwo\tthree\\rfour");
         assert_eq!(body("x\x1b[2Jy\n"), "x\\x1b[2Jy\n");
+    }
+
+    #[test]
+    fn json_keeps_the_string_and_escapes_what_json_allows_raw() {
+        use serde::Serialize;
+        let write = |value: &serde_json::Value| {
+            let mut out = Vec::new();
+            let mut ser =
+                serde_json::Serializer::with_formatter(&mut out, JsonFormatter::default());
+            value.serialize(&mut ser).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let value = serde_json::json!({"t\u{9b}": ["a\x1b[2J\u{9b}1m\u{7f}\u{202e}é🍅"]});
+        let text = write(&value);
+        assert_eq!(
+            text,
+            "{\n  \"t\\u009b\": [\n    \"a\\u001b[2J\\u009b1m\\u007f\\u202eé🍅\"\n  ]\n}"
+        );
+        assert!(!text.chars().any(unsafe_char));
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+        let plain = serde_json::json!({"a": [1, {"b": null, "c": []}], "d": {}});
+        assert_eq!(
+            write(&plain),
+            serde_json::to_string_pretty(&plain).unwrap(),
+            "laid out as to_string_pretty does"
+        );
     }
 
     #[test]

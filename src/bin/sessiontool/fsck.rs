@@ -27,7 +27,9 @@ const EXAMPLES: &str = "Examples:
   sessiontool fsck --codes                          list every finding code
 
 Exit codes (as fsck(8), added together): 0 clean; 1 errors were corrected; 4 errors are left
-uncorrected; 8 operational error (a file could not be read or written); 16 usage error.";
+uncorrected; 8 operational error (a file could not be read or written, or a path named is not
+a regular file: a FIFO, a socket, a device); 16 usage error. In a folder, what is not a
+regular file is listed as skipped, with why, and never opened.";
 
 pub const EXIT_CORRECTED: i32 = 1;
 pub const EXIT_UNCORRECTED: i32 = 4;

@@ -68,9 +68,23 @@ pub fn print_losses(target: &str, losses: &LossReport) {
 /// A `--json` document on standard output, pretty-printed, with a final newline; written as
 /// it is serialized, never held whole (a session's can be gigabytes).
 pub fn print_json(doc: &impl serde::Serialize) {
+    write_json(std::io::stdout().lock(), doc);
+}
+
+/// The same on standard error (`convert -o -`: the session itself goes to standard output).
+pub fn eprint_json(doc: &impl serde::Serialize) {
+    write_json(std::io::stderr().lock(), doc);
+}
+
+/// Pretty JSON whose strings decode exactly, with what a terminal would act on escaped
+/// ([`crate::escape::JsonFormatter`]).
+fn write_json(to: impl std::io::Write, doc: &impl serde::Serialize) {
     use std::io::Write;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = serde_json::to_writer_pretty(&mut out, doc)
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, to);
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut out, crate::escape::JsonFormatter::default());
+    let written = doc
+        .serialize(&mut serializer)
         .map_err(std::io::Error::from)
         .and_then(|()| writeln!(out))
         .and_then(|()| out.flush());

@@ -292,3 +292,44 @@ fn preview_text(s: &str) -> String {
         escape::line(&one_line).into_owned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_sessions::{MILLION_CHAIN, Measured, deep};
+
+    fn rendered(session: &Session, leaf: Option<usize>) -> Measured {
+        let tree = session.tree();
+        let leaf = leaf.or(tree.head()).unwrap();
+        let mut out = Measured::default();
+        render(
+            &mut out,
+            "deep.jsonl",
+            "qwen-jsonl",
+            session,
+            &tree,
+            leaf,
+            Some(80),
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_million_deep_chain_is_shown_node_by_node() {
+        let out = rendered(&MILLION_CHAIN, None);
+        // The header, then a blank line, a role line and the text of each node.
+        assert!(out.lines > 3_000_000, "{out:?}");
+        assert!(out.longest < 120, "{out:?}");
+    }
+
+    #[test]
+    fn a_deep_comb_shows_every_branch_point_on_the_way() {
+        let depth = 200_000;
+        let comb = deep(depth, true);
+        let out = rendered(&comb, None);
+        // Each node of the path but the last is a branch point: a note of two lines more.
+        assert!(out.lines > 5 * (depth - 1), "{out:?}");
+        assert!(out.longest < 200, "{out:?}");
+    }
+}

@@ -21,7 +21,8 @@ const EXAMPLES: &str = "Examples:
   sessiontool tree chat.jsonl --json | jq -r '.nodes[] | select(.leaf) | .id'   every leaf
 
 Each line: the first characters of a node id, its role, and the start of its text. `…N…`
-stands for N nodes in a row without branches. `◆ head` is the branch the tool resumes; pass a
+stands for N nodes in a row without branches; `(+N)` before a line deeper than 24 branches
+stands for N more levels of indentation. `◆ head` is the branch the tool resumes; pass a
 leaf id to `sessiontool show --leaf ID` (or `convert --leaf ID`) to read another branch.";
 
 /// Print the branch structure of a session.
@@ -321,5 +322,65 @@ fn describe(node: &Node) -> String {
             };
             format!("{} {gist}", m.role.as_str())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_sessions::{MILLION_CHAIN, Measured, deep};
+
+    fn drawn(session: &sessiontool::Session, full: bool) -> Measured {
+        let mut out = Measured::default();
+        let tree = session.tree();
+        draw(
+            &mut out,
+            "deep.jsonl",
+            "qwen-jsonl",
+            &tree,
+            session.nodes.len(),
+            full,
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_million_deep_chain_folds_to_one_line_and_full_keeps_lines_short() {
+        let folded = drawn(&MILLION_CHAIN, false);
+        assert_eq!(folded.lines, 2, "the header and one folded run");
+        let full = drawn(&MILLION_CHAIN, true);
+        assert_eq!(full.lines, 1 + 1_000_000);
+        // A run of single children stays at one indentation (it grew by two columns a
+        // node: 2 MB lines, a terabyte in all).
+        assert!(full.longest < 120, "{full:?}");
+    }
+
+    /// A comb branches at every step: the old recursive drawing overflowed the stack at
+    /// 25,000 steps and its output grew with the square of the depth.
+    #[test]
+    fn a_deep_comb_is_drawn_without_recursion_in_lines_of_bounded_length() {
+        let depth = 200_000;
+        let comb = deep(depth, true);
+        for full in [false, true] {
+            let out = drawn(&comb, full);
+            assert_eq!(
+                out.lines,
+                1 + comb.nodes.len(),
+                "one line a node (full: {full})"
+            );
+            // `(+199975) ` and 24 levels of two columns, then a label.
+            assert!(out.longest < 160, "{out:?}");
+            assert!(out.bytes < 160 * out.lines, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn indentation_past_the_levels_shown_is_counted() {
+        assert_eq!(indent(&[true, false]), "  │ ");
+        let deep = vec![false; LEVELS_SHOWN + 5];
+        let shown = indent(&deep);
+        assert!(shown.starts_with("(+5) │ "), "{shown}");
+        assert_eq!(shown.chars().filter(|&c| c == '│').count(), LEVELS_SHOWN);
     }
 }
