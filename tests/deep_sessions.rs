@@ -2,18 +2,22 @@
 //! (issue 14, item 12): a chain where each record answers the one before, and a comb, a
 //! chain where every record also has a side leaf (so every record is a branch point). Every
 //! command that walks the tree (tree, show, fsck, the Markdown and HTML exports, and convert
-//! into every format) must succeed, print lines of bounded length, and cost time and memory
-//! in proportion to the records. `tree` used to overflow the stack on a 25,000-deep comb,
-//! and its output (and `tree --full`'s on a plain chain) grew with the square of the depth.
+//! into every format) must succeed, print lines of bounded length and bytes in proportion to
+//! the records, write the head's text, and stay within a memory bound. `tree` used to
+//! overflow the stack on a 25,000-deep comb, and its output (and `tree --full`'s on a plain
+//! chain) grew with the square of the depth.
 //!
 //! ```sh
-//! cargo test --test deep_sessions                  # 3,000 deep: a few seconds in debug
+//! cargo test --test deep_sessions                  # 2,000 records and fsck at 200,000: ~20 s
 //! cargo test --release --test deep_sessions -- --ignored --nocapture --test-threads 1
 //! ```
 //!
-//! The long variant runs a million-deep chain and a million-deep comb (two million records,
-//! about 10 GB of memory for the session model) through the release binary and prints each
-//! command's time and peak memory as `DEEP` lines.
+//! The default runs take 2,000 records through the command line (a debug build reads about
+//! 5,000 records a second) and fsck through a 100,000-deep comb; the drawing itself is
+//! tested a million deep in memory (`src/bin/sessiontool/tree.rs`, `show.rs`,
+//! `src/tree.rs`). The long variant runs a million-deep chain and a million-deep comb (two
+//! million records, about 10 GB of memory for the session model) through the release
+//! binary and prints each command's time and peak memory as `DEEP` lines and a table.
 
 use std::fs;
 use std::io::Read;
@@ -436,4 +440,32 @@ fn a_million_deep_chain_and_comb_through_every_command() {
             ran.peak_kib >> 10
         );
     }
+}
+
+/// fsck's tree checks on a comb 100,000 deep (199,999 records, each of the chain a branch
+/// point), through the library: a couple of seconds in debug.
+#[test]
+fn fsck_of_a_comb_100_000_deep() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("comb.jsonl");
+    fs::write(&path, session(100_000, true)).unwrap();
+    let started = Instant::now();
+    let report = sessiontool::check(&path).unwrap();
+    assert_eq!(report.records, 199_999);
+    let dead = report
+        .issues
+        .iter()
+        .find(|i| i.code == "dead-branches")
+        .expect("the branches off the head are noted");
+    assert!(
+        dead.message
+            .starts_with("99999 record(s) on 99999 branch(es)"),
+        "{}",
+        dead.message
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
 }
