@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Parser;
-use serde::Serialize;
 use sessiontool::convert;
 use sessiontool::model::{Body, Content, Node};
 use sessiontool::tree::Tree;
@@ -14,6 +13,9 @@ use crate::error::CliError;
 use crate::escape;
 use crate::input::{self, format_arg};
 use crate::style;
+use json::{Doc, Nodes};
+
+mod json;
 
 const EXAMPLES: &str = "Examples:
   sessiontool tree ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
@@ -73,96 +75,6 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     .and_then(|()| out.flush())
     .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
     Ok(0)
-}
-
-/// The tree as data (schema sessiontool.tree/1), serialized as it is written: a session of a
-/// million nodes is never held twice.
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema: &'static str,
-    file: &'a str,
-    format: &'a str,
-    branches: usize,
-    head: Option<&'a str>,
-    nodes: Nodes<'a>,
-}
-
-/// One entry per node, in file order.
-struct Nodes<'a> {
-    tree: &'a Tree<'a>,
-    count: usize,
-    orphan: Vec<bool>,
-}
-
-impl<'a> Nodes<'a> {
-    fn new(tree: &'a Tree<'a>, count: usize) -> Self {
-        let mut orphan = vec![false; count];
-        for &i in tree.orphans() {
-            orphan[i] = true;
-        }
-        Nodes {
-            tree,
-            count,
-            orphan,
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct NodeEntry<'a> {
-    id: &'a str,
-    parent: Option<&'a str>,
-    role: Option<&'a str>,
-    event: Option<String>,
-    gist: String,
-    children: Vec<&'a str>,
-    head: bool,
-    leaf: bool,
-    parent_missing: bool,
-}
-
-impl Serialize for Nodes<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let tree = self.tree;
-        let head = tree.head();
-        let mut seq = serializer.serialize_seq(Some(self.count))?;
-        for i in 0..self.count {
-            let node = tree.node(i);
-            let (role, event) = match &node.body {
-                Body::Event(e) => (None, Some(e.kind().to_string())),
-                Body::Message(m) => (Some(m.role.as_str()), None),
-            };
-            seq.serialize_element(&NodeEntry {
-                id: &node.id,
-                parent: node.parent.as_deref(),
-                role,
-                event,
-                gist: plain_gist(node),
-                children: tree
-                    .children(i)
-                    .iter()
-                    .map(|&c| tree.node(c).id.as_str())
-                    .collect(),
-                head: head == Some(i),
-                leaf: tree.children(i).is_empty(),
-                parent_missing: self.orphan[i],
-            })?;
-        }
-        seq.end()
-    }
-}
-
-/// The start of a node's text (or what it does), without colour.
-fn plain_gist(node: &Node) -> String {
-    match &node.body {
-        Body::Event(e) => format!("[{}]", e.kind()),
-        Body::Message(m) => {
-            let text = m.text();
-            let line = text.trim().lines().next().unwrap_or("");
-            line.chars().take(80).collect()
-        }
-    }
 }
 
 /// Indentation levels drawn as they are; a deeper line shows `(+N)` for the N outermost,
