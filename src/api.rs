@@ -157,7 +157,7 @@ fn format_named(name: &str) -> Result<&'static dyn Format, Error> {
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::Read {
+    crate::regular_file::read(path).map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })

@@ -53,6 +53,7 @@ pub mod ids;
 pub mod io;
 pub mod model;
 pub mod records;
+pub mod regular_file;
 pub mod repair;
 pub mod serde_path;
 pub mod store;

@@ -1,7 +1,9 @@
 //! The tree that `parent` links make of a session's nodes: roots, children, the head, the path
 //! from a leaf to its root, and every leaf. Built once, by index, for cheap repeated queries.
+//! Nothing here recurses: a session can be a million nodes deep.
 
-use std::collections::HashMap;
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
 
 use crate::model::{Node, Session};
 
@@ -9,12 +11,20 @@ use crate::model::{Node, Session};
 pub struct Tree<'a> {
     nodes: &'a [Node],
     by_id: HashMap<&'a str, usize>,
+    /// Each node's parent, resolved (`None`: a root, or a parent not in the session).
+    parents: Vec<Option<usize>>,
     children: Vec<Vec<usize>>,
     roots: Vec<usize>,
     /// Nodes whose parent id names no node in the session.
     orphans: Vec<usize>,
     head: Option<usize>,
+    /// Preorder entry and exit times of each node reachable from a root or an orphan (made on
+    /// first use): `a` is an ancestor of `b` when `b`'s span lies inside `a`'s.
+    spans: OnceCell<Vec<(u32, u32)>>,
 }
+
+/// The span of a node no root reaches (it hangs below a cycle of parent links).
+const UNREACHED: (u32, u32) = (u32::MAX, 0);
 
 impl<'a> Tree<'a> {
     pub fn new(session: &'a Session) -> Self {
@@ -24,6 +34,7 @@ impl<'a> Tree<'a> {
             // First occurrence wins; readers keep ids unique, so this only matters for damage.
             by_id.entry(n.id.as_str()).or_insert(i);
         }
+        let mut parents = vec![None; nodes.len()];
         let mut children = vec![Vec::new(); nodes.len()];
         let mut roots = Vec::new();
         let mut orphans = Vec::new();
@@ -31,7 +42,10 @@ impl<'a> Tree<'a> {
             match n.parent.as_deref() {
                 None => roots.push(i),
                 Some(p) => match by_id.get(p) {
-                    Some(&pi) if pi != i => children[pi].push(i),
+                    Some(&pi) if pi != i => {
+                        parents[i] = Some(pi);
+                        children[pi].push(i);
+                    }
                     _ => orphans.push(i),
                 },
             }
@@ -45,10 +59,12 @@ impl<'a> Tree<'a> {
         Tree {
             nodes,
             by_id,
+            parents,
             children,
             roots,
             orphans,
             head,
+            spans: OnceCell::new(),
         }
     }
 
@@ -87,23 +103,67 @@ impl<'a> Tree<'a> {
             .collect()
     }
 
+    /// The node's parent, when it is in the session (and not the node itself).
+    pub fn parent(&self, index: usize) -> Option<usize> {
+        self.parents[index]
+    }
+
+    /// `index`, its parent, that one's parent, and so on up to the root. Stops (without
+    /// looping) at a missing parent or where a cycle closes. Costs what it walks, however
+    /// large the session: callers that need only the nearest ancestors stop early.
+    pub fn ancestors(&self, index: usize) -> Ancestors<'_, 'a> {
+        Ancestors {
+            tree: self,
+            next: Some(index),
+            seen: HashSet::new(),
+        }
+    }
+
+    /// Whether `ancestor` is `node` or on the path from `node` up to its root, in constant time
+    /// (after one walk of the whole tree on first use). `None` for nodes below a cycle of
+    /// parent links, which no root reaches: walk [`Tree::ancestors`] for those.
+    pub fn is_ancestor(&self, ancestor: usize, node: usize) -> Option<bool> {
+        let spans = self.spans.get_or_init(|| self.walk_spans());
+        let (a, b) = (spans[ancestor], spans[node]);
+        if a == UNREACHED || b == UNREACHED {
+            return None;
+        }
+        Some(a.0 <= b.0 && b.1 <= a.1)
+    }
+
+    /// Depth first from every root and orphan, with an explicit stack (no recursion).
+    fn walk_spans(&self) -> Vec<(u32, u32)> {
+        let mut spans = vec![UNREACHED; self.nodes.len()];
+        let mut clock = 0u32;
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for &start in self.roots.iter().chain(&self.orphans) {
+            spans[start].0 = clock;
+            clock += 1;
+            stack.push((start, 0));
+            while let Some((node, next_child)) = stack.last_mut() {
+                match self.children[*node].get(*next_child) {
+                    Some(&child) => {
+                        *next_child += 1;
+                        if spans[child] == UNREACHED {
+                            spans[child].0 = clock;
+                            clock += 1;
+                            stack.push((child, 0));
+                        }
+                    }
+                    None => {
+                        spans[*node].1 = clock;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        spans
+    }
+
     /// The nodes from the root down to `leaf`, inclusive. Stops (without looping) at a missing
     /// parent or a cycle; the first element is then the node whose parent could not be followed.
     pub fn path_to(&self, leaf: usize) -> Vec<usize> {
-        let mut path = vec![leaf];
-        let mut seen = vec![false; self.nodes.len()];
-        seen[leaf] = true;
-        let mut cur = leaf;
-        while let Some(p) = self.nodes[cur].parent.as_deref() {
-            match self.by_id.get(p) {
-                Some(&pi) if !seen[pi] => {
-                    seen[pi] = true;
-                    path.push(pi);
-                    cur = pi;
-                }
-                _ => break,
-            }
-        }
+        let mut path: Vec<usize> = self.ancestors(leaf).collect();
         path.reverse();
         path
     }
@@ -113,6 +173,25 @@ impl<'a> Tree<'a> {
         (0..self.nodes.len())
             .filter(|&i| self.children[i].len() > 1)
             .collect()
+    }
+}
+
+/// See [`Tree::ancestors`].
+pub struct Ancestors<'t, 'a> {
+    tree: &'t Tree<'a>,
+    next: Option<usize>,
+    /// The nodes walked so far, to stop where a cycle closes.
+    seen: HashSet<usize>,
+}
+
+impl Iterator for Ancestors<'_, '_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let cur = self.next.take()?;
+        self.seen.insert(cur);
+        self.next = self.tree.parents[cur].filter(|p| !self.seen.contains(p));
+        Some(cur)
     }
 }
 
@@ -210,6 +289,82 @@ mod tests {
         let (d, _) = s.branch(Some("D")).unwrap();
         assert_eq!(d.nodes.last().unwrap().id, "D");
         assert!(s.branch(Some("nope")).is_err());
+    }
+
+    /// A chain `depth` nodes deep; with `comb`, every node of it but the last also has a leaf
+    /// of its own (so every one is a branch point), written after the chain continues.
+    fn deep(depth: usize, comb: bool) -> Session {
+        let mut nodes = Vec::with_capacity(depth * 2);
+        for i in 0..depth {
+            let parent = (i > 0).then(|| format!("n{}", i - 1));
+            nodes.push(node(&format!("n{i}"), parent.as_deref()));
+            if comb && i > 0 {
+                nodes.push(node(&format!("s{i}"), parent.as_deref()));
+            }
+        }
+        Session {
+            nodes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_million_deep_chain_is_walked_without_recursion_in_linear_time() {
+        let s = deep(1_000_000, false);
+        let t = s.tree();
+        let started = std::time::Instant::now();
+        let path = t.path_to(999_999);
+        assert_eq!(path.len(), 1_000_000);
+        assert_eq!((path[0], path[999_999]), (0, 999_999));
+        assert_eq!(t.ancestors(999_999).nth(10), Some(999_989));
+        assert_eq!(t.is_ancestor(0, 999_999), Some(true));
+        assert_eq!(t.is_ancestor(999_999, 0), Some(false));
+        assert_eq!(t.leaves(), [999_999]);
+        assert!(t.branch_points().is_empty());
+        // Linear: a quadratic walk would take hours here; this is well under a second in a
+        // debug build.
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_comb_branching_at_every_step_is_walked_in_linear_time() {
+        let depth = 300_000;
+        let s = deep(depth, true);
+        let t = s.tree();
+        let started = std::time::Instant::now();
+        assert_eq!(t.leaves().len(), depth);
+        assert_eq!(t.branch_points().len(), depth - 1);
+        // The head is the last side leaf; its path is the chain above it.
+        let head = t.head().unwrap();
+        assert_eq!(s.nodes[head].id, format!("s{}", depth - 1));
+        assert_eq!(t.path_to(head).len(), depth);
+        // Every leaf asked about every other one in constant time.
+        let leaves = t.leaves();
+        for w in leaves.windows(2) {
+            assert_eq!(t.is_ancestor(w[0], w[1]), Some(false));
+            assert_eq!(t.is_ancestor(t.parent(w[1]).unwrap(), w[1]), Some(true));
+        }
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn is_ancestor_knows_nothing_below_a_cycle() {
+        let s = Session {
+            nodes: vec![
+                node("A", None),
+                node("B", Some("C")),
+                node("C", Some("B")),
+                node("D", Some("C")),
+            ],
+            ..Default::default()
+        };
+        let t = s.tree();
+        assert_eq!(t.is_ancestor(0, 0), Some(true));
+        assert_eq!(t.is_ancestor(1, 3), None);
+        assert_eq!(
+            ids(&s, &t.ancestors(3).collect::<Vec<_>>()),
+            ["D", "C", "B"]
+        );
     }
 
     #[test]

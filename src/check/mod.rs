@@ -176,7 +176,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         source,
     };
     // One descriptor for the stamp and every read: the stamp describes the bytes checked.
-    let opened = File::open(path).map_err(io)?;
+    let opened = crate::regular_file::open(path).map_err(io)?;
     let stamp = Stamp::of_file(&opened).map_err(io)?;
     let format = match options.format {
         Some(name) => formats::by_name(name),

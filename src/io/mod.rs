@@ -101,7 +101,7 @@ pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> io::Result<Option
 /// can be told. A file that changed while it was read is an error: read it again.
 pub fn read_stamped(path: &Path) -> io::Result<(Vec<u8>, crate::check::Stamp)> {
     use std::io::Read;
-    let mut file = fs::File::open(path)?;
+    let mut file = crate::regular_file::open(path)?;
     let before = crate::check::Stamp::of_file(&file)?;
     let mut bytes = Vec::with_capacity(before.len as usize);
     file.read_to_end(&mut bytes)?;

@@ -68,7 +68,7 @@ impl Original {
     pub fn open(path: &Path, stamp: &Stamp) -> Result<Original, ReplaceError> {
         let original = Original {
             path: path.to_path_buf(),
-            file: File::open(path)?,
+            file: crate::regular_file::open(path)?,
             stamp: *stamp,
         };
         original.check_unchanged()?;
@@ -77,7 +77,7 @@ impl Original {
 
     /// Opens `path` as it is now.
     pub fn open_now(path: &Path) -> io::Result<Original> {
-        let file = File::open(path)?;
+        let file = crate::regular_file::open(path)?;
         let stamp = Stamp::of_file(&file)?;
         Ok(Original {
             path: path.to_path_buf(),

@@ -9,7 +9,6 @@
 pub mod jsonl;
 pub mod safety;
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -162,7 +161,7 @@ pub fn repair(
             let Some(format) = diagnosis.format else {
                 return Err(refused("no format".into()));
             };
-            let source = File::open(path).map_err(io)?;
+            let source = crate::regular_file::open(path).map_err(io)?;
             let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
             let done = jsonl::rewrite(&source, scan, plan, format, &mut out, &mut sidecar)
                 .map_err(|e| match e {
@@ -176,7 +175,7 @@ pub fn repair(
         Fixes::Document {
             rewrite: Some(Rewrite::Salvage(s)),
         } => {
-            let bytes = std::fs::read(path).map_err(io)?;
+            let bytes = crate::regular_file::read(path).map_err(io)?;
             if bytes.len() as u64 != diagnosis.stamp.len {
                 return Err(refused(CHANGED.into()));
             }

@@ -54,7 +54,7 @@ fn is_live(lock: &Path) -> bool {
 fn first_line(path: &Path) -> Vec<u8> {
     use std::io::Read;
     let mut head = Vec::new();
-    if let Ok(f) = File::open(path) {
+    if let Ok(f) = crate::regular_file::open(path) {
         let _ = f.take(1 << 16).read_to_end(&mut head);
     }
     let end = memchr::memchr(b'\n', &head).unwrap_or(head.len());
@@ -81,7 +81,7 @@ pub fn wait_until_quiet(path: &Path, stamp: &Stamp, quiet: Option<Duration>) -> 
 }
 
 fn ends_with_newline(path: &Path, len: u64) -> io::Result<bool> {
-    Ok(read_range(&File::open(path)?, len - 1, len)? == b"\n")
+    Ok(read_range(&crate::regular_file::open(path)?, len - 1, len)? == b"\n")
 }
 
 pub use crate::io::replace::fresh_name;

@@ -239,7 +239,7 @@ fn entry(stored: &Stored) -> Entry {
         hashed_folder: matches!(stored.folder, FolderKey::Sha256 { .. }),
         sort_key: mtime,
     };
-    match std::fs::read(path) {
+    match crate::regular_file::read(path) {
         Ok(bytes) => read(&mut e, path, &bytes),
         Err(err) => e.findings.push(format!("cannot read: {err}")),
     }

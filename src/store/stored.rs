@@ -110,9 +110,20 @@ pub struct Discovery {
 
 impl Discovery {
     /// The files of one folder whose names pass `wanted`, in name order; a missing folder
-    /// holds nothing, an unreadable one is a problem.
+    /// holds nothing, an unreadable one is a problem. An entry with a wanted name that is not
+    /// a regular file (a FIFO, a socket, a device) is a problem too: never opened (a FIFO
+    /// would block the read), and said.
     pub fn files_in(&mut self, dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<PathBuf> {
-        self.entries(dir, |ft| ft.is_file())
+        let (files, special) = self.entries(dir, |ft| ft.is_file());
+        for (path, kind) in special {
+            if wanted(file_name(&path)) {
+                self.problems.push(format!(
+                    "{} is not a regular file ({kind}): not listed",
+                    path.display()
+                ));
+            }
+        }
+        files
             .into_iter()
             .filter(|p| {
                 let name = file_name(p);
@@ -127,20 +138,27 @@ impl Discovery {
 
     /// The subfolders of one folder, in name order (symbolic links are not followed).
     pub fn dirs_in(&mut self, dir: &Path) -> Vec<PathBuf> {
-        self.entries(dir, |ft| ft.is_dir())
+        self.entries(dir, |ft| ft.is_dir()).0
     }
 
-    fn entries(&mut self, dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<PathBuf> {
+    /// The entries `keep` wants, in name order, and those that are neither files, folders nor
+    /// links, with what they are.
+    fn entries(
+        &mut self,
+        dir: &Path,
+        keep: impl Fn(&std::fs::FileType) -> bool,
+    ) -> (Vec<PathBuf>, Vec<(PathBuf, &'static str)>) {
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Default::default(),
             Err(e) => {
                 self.problems
                     .push(format!("cannot read folder {}: {e}", dir.display()));
-                return Vec::new();
+                return Default::default();
             }
         };
         let mut out: Vec<PathBuf> = Vec::new();
+        let mut special = Vec::new();
         for e in entries.filter_map(|e| e.ok()) {
             let Ok(ft) = e.file_type() else { continue };
             if ft.is_symlink() {
@@ -155,10 +173,16 @@ impl Discovery {
                 }
             } else if keep(&ft) {
                 out.push(e.path());
+            } else if !ft.is_file()
+                && !ft.is_dir()
+                && let Some(kind) = crate::regular_file::special_kind(ft)
+            {
+                special.push((e.path(), kind));
             }
         }
         out.sort();
-        out
+        special.sort();
+        (out, special)
     }
 }
 

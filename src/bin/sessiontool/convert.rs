@@ -9,8 +9,10 @@ use serde::Serialize;
 use sessiontool::convert::{self as conv, Conversion};
 use sessiontool::diag::{Diagnostic, LossReport};
 use sessiontool::formats::{self, Format, WriteOptions};
+use sessiontool::regular_file;
 
 use crate::error::{CliError, EXIT_OUTPUT, EXIT_PARTIAL};
+use crate::escape;
 use crate::input::{self, format_arg};
 use crate::report;
 use crate::store_args::{self, StoreArgs};
@@ -99,6 +101,9 @@ struct FileReport {
     /// Not a session file in any known format (listed, not converted).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     skipped: bool,
+    /// Why a skipped entry was not even read: `not a regular file (a FIFO)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<i32, CliError> {
@@ -155,6 +160,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         replaced: replaced.map(|p| p.display().to_string()),
         error: None,
         skipped: false,
+        reason: None,
     };
     if args.json {
         #[derive(Serialize)]
@@ -169,11 +175,10 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             mode: "file",
             report: &file_report,
         };
-        let doc = serde_json::to_string_pretty(&doc).expect("report serializes");
         if to_stdout {
-            eprintln!("{doc}");
+            report::eprint_json(&doc);
         } else {
-            println!("{doc}");
+            report::print_json(&doc);
         }
     } else {
         print_human(&file_report, &conversion);
@@ -194,9 +199,9 @@ fn print_human(r: &FileReport, c: &Conversion) {
     if r.output != "-" {
         eprintln!(
             "wrote {} ({}) from {} ({})",
-            r.output,
+            escape::line(&r.output),
             r.to,
-            r.input,
+            escape::line(&r.input),
             r.from.unwrap_or("?")
         );
         if let Some(kept) = &r.replaced {
@@ -241,19 +246,38 @@ fn run_dir(
                 .hint("name an output folder with -o"),
         );
     }
-    let files: Vec<PathBuf> = walkdir::WalkDir::new(&args.input)
+    // Entries that are not regular files (a FIFO, a socket, a link) are listed as skipped,
+    // never opened.
+    let files: Vec<(PathBuf, Option<&'static str>)> = walkdir::WalkDir::new(&args.input)
         .sort_by_file_name()
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| {
+            let special = regular_file::special_kind(e.file_type());
+            (e.into_path(), special)
+        })
         .collect();
     std::fs::create_dir_all(output)
         .map_err(|e| CliError::output(format!("cannot create {}: {e}", output.display())))?;
     let bar = crate::progress::bar(files.len() as u64, "files", false);
     let reports = Mutex::new(Vec::new());
-    files.par_iter().for_each(|file| {
-        let r = convert_one(file, &args.input, output, args.force, from, to, options);
+    files.par_iter().for_each(|(file, special)| {
+        let r = match special {
+            Some(kind) => FileReport {
+                input: file.display().to_string(),
+                output: String::new(),
+                from: None,
+                to: to.name(),
+                diagnostics: Vec::new(),
+                losses: LossReport::default(),
+                replaced: None,
+                error: None,
+                skipped: true,
+                reason: Some(format!("not a regular file ({kind})")),
+            },
+            None => convert_one(file, &args.input, output, args.force, from, to, options),
+        };
         bar.inc(1);
         reports.lock().expect("no panics while locked").push(r);
     });
@@ -271,19 +295,20 @@ fn run_dir(
             "failed": failed,
             "skipped": skipped,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("report serializes")
-        );
+        report::print_json(&doc);
     } else {
         for r in &reports {
+            let input = escape::line(&r.input);
             match &r.error {
-                Some(e) => eprintln!("{}: not converted: {e}", r.input),
-                None if r.skipped => eprintln!("{}: skipped: not a session file", r.input),
+                Some(e) => eprintln!("{input}: not converted: {}", escape::line(e)),
+                None if r.skipped => eprintln!(
+                    "{input}: skipped: {}",
+                    r.reason.as_deref().unwrap_or("not a session file")
+                ),
                 None => {
                     report::print_diagnostics(&r.diagnostics);
                     if !r.losses.is_empty() {
-                        eprint!("{}: ", r.input);
+                        eprint!("{input}: ");
                         report::print_losses(r.to, &r.losses);
                     }
                 }
@@ -293,7 +318,7 @@ fn run_dir(
             "converted {} of {} files into {} ({}); {} failed, {} skipped",
             reports.len() - failed - skipped,
             reports.len(),
-            output.display(),
+            escape::path(output),
             to.name(),
             failed,
             skipped
@@ -323,6 +348,7 @@ fn convert_one(
         replaced: None,
         error: None,
         skipped: false,
+        reason: None,
     };
     let result = input::load(file).and_then(|loaded| {
         if from.is_none() && formats::detect(loaded.path.as_deref(), &loaded.bytes).is_none() {
@@ -412,21 +438,19 @@ fn run_store(
         if let Some(kept) = &c.replaced {
             doc["replaced"] = kept.to_string_lossy().into();
         }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("report serializes")
-        );
+        report::print_json(&doc);
     } else {
         report::print_diagnostics(&c.diagnostics);
         report::print_losses(c.to, &c.losses);
         for r in &placed.registered {
-            eprintln!("registered: {r}");
+            eprintln!("registered: {}", escape::line(r));
         }
         eprintln!(
-            "wrote {} ({}) into {}'s store for {project}",
-            placed.path.display(),
+            "wrote {} ({}) into {}'s store for {}",
+            escape::path(&placed.path),
             c.to,
-            placed.tool
+            placed.tool,
+            escape::line(&project)
         );
         if let Some(kept) = &c.replaced {
             eprintln!("the session it replaced is kept as {}", kept.display());

@@ -7,6 +7,7 @@ use serde::Serialize;
 use sessiontool::formats;
 
 use crate::error::{CliError, EXIT_INPUT};
+use crate::escape;
 use crate::input;
 
 const EXAMPLES: &str = "Examples:
@@ -58,19 +59,16 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     }
     if args.json {
         let doc = serde_json::json!({"schema": "sessiontool.detect/1", "files": results});
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serializes")
-        );
+        crate::report::print_json(&doc);
     } else {
         for r in &results {
+            let file = escape::line(&r.file);
             match (&r.error, r.format) {
-                (Some(e), _) => println!("{}: error: {e}", r.file),
-                (None, Some(f)) => println!("{}: {f} ({})", r.file, r.tool.unwrap_or("")),
-                (None, None) => println!(
-                    "{}: unknown (not a session format sessiontool reads)",
-                    r.file
-                ),
+                (Some(e), _) => println!("{file}: error: {}", escape::line(e)),
+                (None, Some(f)) => println!("{file}: {f} ({})", r.tool.unwrap_or("")),
+                (None, None) => {
+                    println!("{file}: unknown (not a session format sessiontool reads)")
+                }
             }
         }
     }

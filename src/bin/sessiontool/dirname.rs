@@ -9,6 +9,7 @@ use sessiontool::store::home::Home;
 use sessiontool::store::scheme::{Scheme, claude_of_real_path};
 
 use crate::error::CliError;
+use crate::escape;
 
 const EXAMPLES: &str = "Examples:
   sessiontool dirname .                           every scheme for the current folder
@@ -70,16 +71,17 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         let doc = serde_json::json!({"schema": "sessiontool.dirname/1", "path": project, "folders": folders});
         crate::report::print_json(&doc);
     } else if folders.len() == 1 && args.scheme.is_some() {
-        println!("{}", folders[0].name);
+        println!("{}", escape::line(&folders[0].name));
     } else {
-        println!("{project}");
+        // The path is the user's, a slug may come from projects.json: escaped for the terminal.
+        println!("{}", escape::line(&project));
         for f in &folders {
             let note = f
                 .note
                 .as_deref()
-                .map(|n| format!("  ({n})"))
+                .map(|n| format!("  ({})", escape::line(n)))
                 .unwrap_or_default();
-            println!("  {:<12} {}{note}", f.scheme, f.name);
+            println!("  {:<12} {}{note}", f.scheme, escape::line(&f.name));
             println!("  {:<12} {}", "", f.used_by);
         }
     }

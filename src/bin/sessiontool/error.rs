@@ -3,6 +3,8 @@
 use sessiontool::convert::ConvertError;
 use sessiontool::diag::Location;
 
+use crate::escape;
+
 /// Documented exit codes (also in `--help` and README).
 pub const EXIT_INPUT: i32 = 3;
 pub const EXIT_OUTPUT: i32 = 4;
@@ -44,13 +46,15 @@ impl CliError {
         self.code
     }
 
+    /// On standard error; messages quote file names and session text, so every part is
+    /// escaped for the terminal.
     pub fn print(&self) {
-        eprintln!("sessiontool: error: {}", self.message);
+        eprintln!("sessiontool: error: {}", escape::line(&self.message));
         if let Some(at) = &self.location {
-            eprintln!("  at: {at}");
+            eprintln!("  at: {}", escape::line(&at.to_string()));
         }
         if let Some(h) = &self.hint {
-            eprintln!("  hint: {h}");
+            eprintln!("  hint: {}", escape::line(h));
         }
     }
 }

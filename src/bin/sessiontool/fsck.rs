@@ -9,9 +9,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sessiontool::check::{self, CheckOptions, FileReport, Progress};
 use sessiontool::diag::Severity;
+use sessiontool::regular_file;
 use sessiontool::repair::{self, RepairOptions, Repaired};
 
 use crate::error::CliError;
+use crate::escape;
 use crate::input::format_arg;
 use output::{print_codes, print_file, print_summary};
 
@@ -25,7 +27,9 @@ const EXAMPLES: &str = "Examples:
   sessiontool fsck --codes                          list every finding code
 
 Exit codes (as fsck(8), added together): 0 clean; 1 errors were corrected; 4 errors are left
-uncorrected; 8 operational error (a file could not be read or written); 16 usage error.";
+uncorrected; 8 operational error (a file could not be read or written, or a path named is not
+a regular file: a FIFO, a socket, a device); 16 usage error. In a folder, what is not a
+regular file is listed as skipped, with why, and never opened.";
 
 pub const EXIT_CORRECTED: i32 = 1;
 pub const EXIT_UNCORRECTED: i32 = 4;
@@ -85,6 +89,10 @@ pub(crate) struct Checked {
     /// Folder walks: not a session file (listed, not checked).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     skipped: bool,
+    /// Folder walks: why an entry was skipped without being read, when it is not a regular
+    /// file: `not a regular file (a FIFO)`, `not a regular file (a symbolic link)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 #[derive(Serialize, Default)]
@@ -99,6 +107,9 @@ pub(crate) struct Summary {
     fixable: usize,
     repaired: usize,
     failed: usize,
+    /// Of `skipped`: entries that are not regular files (each printed with its reason).
+    #[serde(skip)]
+    not_regular: usize,
 }
 
 #[derive(Serialize)]
@@ -121,7 +132,8 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     // Progress in bytes: one big file moves the bar as smoothly as many small ones.
     let total: u64 = files
         .iter()
-        .filter_map(|(p, _)| std::fs::metadata(p).ok())
+        .filter(|f| f.special.is_none())
+        .filter_map(|f| std::fs::metadata(&f.path).ok())
         .map(|m| m.len())
         .sum();
     let bar = crate::progress::bytes_bar(total, args.json);
@@ -150,13 +162,14 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     }
     let results: Vec<Checked> = files
         .par_iter()
-        .map(|(path, named)| {
-            check_one(
-                path,
-                *named,
+        .map(|f| match f.special {
+            Some(kind) => not_regular(f, kind),
+            None => check_one(
+                &f.path,
+                f.named,
                 &options,
                 args.repair.then_some(&repair_options),
-            )
+            ),
         })
         .collect();
     bar.finish_and_clear();
@@ -179,15 +192,25 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     Ok(code)
 }
 
-/// The files to check: `(path, named on the command line)`. Backups and sidecars that
-/// sessiontool wrote are not sessions to check again.
-fn collect(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, CliError> {
+/// A path to check.
+struct ToCheck {
+    path: PathBuf,
+    /// Named on the command line (not found in a folder).
+    named: bool,
+    /// What it is when it is not a regular file (`a FIFO`): never opened, so never blocks.
+    special: Option<&'static str>,
+}
+
+/// The files to check. Backups and sidecars that sessiontool wrote are not sessions to check
+/// again; what is not a regular file (a FIFO, a socket, a device, a symbolic link in a
+/// folder) is kept, to be reported without being opened.
+fn collect(paths: &[PathBuf]) -> Result<Vec<ToCheck>, CliError> {
     let mut files = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| {
             CliError {
                 code: EXIT_OPERATIONAL,
-                message: format!("cannot read {}: {e}", p.display()),
+                message: format!("cannot read {}: {e}", escape::path(p)),
                 location: None,
                 hint: None,
             }
@@ -197,19 +220,47 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, CliError> {
             for entry in walkdir::WalkDir::new(p).sort_by_file_name() {
                 let entry = entry.map_err(|e| CliError {
                     code: EXIT_OPERATIONAL,
-                    message: format!("cannot walk {}: {e}", p.display()),
+                    message: format!("cannot walk {}: {e}", escape::path(p)),
                     location: None,
                     hint: None,
                 })?;
-                if entry.file_type().is_file() && !is_ours(entry.path()) {
-                    files.push((entry.into_path(), false));
+                let file_type = entry.file_type();
+                if file_type.is_dir() || is_ours(entry.path()) {
+                    continue;
                 }
+                files.push(ToCheck {
+                    special: regular_file::special_kind(file_type),
+                    path: entry.into_path(),
+                    named: false,
+                });
             }
         } else {
-            files.push((p.clone(), true));
+            files.push(ToCheck {
+                path: p.clone(),
+                named: true,
+                special: regular_file::special_kind(meta.file_type()),
+            });
         }
     }
     Ok(files)
+}
+
+/// What is said of a path that is not a regular file: named on the command line, an error
+/// (exit 8); met in a folder, skipped with the reason (printed even without -v).
+fn not_regular(f: &ToCheck, kind: &str) -> Checked {
+    let what = format!("not a regular file ({kind})");
+    let (error, reason) = if f.named {
+        (Some(format!("{} is {what}", f.path.display())), None)
+    } else {
+        (None, Some(what))
+    };
+    Checked {
+        report: empty_report(&f.path),
+        repair: None,
+        error,
+        skipped: !f.named,
+        reason,
+    }
 }
 
 /// Backups, sidecars and temp files sessiontool itself writes.
@@ -235,6 +286,7 @@ fn check_one(
                 repair: None,
                 error: Some(e.to_string()),
                 skipped: false,
+                reason: None,
             };
         }
     };
@@ -253,6 +305,7 @@ fn check_one(
         repair: None,
         error: None,
         skipped,
+        reason: None,
     };
     if repair.is_some()
         && let Some(dir) = path.parent()
@@ -287,6 +340,7 @@ fn summarize(results: &[Checked]) -> Summary {
     for c in results {
         if c.skipped {
             s.skipped += 1;
+            s.not_regular += usize::from(c.reason.is_some());
             continue;
         }
         s.files += 1;

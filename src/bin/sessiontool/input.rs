@@ -4,8 +4,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sessiontool::formats::{self, Format};
+use sessiontool::regular_file;
 
 use crate::error::CliError;
+use crate::escape;
 
 pub struct Loaded {
     /// What to call it in messages.
@@ -36,9 +38,17 @@ pub fn load(arg: &Path) -> Result<Loaded, CliError> {
             bytes,
         });
     }
-    let bytes = std::fs::read(arg).map_err(|e| {
-        CliError::input(format!("cannot read {}: {e}", arg.display()))
-            .hint("check the path; `-` reads standard input")
+    // Only a regular file: a FIFO would block the read, a device could do anything.
+    let bytes = regular_file::read(arg).map_err(|e| match regular_file::is_not_regular(&e) {
+        Some(kind) => CliError::input(format!(
+            "{} is not a regular file ({kind})",
+            escape::path(arg)
+        ))
+        .hint(
+            "name a session file; to read from a pipe, pass `-` and redirect it to standard input",
+        ),
+        None => CliError::input(format!("cannot read {}: {e}", escape::path(arg)))
+            .hint("check the path; `-` reads standard input"),
     })?;
     Ok(Loaded {
         name: arg.display().to_string(),

@@ -8,6 +8,7 @@ use sessiontool::store::recover::needs_recovery;
 use sessiontool::store::tool::Tool;
 
 use crate::error::CliError;
+use crate::escape;
 use crate::store_args::{self, StoreArgs};
 
 const EXAMPLES: &str = "Examples:
@@ -73,11 +74,13 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     Ok(0)
 }
 
+/// The table; every value from a store (titles, ids, times, paths, project names) is escaped
+/// for the terminal.
 fn print_table(catalog: &Catalog, project: Option<&str>) {
     for p in &catalog.problems {
-        eprintln!("sessiontool: warning: {p}");
+        eprintln!("sessiontool: warning: {}", escape::line(p));
     }
-    let scope = project.unwrap_or("every project");
+    let scope = escape::line(project.unwrap_or("every project"));
     if catalog.entries.is_empty() {
         println!("no sessions found for {scope}");
         return;
@@ -90,20 +93,20 @@ fn print_table(catalog: &Catalog, project: Option<&str>) {
         println!(
             "{:<12} {:<16} {:>5} {:<6} {:<10} {}",
             e.tool.name(),
-            crate::report::short_time(e.updated.as_deref()),
+            escape::line(&crate::report::short_time(e.updated.as_deref())),
             e.messages,
             e.health.mark(),
-            short_id(e),
-            label(e)
+            escape::line(&short_id(e)),
+            escape::line(&label(e))
         );
-        println!("{:<12} {}", "", e.path);
+        println!("{:<12} {}", "", escape::line(&e.path));
         if let Some(newer) = &e.superseded_by {
-            println!("{:<12} (an older copy of {newer})", "");
+            println!("{:<12} (an older copy of {})", "", escape::line(newer));
         }
         if project.is_none()
             && let Some(p) = &e.project
         {
-            println!("{:<12} project {p}", "");
+            println!("{:<12} project {}", "", escape::line(p));
         }
     }
     let needing: Vec<&Entry> = catalog
@@ -117,7 +120,10 @@ fn print_table(catalog: &Catalog, project: Option<&str>) {
         needing.len()
     );
     if needing.iter().any(|e| needs_recovery(e)) {
-        println!("next: sessiontool recover{}", project_flag(project));
+        println!(
+            "next: sessiontool recover{}",
+            escape::line(&project_flag(project))
+        );
     }
 }
 

@@ -6,6 +6,7 @@ mod convert;
 mod detect;
 mod dirname;
 mod error;
+mod escape;
 mod formats;
 mod fsck;
 mod input;
@@ -20,6 +21,8 @@ mod report;
 mod show;
 mod store_args;
 mod style;
+#[cfg(test)]
+mod test_sessions;
 mod tree;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -28,7 +31,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "sessiontool", version, about, long_about = None)]
 #[command(
-    after_help = "Exit codes: 0 success; 2 usage error; 3 an input could not be read; \
+    after_help = "Exit codes: 0 success; 2 usage error; 3 an input could not be read (missing, \
+not a regular file, not a session); \
 4 an output was not written; 5 some files of a directory failed (the rest were written).\n\
 Run `sessiontool <command> --help` for examples."
 )]

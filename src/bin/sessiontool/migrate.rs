@@ -9,6 +9,7 @@ use sessiontool::store::scheme::Scheme;
 use sessiontool::store::tool::Tool;
 
 use crate::error::{CliError, EXIT_OUTPUT};
+use crate::escape;
 use crate::store_args::{self, StoreArgs};
 
 const EXAMPLES: &str = "Examples:
@@ -118,28 +119,30 @@ fn report(
         crate::report::print_json(&doc);
         return;
     }
+    // Paths and messages name files found on disk: escaped for the terminal.
+    let path = escape::path;
     for c in &plan.copies {
         match &c.from {
-            Some(_) if c.already => println!("already there: {}", c.to.display()),
-            Some(from) => println!("{} {}\n  -> {}", c.how, from.display(), c.to.display()),
-            None => println!("{} {} ({})", c.how, c.to.display(), c.project),
+            Some(_) if c.already => println!("already there: {}", path(&c.to)),
+            Some(from) => println!("{} {}\n  -> {}", c.how, path(from), path(&c.to)),
+            None => println!("{} {} ({})", c.how, path(&c.to), escape::line(&c.project)),
         }
     }
     for a in &plan.already {
-        println!("already there: {}", a.display());
+        println!("already there: {}", path(a));
     }
     for l in &plan.left {
-        eprintln!("sessiontool: note: {l}");
+        eprintln!("sessiontool: note: {}", escape::line(l));
     }
     for p in &plan.problems {
-        eprintln!("sessiontool: error: {p}");
+        eprintln!("sessiontool: error: {}", escape::line(p));
     }
     if let Some(e) = error {
-        eprintln!("sessiontool: error: {e}");
+        eprintln!("sessiontool: error: {}", escape::line(e));
     }
     if let Some(o) = outcome {
         for c in &o.check {
-            eprintln!("sessiontool: warning: {c}");
+            eprintln!("sessiontool: warning: {}", escape::line(c));
         }
         let deleted = o.done.iter().filter(|d| d.deleted).count();
         let kept: Vec<_> = o

@@ -11,6 +11,7 @@ use sessiontool::store::recover::{self, Options, Outcome, Step};
 use sessiontool::store::stored::StoredKind;
 
 use crate::error::{CliError, EXIT_INPUT, EXIT_OUTPUT};
+use crate::escape;
 use crate::input::format_arg;
 use crate::store_args::{self, StoreArgs};
 
@@ -113,8 +114,9 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     if chosen.is_empty() {
         if !args.json {
             println!(
-                "nothing to recover: {} session(s) of {project}, none damaged, set aside or in a layout their tool no longer lists",
-                sessions.len()
+                "nothing to recover: {} session(s) of {}, none damaged, set aside or in a layout their tool no longer lists",
+                sessions.len(),
+                escape::line(&project)
             );
         }
         if args.json {
@@ -227,13 +229,14 @@ fn pick<'a>(
     if sessions.is_empty() {
         return Err(no_sessions(project));
     }
-    eprintln!("sessions of {project}, newest first:");
+    eprintln!("sessions of {}, newest first:", escape::line(project));
     for (i, e) in sessions.iter().enumerate() {
+        // Titles and prompts are session text: escaped for the terminal.
         let label = e
             .title
             .as_deref()
             .or(e.first_prompt.as_deref())
-            .map(|t| catalog::one_line(t, 50))
+            .map(|t| escape::line(&catalog::one_line(t, 50)).into_owned())
             .unwrap_or_default();
         let mark = if recover::needs_recovery(e) {
             "needs recovery"
@@ -244,7 +247,7 @@ fn pick<'a>(
             "{:>3}. {:<12} {:<16} {:>4} msgs  {:<14} {label}",
             i + 1,
             e.tool.name(),
-            crate::report::short_time(e.updated.as_deref()),
+            escape::line(&crate::report::short_time(e.updated.as_deref())),
             e.messages,
             mark
         );
@@ -311,12 +314,8 @@ fn print_json(project: &str, outcomes: &[Outcome], dry_run: bool) {
 fn print_human(outcomes: &[Outcome], dry_run: bool) {
     let would = if dry_run { "would be " } else { "" };
     for o in outcomes {
-        println!(
-            "{} {}  {}",
-            o.tool,
-            o.id.as_deref().map(|i| &i[..i.len().min(8)]).unwrap_or("-"),
-            o.session.display()
-        );
+        let id: String = o.id.as_deref().unwrap_or("-").chars().take(8).collect();
+        println!("{} {}  {}", o.tool, escape::line(&id), show(&o.session));
         for step in &o.steps {
             match step {
                 Step::Healthy => println!("  healthy: nothing to repair"),
@@ -365,22 +364,22 @@ fn print_human(outcomes: &[Outcome], dry_run: bool) {
                         println!("  the file it replaced is kept as {}", show(r));
                     }
                     for r in registered {
-                        println!("  {would}registered: {r}");
+                        println!("  {would}registered: {}", escape::line(r));
                     }
                     if !lost.is_empty() {
                         println!("  not carried into {format}:");
                         for l in lost {
-                            println!("    {l}");
+                            println!("    {}", escape::line(l));
                         }
                     }
                 }
             }
         }
         if let Some(e) = &o.error {
-            println!("  FAILED: {e}");
+            println!("  FAILED: {}", escape::line(e));
         }
         for r in &o.resume {
-            println!("  resume: {r}");
+            println!("  resume: {}", escape::line(r));
         }
     }
     let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
@@ -397,5 +396,5 @@ fn print_human(outcomes: &[Outcome], dry_run: bool) {
 }
 
 fn show(p: &Path) -> String {
-    p.display().to_string()
+    escape::path(p)
 }

@@ -8,6 +8,7 @@ use sessiontool::store::rekey::Move;
 use sessiontool::store::relocate::{self, Plan};
 
 use crate::error::{CliError, EXIT_OUTPUT};
+use crate::escape;
 use crate::store_args::{self, StoreArgs};
 
 const EXAMPLES: &str = "Examples:
@@ -103,31 +104,32 @@ fn report(
     } else {
         "changed"
     };
+    // Paths and messages name files found on disk: escaped for the terminal.
     for c in &plan.changes {
         let tool = c.tool.map(|t| t.name()).unwrap_or("");
+        let inside = escape::line(&c.inside);
         if c.from == c.to {
-            println!("{tool:<12} {} ({})", c.to.display(), c.inside);
+            println!("{tool:<12} {} ({inside})", escape::path(&c.to));
         } else {
             println!(
-                "{tool:<12} {}\n{:<12} -> {} ({})",
-                c.from.display(),
+                "{tool:<12} {}\n{:<12} -> {} ({inside})",
+                escape::path(&c.from),
                 "",
-                c.to.display(),
-                c.inside
+                escape::path(&c.to),
             );
         }
     }
     for l in &plan.left {
-        eprintln!("sessiontool: warning: {l}");
+        eprintln!("sessiontool: warning: {}", escape::line(l));
     }
     for p in &plan.problems {
-        eprintln!("sessiontool: error: {p}");
+        eprintln!("sessiontool: error: {}", escape::line(p));
     }
     if let Some(e) = error {
-        eprintln!("sessiontool: error: {e}");
+        eprintln!("sessiontool: error: {}", escape::line(e));
     }
     if plan.changes.is_empty() && plan.problems.is_empty() {
-        println!("no sessions of {} found", args.old.display());
+        println!("no sessions of {} found", escape::path(&args.old));
     } else if error.is_none() && plan.problems.is_empty() {
         println!(
             "{verb} {} file(s){}",

@@ -19,7 +19,8 @@ pub fn print_diagnostics(diagnostics: &[Diagnostic]) {
         })
         .collect();
     for d in shown.iter().take(MAX_SHOWN) {
-        let line = d.to_string();
+        // A diagnostic names the file and quotes what it read: escaped for the terminal.
+        let line = crate::escape::line(&d.to_string()).into_owned();
         eprintln!(
             "{}",
             match d.severity {
@@ -55,15 +56,43 @@ pub fn print_losses(target: &str, losses: &LossReport) {
     }
     eprintln!("not carried into {target}:");
     for l in &losses.losses {
-        eprintln!("  {:>5} × {} [{}]", l.count, l.message, l.code);
+        eprintln!(
+            "  {:>5} × {} [{}]",
+            l.count,
+            crate::escape::line(&l.message),
+            l.code
+        );
     }
 }
 
-/// A `--json` document on standard output, pretty-printed, with a final newline.
+/// A `--json` document on standard output, pretty-printed, with a final newline; written as
+/// it is serialized, never held whole (a session's can be gigabytes).
 pub fn print_json(doc: &impl serde::Serialize) {
-    let text = serde_json::to_string_pretty(doc)
-        .expect("documents hold only strings, numbers and paths written lossily");
-    println!("{text}");
+    write_json(std::io::stdout().lock(), doc);
+}
+
+/// The same on standard error (`convert -o -`: the session itself goes to standard output).
+pub fn eprint_json(doc: &impl serde::Serialize) {
+    write_json(std::io::stderr().lock(), doc);
+}
+
+/// Pretty JSON whose strings decode exactly, with what a terminal would act on escaped
+/// ([`crate::escape::JsonFormatter`]).
+fn write_json(to: impl std::io::Write, doc: &impl serde::Serialize) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, to);
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut out, crate::escape::JsonFormatter::default());
+    let written = doc
+        .serialize(&mut serializer)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out))
+        .and_then(|()| out.flush());
+    if let Err(e) = written {
+        // What was written is cut off: say so, and fail (a closed pipe ends the process first).
+        eprintln!("sessiontool: error: cannot write standard output: {e}");
+        std::process::exit(crate::error::EXIT_OUTPUT);
+    }
 }
 
 /// An RFC 3339 time as `YYYY-MM-DD HH:MM` for tables; `-` when unknown.

@@ -1,15 +1,18 @@
 //! `sessiontool show`: a session, readable in a terminal.
 
-use std::fmt::Write as _;
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Parser;
+use serde::Serialize;
 use serde_json::Value;
 use sessiontool::convert;
+use sessiontool::diag::Diagnostic;
 use sessiontool::model::{Body, Content, Message, Node, Session};
 use sessiontool::tree::Tree;
 
 use crate::error::CliError;
+use crate::escape;
 use crate::input::{self, format_arg};
 use crate::report;
 use crate::style;
@@ -47,17 +50,21 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let loaded = input::load(&args.file)?;
     let (format, outcome) = convert::read(&loaded.input(), from)?;
     if args.json {
-        let doc = serde_json::json!({
-            "schema": "sessiontool.show/1",
-            "file": loaded.name,
-            "format": format.name(),
-            "diagnostics": outcome.diagnostics,
-            "session": outcome.session,
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            schema: &'static str,
+            file: &'a str,
+            format: &'a str,
+            diagnostics: &'a [Diagnostic],
+            session: &'a Session,
+        }
+        report::print_json(&Doc {
+            schema: "sessiontool.show/1",
+            file: &loaded.name,
+            format: format.name(),
+            diagnostics: &outcome.diagnostics,
+            session: &outcome.session,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serializes")
-        );
         return Ok(0);
     }
     report::print_diagnostics(&outcome.diagnostics);
@@ -65,36 +72,53 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let tree = session.tree();
     let leaf = match &args.leaf {
         Some(id) => tree.index_of(id).ok_or_else(|| {
-            CliError::input(format!("no node with id {id:?} in {}", loaded.name))
-                .hint("`sessiontool show FILE --json` lists every node id")
+            CliError::input(format!(
+                "no node with id \"{}\" in {}",
+                escape::line(id),
+                escape::line(&loaded.name)
+            ))
+            .hint("`sessiontool show FILE --json` lists every node id")
         })?,
         None => match tree.head() {
             Some(h) => h,
             None => {
-                println!("{} ({}): empty session", loaded.name, format.name());
+                println!(
+                    "{} ({}): empty session",
+                    escape::line(&loaded.name),
+                    format.name()
+                );
                 return Ok(0);
             }
         },
     };
     let width = style::width(args.width);
-    print!(
-        "{}",
-        render(&loaded.name, format.name(), session, &tree, leaf, width)
-    );
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    render(
+        &mut out,
+        &loaded.name,
+        format.name(),
+        session,
+        &tree,
+        leaf,
+        width,
+    )
+    .and_then(|()| out.flush())
+    .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
     Ok(0)
 }
 
+/// The branch from its root to `leaf`, node by node, written as it goes.
 fn render(
+    out: &mut impl Write,
     name: &str,
     format: &str,
     s: &Session,
     tree: &Tree,
     leaf: usize,
     width: Option<usize>,
-) -> String {
-    let mut out = String::new();
+) -> std::io::Result<()> {
     let path = tree.path_to(leaf);
-    let _ = writeln!(out, "{} ({format})", style::bold(name));
+    writeln!(out, "{} ({format})", style::bold(&escape::line(name)))?;
     let m = &s.meta;
     for (k, v) in [
         ("session", &m.id),
@@ -104,28 +128,28 @@ fn render(
         ("updated", &m.last_updated),
     ] {
         if let Some(v) = v {
-            let _ = writeln!(out, "  {k:<8} {v}");
+            writeln!(out, "  {k:<8} {}", escape::line(v))?;
         }
     }
     let leaves = tree.leaves().len();
-    let _ = writeln!(
+    writeln!(
         out,
         "  {} nodes, {} on this branch, {} branch{}",
         s.nodes.len(),
         path.len(),
         leaves,
         if leaves == 1 { "" } else { "es" }
-    );
+    )?;
     if path.first().is_some_and(|&i| tree.node(i).parent.is_some()) {
-        let _ = writeln!(
+        writeln!(
             out,
-            "  ! history before this point is missing (parent {:?} not found)",
-            tree.node(path[0]).parent.as_deref().unwrap_or("")
-        );
+            "  ! history before this point is missing (parent \"{}\" not found)",
+            escape::line(tree.node(path[0]).parent.as_deref().unwrap_or(""))
+        )?;
     }
     for (pos, &i) in path.iter().enumerate() {
         let node = tree.node(i);
-        render_node(&mut out, node, width);
+        render_node(out, node, width)?;
         let others: Vec<&str> = tree
             .children(i)
             .iter()
@@ -137,29 +161,26 @@ fn render(
                 "⑂ branch point: {} other continuation{} from here ({}); see --leaf or `sessiontool tree`",
                 others.len(),
                 if others.len() == 1 { "" } else { "s" },
-                others.join(", ")
+                escape::line(&others.join(", "))
             );
-            let _ = writeln!(out, "\n  {}", style::magenta(&note));
+            writeln!(out, "\n  {}", style::magenta(&note))?;
         }
     }
-    out
+    Ok(())
 }
 
-fn render_node(out: &mut String, node: &Node, width: Option<usize>) {
-    let when = style::dim(node.timestamp.as_deref().unwrap_or(""));
+fn render_node(out: &mut impl Write, node: &Node, width: Option<usize>) -> std::io::Result<()> {
+    let when = style::dim(&escape::line(node.timestamp.as_deref().unwrap_or("")));
     match &node.body {
         Body::Event(e) => {
-            let _ = writeln!(
-                out,
-                "\n{} {when}",
-                style::dim(&format!("── event: {}", e.kind()))
-            );
+            let kind = format!("── event: {}", escape::line(e.kind()));
+            writeln!(out, "\n{} {when}", style::dim(&kind))
         }
         Body::Message(m) => {
             let model = m
                 .model
                 .as_deref()
-                .map(|x| format!(" ({x})"))
+                .map(|x| format!(" ({})", escape::line(x)))
                 .unwrap_or_default();
             let role = m.role.as_str();
             let head = match m.role {
@@ -169,29 +190,29 @@ fn render_node(out: &mut String, node: &Node, width: Option<usize>) {
                 }
                 _ => style::bold(&format!("── {role}")),
             };
-            let _ = writeln!(out, "\n{head}{model} {when}");
-            render_parts(out, m, width);
+            writeln!(out, "\n{head}{model} {when}")?;
+            render_parts(out, m, width)
         }
     }
 }
 
-fn render_parts(out: &mut String, m: &Message, width: Option<usize>) {
+fn render_parts(out: &mut impl Write, m: &Message, width: Option<usize>) -> std::io::Result<()> {
     for p in &m.parts {
         match &p.content {
             Content::Text { text } => {
-                let _ = writeln!(out, "{}", style::wrap(text, width, ""));
+                writeln!(out, "{}", style::wrap(&escape::body(text), width, ""))?;
             }
             Content::Thought { text, subject, .. } => {
                 let head = subject
                     .as_deref()
-                    .map(|s| format!("{s}: "))
+                    .map(|s| format!("{}: ", escape::line(s)))
                     .unwrap_or_default();
                 let line = format!("(thought) {head}{}", preview_text(text));
-                let _ = writeln!(out, "{}", style::dim(&style::wrap(&line, width, "  ")));
+                writeln!(out, "{}", style::dim(&style::wrap(&line, width, "  ")))?;
             }
             Content::ToolCall { name, args, .. } => {
-                let line = format!("→ {name}({})", preview(args));
-                let _ = writeln!(out, "{}", style::yellow(&style::wrap(&line, width, "  ")));
+                let line = format!("→ {}({})", escape::line(name), preview(args));
+                writeln!(out, "{}", style::yellow(&style::wrap(&line, width, "  ")))?;
             }
             Content::ToolResult {
                 name,
@@ -200,10 +221,10 @@ fn render_parts(out: &mut String, m: &Message, width: Option<usize>) {
                 ..
             } => {
                 let mark = if *is_error { "error" } else { "ok" };
-                let name = name.as_deref().unwrap_or("tool");
+                let name = escape::line(name.as_deref().unwrap_or("tool"));
                 let line = format!("← {name} [{mark}]: {}", preview(output));
                 let line = style::wrap(&line, width, "  ");
-                let _ = writeln!(
+                writeln!(
                     out,
                     "{}",
                     if *is_error {
@@ -211,38 +232,40 @@ fn render_parts(out: &mut String, m: &Message, width: Option<usize>) {
                     } else {
                         style::dim(&line)
                     }
-                );
+                )?;
             }
             Content::Media { mime_type, uri, .. } => {
-                let what = uri.as_deref().unwrap_or("inline data");
-                let _ = writeln!(
+                let what = escape::line(uri.as_deref().unwrap_or("inline data"));
+                writeln!(
                     out,
                     "  [media {}: {what}]",
-                    mime_type.as_deref().unwrap_or("?")
-                );
+                    escape::line(mime_type.as_deref().unwrap_or("?"))
+                )?;
             }
             Content::Code { code, language, .. } => {
-                let _ = writeln!(
+                writeln!(
                     out,
-                    "  [code {}]\n{code}",
-                    language.as_deref().unwrap_or("")
-                );
+                    "  [code {}]\n{}",
+                    escape::line(language.as_deref().unwrap_or("")),
+                    escape::body(code)
+                )?;
             }
             Content::CodeResult {
                 outcome, output, ..
             } => {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "  [code result {}] {}",
-                    outcome.as_deref().unwrap_or(""),
-                    output.as_deref().unwrap_or("")
-                );
+                    escape::line(outcome.as_deref().unwrap_or("")),
+                    escape::body(output.as_deref().unwrap_or(""))
+                )?;
             }
             Content::Other { value } => {
-                let _ = writeln!(out, "  [unknown part] {}", preview(value));
+                writeln!(out, "  [unknown part] {}", preview(value))?;
             }
         }
     }
+    Ok(())
 }
 
 fn preview(v: &Value) -> String {
@@ -259,12 +282,54 @@ fn preview(v: &Value) -> String {
     preview_text(&s)
 }
 
+/// One line of at most [`PREVIEW_CHARS`] characters (line breaks shown as `⏎`), escaped.
 fn preview_text(s: &str) -> String {
     let one_line = s.replace('\n', "⏎ ");
     if one_line.chars().count() > PREVIEW_CHARS {
         let cut: String = one_line.chars().take(PREVIEW_CHARS).collect();
-        format!("{cut}…")
+        format!("{}…", escape::line(&cut))
     } else {
-        one_line
+        escape::line(&one_line).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_sessions::{MILLION_CHAIN, Measured, deep};
+
+    fn rendered(session: &Session, leaf: Option<usize>) -> Measured {
+        let tree = session.tree();
+        let leaf = leaf.or(tree.head()).unwrap();
+        let mut out = Measured::default();
+        render(
+            &mut out,
+            "deep.jsonl",
+            "qwen-jsonl",
+            session,
+            &tree,
+            leaf,
+            Some(80),
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_million_deep_chain_is_shown_node_by_node() {
+        let out = rendered(&MILLION_CHAIN, None);
+        // The header, then a blank line, a role line and the text of each node.
+        assert!(out.lines > 3_000_000, "{out:?}");
+        assert!(out.longest < 120, "{out:?}");
+    }
+
+    #[test]
+    fn a_deep_comb_shows_every_branch_point_on_the_way() {
+        let depth = 200_000;
+        let comb = deep(depth, true);
+        let out = rendered(&comb, None);
+        // Each node of the path but the last is a branch point: a note of two lines more.
+        assert!(out.lines > 5 * (depth - 1), "{out:?}");
+        assert!(out.longest < 200, "{out:?}");
     }
 }

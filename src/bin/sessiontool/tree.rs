@@ -1,7 +1,7 @@
 //! `sessiontool tree FILE`: the branch structure of a session, compactly: runs of nodes
 //! without branches are folded into one line; branch points, leaves and the head are marked.
 
-use std::fmt::Write as _;
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Parser;
@@ -10,8 +10,12 @@ use sessiontool::model::{Body, Content, Node};
 use sessiontool::tree::Tree;
 
 use crate::error::CliError;
+use crate::escape;
 use crate::input::{self, format_arg};
 use crate::style;
+use json::{Doc, Nodes};
+
+mod json;
 
 const EXAMPLES: &str = "Examples:
   sessiontool tree ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
@@ -19,7 +23,8 @@ const EXAMPLES: &str = "Examples:
   sessiontool tree chat.jsonl --json | jq -r '.nodes[] | select(.leaf) | .id'   every leaf
 
 Each line: the first characters of a node id, its role, and the start of its text. `…N…`
-stands for N nodes in a row without branches. `◆ head` is the branch the tool resumes; pass a
+stands for N nodes in a row without branches; `(+N)` before a line deeper than 24 branches
+stands for N more levels of indentation. `◆ head` is the branch the tool resumes; pass a
 leaf id to `sessiontool show --leaf ID` (or `convert --leaf ID`) to read another branch.";
 
 /// Print the branch structure of a session.
@@ -46,121 +51,147 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let session = &outcome.session;
     let tree = session.tree();
     if args.json {
-        crate::report::print_json(&json(
-            &loaded.name,
-            format.name(),
-            &tree,
-            session.nodes.len(),
-        ));
+        let doc = Doc {
+            schema: "sessiontool.tree/1",
+            file: &loaded.name,
+            format: format.name(),
+            branches: tree.leaves().len(),
+            head: tree.head().map(|h| tree.node(h).id.as_str()),
+            nodes: Nodes::new(&tree, session.nodes.len()),
+        };
+        crate::report::print_json(&doc);
         return Ok(0);
     }
     crate::report::print_diagnostics(&outcome.diagnostics);
-    let leaves = tree.leaves().len();
-    println!(
-        "{} ({}): {} nodes, {} branch{}",
-        style::bold(&loaded.name),
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    draw(
+        &mut out,
+        &loaded.name,
         format.name(),
+        &tree,
         session.nodes.len(),
-        leaves,
-        if leaves == 1 { "" } else { "es" }
-    );
-    let mut out = String::new();
-    let starts: Vec<usize> = tree.roots().iter().chain(tree.orphans()).copied().collect();
-    for (k, &root) in starts.iter().enumerate() {
-        let last = k + 1 == starts.len();
-        if tree.node(root).parent.is_some() {
-            let _ = writeln!(
-                out,
-                "{}",
-                style::red(&format!(
-                    "(parent {} is missing: the history before this is lost)",
-                    tree.node(root).parent.as_deref().unwrap_or("")
-                ))
-            );
-        }
-        draw(&mut out, &tree, root, "", last, args.full);
-    }
-    print!("{out}");
+        args.full,
+    )
+    .and_then(|()| out.flush())
+    .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
     Ok(0)
 }
 
-/// The tree as data: one entry per node, in file order.
-fn json(file: &str, format: &str, tree: &Tree, count: usize) -> serde_json::Value {
+/// Indentation levels drawn as they are; a deeper line shows `(+N)` for the N outermost,
+/// so a line stays short (and the output linear) on a session that branches at every step.
+const LEVELS_SHOWN: usize = 24;
+
+/// A subtree still to draw: where it starts, how deep it is, whether it is its parent's last.
+struct Pending {
+    start: usize,
+    level: usize,
+    last: bool,
+}
+
+/// The whole tree, depth first with an explicit stack (a session can be a million nodes
+/// deep): each run of single children folded into one line (`--full`: one line per node, at
+/// the same indentation), then its branches one level deeper.
+fn draw(
+    out: &mut impl Write,
+    name: &str,
+    format: &str,
+    tree: &Tree,
+    count: usize,
+    full: bool,
+) -> std::io::Result<()> {
+    let leaves = tree.leaves().len();
+    writeln!(
+        out,
+        "{} ({format}): {count} nodes, {leaves} branch{}",
+        style::bold(&escape::line(name)),
+        if leaves == 1 { "" } else { "es" }
+    )?;
     let head = tree.head();
-    let nodes: Vec<serde_json::Value> = (0..count)
-        .map(|i| {
-            let node = tree.node(i);
-            let (role, event) = match &node.body {
-                Body::Event(e) => (None, Some(e.kind().to_string())),
-                Body::Message(m) => (Some(m.role.as_str()), None),
-            };
-            serde_json::json!({
-                "id": node.id,
-                "parent": node.parent,
-                "role": role,
-                "event": event,
-                "gist": plain_gist(node),
-                "children": tree.children(i).iter().map(|&c| &tree.node(c).id).collect::<Vec<_>>(),
-                "head": head == Some(i),
-                "leaf": tree.children(i).is_empty(),
-                "parent_missing": tree.orphans().contains(&i),
-            })
+    let starts: Vec<usize> = tree.roots().iter().chain(tree.orphans()).copied().collect();
+    let mut stack: Vec<Pending> = starts
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, &start)| Pending {
+            start,
+            level: 0,
+            last: k + 1 == starts.len(),
         })
         .collect();
-    serde_json::json!({
-        "schema": "sessiontool.tree/1",
-        "file": file,
-        "format": format,
-        "branches": tree.leaves().len(),
-        "head": head.map(|h| &tree.node(h).id),
-        "nodes": nodes,
-    })
-}
-
-/// The start of a node's text (or what it does), without colour.
-fn plain_gist(node: &Node) -> String {
-    match &node.body {
-        Body::Event(e) => format!("[{}]", e.kind()),
-        Body::Message(m) => {
-            let text = m.text();
-            let line = text.trim().lines().next().unwrap_or("");
-            line.chars().take(80).collect()
+    // Whether each enclosing branch was its parent's last (its column then stays blank).
+    let mut lasts: Vec<bool> = Vec::new();
+    let mut drawn = 0;
+    while let Some(Pending { start, level, last }) = stack.pop() {
+        lasts.truncate(level);
+        let prefix = indent(&lasts);
+        if level == 0
+            && let Some(parent) = tree.node(start).parent.as_deref()
+        {
+            let note = format!(
+                "(parent {} is missing: the history before this is lost)",
+                escape::line(parent)
+            );
+            writeln!(out, "{}", style::red(&note))?;
+        }
+        let connector = if last { "└─" } else { "├─" };
+        let first = label(tree, start, head);
+        let (mut end, mut run) = (start, 1);
+        if full {
+            writeln!(out, "{prefix}{connector} {first}")?;
+            let below = if last { "   " } else { "│  " };
+            while let [only] = tree.children(end) {
+                (end, run) = (*only, run + 1);
+                writeln!(out, "{prefix}{below}{}", label(tree, end, head))?;
+            }
+        } else {
+            while let [only] = tree.children(end) {
+                (end, run) = (*only, run + 1);
+            }
+            let line = match run {
+                1 => first,
+                2 => format!("{first}  →  {}", label(tree, end, head)),
+                n => format!(
+                    "{first}  {}  {}",
+                    style::dim(&format!("…{}…", n - 2)),
+                    label(tree, end, head)
+                ),
+            };
+            writeln!(out, "{prefix}{connector} {line}")?;
+        }
+        drawn += run;
+        lasts.push(last);
+        let children = tree.children(end);
+        for (k, &child) in children.iter().enumerate().rev() {
+            stack.push(Pending {
+                start: child,
+                level: level + 1,
+                last: k + 1 == children.len(),
+            });
         }
     }
+    if drawn < count {
+        let note = format!(
+            "({} node(s) hang on a cycle of parent links and are not drawn; `sessiontool fsck` says where)",
+            count - drawn
+        );
+        writeln!(out, "{}", style::red(&note))?;
+    }
+    Ok(())
 }
 
-/// Draws the subtree from `start`: a folded run, then its branches.
-fn draw(out: &mut String, tree: &Tree, start: usize, prefix: &str, last: bool, full: bool) {
-    // Follow the run of single children from `start`.
-    let mut run = vec![start];
-    let mut cur = start;
-    while tree.children(cur).len() == 1 && !full {
-        cur = tree.children(cur)[0];
-        run.push(cur);
-    }
-    let connector = if last { "└─" } else { "├─" };
-    let child_prefix = format!("{prefix}{}", if last { "  " } else { "│ " });
-    let head = tree.head();
-    let line = match run.len() {
-        1 => label(tree, run[0], head),
-        2 => format!(
-            "{}  →  {}",
-            label(tree, run[0], head),
-            label(tree, run[1], head)
-        ),
-        n => format!(
-            "{}  {}  {}",
-            label(tree, run[0], head),
-            style::dim(&format!("…{}…", n - 2)),
-            label(tree, run[n - 1], head)
-        ),
+/// The columns before a line's connector: `│ ` under a branch with more after it, blanks
+/// under a last one; past [`LEVELS_SHOWN`] the outer ones are counted instead.
+fn indent(lasts: &[bool]) -> String {
+    let hidden = lasts.len().saturating_sub(LEVELS_SHOWN);
+    let mut s = if hidden > 0 {
+        format!("(+{hidden}) ")
+    } else {
+        String::new()
     };
-    let _ = writeln!(out, "{prefix}{connector} {line}");
-    let end = *run.last().expect("a run has a node");
-    let children = tree.children(end);
-    for (k, &c) in children.iter().enumerate() {
-        draw(out, tree, c, &child_prefix, k + 1 == children.len(), full);
+    for &last in &lasts[hidden..] {
+        s.push_str(if last { "  " } else { "│ " });
     }
+    s
 }
 
 /// `1a2b3c4d user "first words"`, with the head marked.
@@ -168,7 +199,7 @@ fn label(tree: &Tree, index: usize, head: Option<usize>) -> String {
     let node = tree.node(index);
     let id: String = node.id.chars().take(8).collect();
     let what = describe(node);
-    let mut s = format!("{} {what}", style::dim(&id));
+    let mut s = format!("{} {what}", style::dim(&escape::line(&id)));
     if head == Some(index) {
         s.push_str(&format!(" {}", style::bold(&style::green("◆ head"))));
     } else if tree.children(index).is_empty() {
@@ -179,17 +210,18 @@ fn label(tree: &Tree, index: usize, head: Option<usize>) -> String {
 
 fn describe(node: &Node) -> String {
     match &node.body {
-        Body::Event(e) => format!("[{}]", e.kind()),
+        Body::Event(e) => format!("[{}]", escape::line(e.kind())),
         Body::Message(m) => {
             let text = m.text();
             let gist = if text.trim().is_empty() {
                 m.parts
                     .iter()
                     .find_map(|p| match &p.content {
-                        Content::ToolCall { name, .. } => Some(format!("→ {name}")),
-                        Content::ToolResult { name, .. } => {
-                            Some(format!("← {}", name.as_deref().unwrap_or("result")))
-                        }
+                        Content::ToolCall { name, .. } => Some(format!("→ {}", escape::line(name))),
+                        Content::ToolResult { name, .. } => Some(format!(
+                            "← {}",
+                            escape::line(name.as_deref().unwrap_or("result"))
+                        )),
                         Content::Thought { .. } => Some("(thought)".into()),
                         _ => None,
                     })
@@ -198,9 +230,69 @@ fn describe(node: &Node) -> String {
                 let line = text.trim().lines().next().unwrap_or("").to_string();
                 let short: String = line.chars().take(40).collect();
                 let more = if line.chars().count() > 40 { "…" } else { "" };
-                format!("\"{short}{more}\"")
+                format!("\"{}{more}\"", escape::line(&short))
             };
             format!("{} {gist}", m.role.as_str())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_sessions::{MILLION_CHAIN, Measured, deep};
+
+    fn drawn(session: &sessiontool::Session, full: bool) -> Measured {
+        let mut out = Measured::default();
+        let tree = session.tree();
+        draw(
+            &mut out,
+            "deep.jsonl",
+            "qwen-jsonl",
+            &tree,
+            session.nodes.len(),
+            full,
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_million_deep_chain_folds_to_one_line_and_full_keeps_lines_short() {
+        let folded = drawn(&MILLION_CHAIN, false);
+        assert_eq!(folded.lines, 2, "the header and one folded run");
+        let full = drawn(&MILLION_CHAIN, true);
+        assert_eq!(full.lines, 1 + 1_000_000);
+        // A run of single children stays at one indentation (it grew by two columns a
+        // node: 2 MB lines, a terabyte in all).
+        assert!(full.longest < 120, "{full:?}");
+    }
+
+    /// A comb branches at every step: the old recursive drawing overflowed the stack at
+    /// 25,000 steps and its output grew with the square of the depth.
+    #[test]
+    fn a_deep_comb_is_drawn_without_recursion_in_lines_of_bounded_length() {
+        let depth = 200_000;
+        let comb = deep(depth, true);
+        for full in [false, true] {
+            let out = drawn(&comb, full);
+            assert_eq!(
+                out.lines,
+                1 + comb.nodes.len(),
+                "one line a node (full: {full})"
+            );
+            // `(+199975) ` and 24 levels of two columns, then a label.
+            assert!(out.longest < 160, "{out:?}");
+            assert!(out.bytes < 160 * out.lines, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn indentation_past_the_levels_shown_is_counted() {
+        assert_eq!(indent(&[true, false]), "  │ ");
+        let deep = vec![false; LEVELS_SHOWN + 5];
+        let shown = indent(&deep);
+        assert!(shown.starts_with("(+5) │ "), "{shown}");
+        assert_eq!(shown.chars().filter(|&c| c == '│').count(), LEVELS_SHOWN);
     }
 }

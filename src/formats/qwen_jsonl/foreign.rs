@@ -183,25 +183,35 @@ fn compaction_payload(
         json!({"role": "model", "parts": [{"text": COMPRESSION_ACK}]}),
     ];
     if let Some(first_kept) = first_kept {
-        let path = tree.path_to(index);
-        match path.iter().position(|&j| session.nodes[j].id == first_kept) {
-            Some(p) => {
-                for &j in &path[p..path.len() - 1] {
-                    if let Some(m) = session.nodes[j].message() {
-                        let role = match m.role {
-                            Role::Assistant => "model",
-                            Role::User | Role::Tool => "user",
-                            _ => continue,
-                        };
-                        history.push(json!({"role": role, "parts": parts_to_json(&m.parts)}));
-                    }
+        // Walked up only as far as the first kept message, and not at all when it is not
+        // on the branch: a session of many compactions stays linear (the whole path per
+        // compaction was quadratic).
+        let on_branch = tree
+            .index_of(first_kept)
+            .is_some_and(|k| tree.is_ancestor(k, index) != Some(false));
+        let mut walked = Vec::new();
+        let found = on_branch
+            && tree.ancestors(index).any(|j| {
+                walked.push(j);
+                session.nodes[j].id == first_kept
+            });
+        if found {
+            for &j in walked[1..].iter().rev() {
+                if let Some(m) = session.nodes[j].message() {
+                    let role = match m.role {
+                        Role::Assistant => "model",
+                        Role::User | Role::Tool => "user",
+                        _ => continue,
+                    };
+                    history.push(json!({"role": role, "parts": parts_to_json(&m.parts)}));
                 }
             }
-            None => losses.add(
+        } else {
+            losses.add(
                 "compaction-kept",
                 1,
                 "compactions whose first kept message is not on their branch (kept messages dropped from the compressed history)",
-            ),
+            );
         }
     }
     payload.insert("compressedHistory".into(), Value::Array(history));

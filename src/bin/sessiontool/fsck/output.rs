@@ -6,6 +6,7 @@ use sessiontool::diag::Severity;
 
 use super::{Args, Checked, EXIT_UNCORRECTED, Summary};
 use crate::error::CliError;
+use crate::escape;
 
 /// Findings printed per file (all with -v; --json always has all).
 const MAX_SHOWN: usize = 20;
@@ -37,24 +38,28 @@ fn print_rest(rest: &[Issue]) {
 
 pub(super) fn print_file(c: &Checked, verbose: bool) {
     let r = &c.report;
+    let file = escape::line(&r.file);
     if c.skipped {
-        if verbose {
-            println!(
-                "{}: not a session file of a supported format, skipped",
-                r.file
-            );
+        if let Some(reason) = &c.reason {
+            println!("{file}: skipped: {reason}");
+        } else if verbose {
+            println!("{file}: not a session file of a supported format, skipped");
         }
         return;
     }
     if r.issues.is_empty() && c.error.is_none() {
         if verbose {
             println!(
-                "{}: ok ({}, {} records)",
-                r.file,
+                "{file}: ok ({}, {} records)",
                 r.format.unwrap_or("?"),
                 r.records
             );
         }
+        return;
+    }
+    if let (Some(e), None) = (&c.error, r.format) {
+        // Not checked at all: the error says which file and why.
+        println!("{}", escape::line(e));
         return;
     }
     let mut counts = Vec::new();
@@ -69,8 +74,7 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
         }
     }
     println!(
-        "{} ({}, {} records, {} bytes): {}",
-        r.file,
+        "{file} ({}, {} records, {} bytes): {}",
         r.format.unwrap_or("unknown format"),
         r.records,
         r.bytes,
@@ -97,15 +101,16 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
                 rep.records_after
             );
             if let Some(b) = &rep.backup {
-                println!("  original kept as {}", b.display());
+                println!("  original kept as {}", escape::path(b));
             }
             if let Some(s) = &rep.sidecar {
-                println!("  dropped bytes saved in {}", s.display());
+                println!("  dropped bytes saved in {}", escape::path(s));
             }
             if rep.carried_over > 0 {
                 println!(
                     "  {} byte(s) a tool appended while the repair ran were carried into the repaired file: check it again (sessiontool fsck {})",
-                    rep.carried_over, rep.file
+                    rep.carried_over,
+                    escape::line(&rep.file)
                 );
             }
             if let Some(w) = &rep.still_written {
@@ -119,7 +124,7 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
         }
     }
     if let Some(e) = &c.error {
-        println!("  not repaired: {e}");
+        println!("  not repaired: {}", escape::line(e));
     }
 }
 
@@ -133,11 +138,11 @@ fn print_issue(i: &Issue, repaired: bool) {
         "  {at:<24} {:<7} {:<22} {}",
         i.severity.as_str(),
         i.code,
-        i.message
+        escape::line(&i.message)
     );
     if let Some(fix) = &i.fix {
         let verb = if repaired { "fixed" } else { "fix" };
-        println!("  {:<24} {verb}: {fix}", "");
+        println!("  {:<24} {verb}: {}", "", escape::line(fix));
     }
 }
 
@@ -146,10 +151,16 @@ pub(super) fn print_summary(s: &Summary, args: &Args, code: i32) {
         "checked {} file(s), {} bytes, {} records: {} damaged",
         s.files, s.bytes, s.records, s.damaged
     );
-    if s.skipped > 0 {
+    let other_skipped = s.skipped - s.not_regular;
+    if other_skipped > 0 {
         line.push_str(&format!(
-            "; {} not session files of a supported format (skipped; -v lists them)",
-            s.skipped
+            "; {other_skipped} not session files of a supported format (skipped; -v lists them)"
+        ));
+    }
+    if s.not_regular > 0 {
+        line.push_str(&format!(
+            "; {} not regular files (skipped, listed above)",
+            s.not_regular
         ));
     }
     println!("{line}");
@@ -165,7 +176,7 @@ pub(super) fn print_summary(s: &Summary, args: &Args, code: i32) {
     let paths = args
         .paths
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|p| escape::path(p))
         .collect::<Vec<_>>()
         .join(" ");
     if code & EXIT_UNCORRECTED != 0 && s.fixable > 0 && !args.repair {
