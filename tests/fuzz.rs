@@ -518,9 +518,20 @@ fn full(bench: &Bench, case: &Case, roundtrip: bool) -> Result<(), String> {
         forced: vec![case.forced],
         chunk: Some(case.chunk),
         roundtrip,
+        small_blocks: small_blocks(&case.bytes),
         ..Depth::full()
     };
     everything(bench, &case.name, &case.bytes, &depth)
+}
+
+/// The small blocks fsck also checks in (the report must not change): every line a block of
+/// its own in a small input, a few lines a block in a larger one.
+fn small_blocks(bytes: &[u8]) -> Vec<usize> {
+    if bytes.len() <= 4096 {
+        vec![1, 7]
+    } else {
+        vec![4096]
+    }
 }
 
 #[test]
@@ -584,8 +595,12 @@ fn replay(bench: &Bench, p: &Path) {
     for chunk in [1, 2, 3, 7, 64, 4096] {
         records_layer(&bytes, chunk).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
+    let depth = Depth {
+        small_blocks: small_blocks(&bytes),
+        ..Depth::full()
+    };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        everything(bench, &name, &bytes, &Depth::full())
+        everything(bench, &name, &bytes, &depth)
     }));
     match result {
         Ok(Ok(())) => {}

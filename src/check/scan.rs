@@ -457,16 +457,22 @@ impl JsonlScan {
 }
 
 /// Blocks are analysed apart, so a CRLF run over a block boundary comes as two findings:
-/// join them back into one.
+/// join them back into one. Other findings on the run's lines (a blank line) may come between
+/// the two.
 fn merge_crlf_runs(findings: &mut Vec<Finding>) {
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    // Where in `out` the last CRLF run is.
+    let mut last_run: Option<usize> = None;
     for f in findings.drain(..) {
-        if let (Damage::Crlf { lines }, Some(prev)) = (&f.damage, out.last_mut())
-            && let Damage::Crlf { lines: prev_lines } = &mut prev.damage
-            && prev.span.line + *prev_lines == f.span.line
-        {
-            *prev_lines += lines;
-            continue;
+        if let Damage::Crlf { lines } = &f.damage {
+            if let Some(prev) = last_run.map(|i| &mut out[i])
+                && let Damage::Crlf { lines: prev_lines } = &mut prev.damage
+                && prev.span.line + *prev_lines == f.span.line
+            {
+                *prev_lines += lines;
+                continue;
+            }
+            last_run = Some(out.len());
         }
         out.push(f);
     }

@@ -100,6 +100,33 @@ fn a_clean_chain_has_no_findings() {
     }
 }
 
+/// A CRLF run is one finding in any blocks, also when a blank line in it is found between the
+/// run's two halves (found by the libFuzzer target `fsck`: in blocks of 1 byte, `\r\n\r\n`
+/// gave two runs of one line).
+#[test]
+fn a_crlf_run_with_blank_lines_is_one_finding_in_any_blocks() {
+    let text = "\r\n\r\n{\"id\":\"a\",\"parent\":null}\r\n\r\n{\"id\":\"b\",\"parent\":\"a\"}\r\n";
+    let issues = |block_size| {
+        let options = ScanOptions {
+            block_size,
+            ..ScanOptions::default()
+        };
+        let mut s = scan(text.as_bytes(), &Test, options, &|_| {}).unwrap();
+        let mut issues = Capped::default();
+        check_jsonl(&mut s, &Test, &CheckOptions::default(), &mut issues);
+        let mut issues = issues.into_issues();
+        sort(&mut issues);
+        issues
+    };
+    let whole = issues(1 << 20);
+    let crlf: Vec<_> = whole.iter().filter(|i| i.code == "crlf").collect();
+    assert_eq!(crlf.len(), 1, "{whole:?}");
+    assert!(crlf[0].message.starts_with("5 line(s)"), "{whole:?}");
+    for block in [1, 2, 3, 5, 8] {
+        assert_eq!(issues(block), whole, "blocks of {block}");
+    }
+}
+
 #[test]
 fn sequence_numbers_must_increase_also_across_blocks() {
     let lines = [

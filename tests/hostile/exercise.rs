@@ -14,12 +14,18 @@
 //! - detection is deterministic;
 //! - what a writer wrote from what a reader read, the writer's own format reads back (for
 //!   formats a tool resumes); with [`Depth::roundtrip`], a file read without a remark is written
-//!   back byte for byte;
-//! - fsck accounts for every byte of the file (`report.bytes` is its size);
+//!   back byte for byte; with [`Depth::stable`], so is what a format wrote itself (read back
+//!   without a remark, written again: the same bytes);
+//! - fsck accounts for every byte of the file (`report.bytes` is its size), and with
+//!   [`Depth::small_blocks`] reports the same in small blocks as in one;
 //! - a repair either refuses (the file byte-identical, nothing left beside it), changes
 //!   nothing (same), or replaces the file after a backup that holds the original byte for byte,
 //!   with every file it made in the file's folder; the repaired file then has nothing left to
-//!   fix when checked as the same format, and a second repair changes nothing.
+//!   fix when checked as the same format, and a second repair changes nothing;
+//! - nothing a repair drops is lost: in a JSONL file, every record is in the repaired file, in
+//!   order, byte for byte (but a parent value spliced in, or a sequence number renumbered),
+//!   and the bytes of every torn, invalid or glued-torn line and of every line whose invalid
+//!   UTF-8 was replaced are in the sidecar, in order; a document's sidecar is its cut-off end.
 
 #![allow(dead_code)]
 
@@ -27,9 +33,9 @@ use std::fs;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use sessiontool::check::{CheckOptions, ScanOptions, check_file, diagnose};
+use sessiontool::check::{CheckOptions, Issue, ScanOptions, check_file, diagnose};
 use sessiontool::formats::{self, Format, Input, OpenCall, WriteOptions};
-use sessiontool::records::{self, Event, Options, Splitter};
+use sessiontool::records::{self, Damage, Event, Options, Splitter};
 use sessiontool::repair::{RepairOptions, repair};
 
 pub const STAMP: &str = "20260101T000000.000Z";
@@ -49,12 +55,20 @@ pub struct Depth {
     /// files made of whole records each tool wrote; not for arbitrary bytes, whose white space
     /// and escapes are the writer's own).
     pub roundtrip: bool,
+    /// What a format wrote from its own reading, read back without a remark, is written again
+    /// byte for byte (the writer is stable: this holds for arbitrary input too).
+    pub stable: bool,
     /// `keys` and `synthetic_result` on at most this many lines.
     pub key_lines: usize,
     /// Splitter chunk size to compare with `split_slice` (`None`: skip the records layer).
     pub chunk: Option<usize>,
     /// fsck's block size (small for small inputs: a debug build zeroes every block).
     pub block_size: usize,
+    /// Also check in blocks of these many bytes: the report must be the same (a line or a
+    /// record cut by a block's end is still read whole, a run of lines over it is one run), as
+    /// long as neither report counts issues it does not list (the bound of `check/capped.rs`
+    /// applies per block, before runs over blocks are joined).
+    pub small_blocks: Vec<usize>,
 }
 
 impl Depth {
@@ -66,9 +80,11 @@ impl Depth {
             repair: true,
             convert: true,
             roundtrip: false,
+            stable: true,
             key_lines: usize::MAX,
             chunk: Some(7),
             block_size: 64 << 10,
+            small_blocks: Vec::new(),
         }
     }
 
@@ -81,9 +97,11 @@ impl Depth {
             repair: true,
             convert: false,
             roundtrip: false,
+            stable: false,
             key_lines: 1_000,
             chunk: Some(1 << 20),
             block_size: ScanOptions::default().block_size,
+            small_blocks: Vec::new(),
         }
     }
 }
@@ -274,14 +292,20 @@ pub fn in_memory(name: &str, bytes: &[u8], depth: &Depth) -> Result<(), String> 
                     path: None,
                     bytes: &written.bytes,
                 };
-                if let Err(e) = to.read(&again) {
-                    return Err(format!(
-                        "{} read it, {} wrote what {} cannot read back: {e}\nwritten:\n{}",
-                        f.name(),
-                        to.name(),
-                        to.name(),
-                        String::from_utf8_lossy(&written.bytes)
-                    ));
+                let read_back = match to.read(&again) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Err(format!(
+                            "{} read it, {} wrote what {} cannot read back: {e}\nwritten:\n{}",
+                            f.name(),
+                            to.name(),
+                            to.name(),
+                            String::from_utf8_lossy(&written.bytes)
+                        ));
+                    }
+                };
+                if depth.stable && to.name() == f.name() {
+                    stable_write(to, &written.bytes, &read_back)?;
                 }
             }
             // A file its format reads without a remark is written back byte for byte.
@@ -298,6 +322,30 @@ pub fn in_memory(name: &str, bytes: &[u8], depth: &Depth) -> Result<(), String> 
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// What `format` wrote (`written`) and read back (`read_back`) without a remark, it writes
+/// again byte for byte.
+fn stable_write(
+    format: &dyn Format,
+    written: &[u8],
+    read_back: &formats::ReadOutcome,
+) -> Result<(), String> {
+    if !read_back.diagnostics.is_empty() || read_back.session.nodes.is_empty() {
+        return Ok(());
+    }
+    let again = format
+        .write(&read_back.session, &WriteOptions::default())
+        .map_err(|e| format!("{} cannot write again what it wrote: {e}", format.name()))?;
+    if again.bytes != written {
+        return Err(format!(
+            "{} wrote, read back without a remark and wrote again differently:\nfirst:\n{}\nagain:\n{}",
+            format.name(),
+            String::from_utf8_lossy(written),
+            String::from_utf8_lossy(&again.bytes)
+        ));
     }
     Ok(())
 }
@@ -336,6 +384,26 @@ pub fn on_disk(bench: &Bench, name: &str, bytes: &[u8], depth: &Depth) -> Result
                 d.report.bytes,
                 bytes.len()
             ));
+        }
+        for &block_size in &depth.small_blocks {
+            let small = CheckOptions {
+                scan: ScanOptions {
+                    block_size,
+                    ..options.scan
+                },
+                ..options.clone()
+            };
+            let in_blocks = check_file(&path, &small).map_err(|e| format!("{ctx}: {e}"))?;
+            let capped = |issues: &[Issue]| issues.iter().any(|i| i.unlisted.is_some());
+            if capped(&in_blocks.issues) || capped(&d.report.issues) {
+                continue;
+            }
+            if (in_blocks.records, &in_blocks.issues) != (d.report.records, &d.report.issues) {
+                return Err(format!(
+                    "{ctx}: in blocks of {block_size} bytes the report differs:\n{:?}\n{:?}",
+                    in_blocks.issues, d.report.issues
+                ));
+            }
         }
         if depth.repair {
             repair_copy(bench, &path, bytes, d, &options).map_err(|e| format!("{ctx}: {e}"))?;
@@ -393,6 +461,14 @@ fn repair_copy(
             return Err(format!("repair wrote outside the file's folder: {made:?}"));
         }
     }
+    let sidecar = match &r.sidecar {
+        Some(p) => fs::read(p).map_err(|e| e.to_string())?,
+        None => Vec::new(),
+    };
+    let Some(f) = format.and_then(formats::by_name) else {
+        return Err("repaired a file of no format".into());
+    };
+    nothing_lost(f, bytes, &after, &sidecar)?;
     let again_options = CheckOptions {
         format,
         ..options.clone()
@@ -416,4 +492,118 @@ fn repair_copy(
         return Err("a second repair changed the file again".into());
     }
     Ok(())
+}
+
+/// What a repair of `before` dropped is in its sidecar, and every record it kept is in `after`
+/// (see the module's doc).
+fn nothing_lost(
+    format: &dyn Format,
+    before: &[u8],
+    after: &[u8],
+    sidecar: &[u8],
+) -> Result<(), String> {
+    if !format.is_jsonl() {
+        // A document is rebuilt from what parses; what was cut off is the sidecar.
+        if !before.ends_with(sidecar) {
+            return Err("the sidecar is not the end of the original document".into());
+        }
+        return Ok(());
+    }
+    let (records, findings) = records::split_slice(before, Options::default());
+    let (kept, _) = records::split_slice(after, Options::default());
+    // Pieces the sidecar must hold, in line order (within a line, in any order: a line's
+    // findings come before its records).
+    let mut dropped: Vec<(u64, u64, &[u8])> = findings
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.damage,
+                Damage::TornTail | Damage::TornRecordGlued { .. } | Damage::InvalidJson { .. }
+            )
+        })
+        .map(|f| {
+            (
+                f.span.line,
+                f.span.offset,
+                span_of(before, f.span.offset, f.span.len),
+            )
+        })
+        .collect();
+    let mut next = 0;
+    for r in &records {
+        if let std::borrow::Cow::Owned(_) = r.bytes {
+            let raw = span_of(before, r.span.offset, r.span.len);
+            dropped.push((r.span.line, r.span.offset, raw));
+        }
+        let found = kept[next..]
+            .iter()
+            .position(|k| same_record(format, &r.bytes, &k.bytes))
+            .ok_or_else(|| {
+                format!(
+                    "the record at byte {} is not in the repaired file (in order):\n{}",
+                    r.span.offset,
+                    String::from_utf8_lossy(&r.bytes)
+                )
+            })?;
+        next += found + 1;
+    }
+    dropped.sort_by_key(|&(line, offset, _)| (line, offset));
+    // Where the pieces of the line before end in the sidecar, and where this line's start.
+    let (mut line_start, mut end, mut line) = (0, 0, 0);
+    for (l, offset, piece) in dropped {
+        if l != line {
+            (line, line_start) = (l, end);
+        }
+        let found = memchr::memmem::find(&sidecar[line_start..], piece).ok_or_else(|| {
+            format!(
+                "the {} bytes dropped at byte {offset} are not in the sidecar (in order)",
+                piece.len()
+            )
+        })?;
+        end = end.max(line_start + found + piece.len());
+    }
+    Ok(())
+}
+
+fn span_of(bytes: &[u8], offset: u64, len: u64) -> &[u8] {
+    &bytes[offset as usize..(offset + len) as usize]
+}
+
+/// `kept` is `record` byte for byte, or with another parent value spliced in (a JSON string
+/// or `null` in place of the old one), or with its sequence number renumbered.
+fn same_record(format: &dyn Format, record: &[u8], kept: &[u8]) -> bool {
+    if record == kept {
+        return true;
+    }
+    let prefix = record.iter().zip(kept).take_while(|(a, b)| a == b).count();
+    let suffix = record[prefix..]
+        .iter()
+        .rev()
+        .zip(kept[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let old = &record[prefix..record.len() - suffix];
+    let new = &kept[prefix..kept.len() - suffix];
+    let Some(keys) = format.keys(record) else {
+        return false;
+    };
+    let digits = |b: &[u8]| b.iter().all(u8::is_ascii_digit);
+    if keys.seq.is_some() && digits(old) && digits(new) {
+        return true;
+    }
+    // A relink: the whole old parent value replaced by a string or null.
+    let Some(span) = keys.parent_span else {
+        return false;
+    };
+    if prefix < span.start || record.len() - suffix > span.end {
+        return false;
+    }
+    let tail = record.len() - span.end;
+    let Some(value) = kept.get(span.start..kept.len().saturating_sub(tail)) else {
+        return false;
+    };
+    matches!(
+        serde_json::from_slice::<serde_json::Value>(value),
+        Ok(serde_json::Value::String(_) | serde_json::Value::Null)
+    )
 }
