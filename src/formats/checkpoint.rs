@@ -26,9 +26,8 @@ use super::gemini_content::{
 use super::judge::file_name;
 use super::one_branch::one_branch;
 use super::{
-    Confidence, DAMAGED_HINT, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome,
-    WriteError, WriteOptions, Written, ends_with_newline, json_error_location, to_pretty_js,
-    trim_start,
+    Confidence, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome, WriteError,
+    WriteOptions, Written, ends_with_newline, to_pretty_js, trim_start,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
@@ -120,14 +119,7 @@ impl Format for Checkpoint {
     }
 
     fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
-        let bytes = trim_start(input.bytes);
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            ReadError::new(
-                json_error_location(input.name, input.bytes, &e),
-                format!("the checkpoint is not valid JSON: {e}"),
-            )
-            .with_hint(DAMAGED_HINT)
-        })?;
+        let (value, lossy) = super::json_document::document_value(input)?;
         let mut meta = Meta {
             source_format: Some(NAME.into()),
             ..Meta::default()
@@ -151,6 +143,17 @@ impl Format for Checkpoint {
             meta.hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
         }
         let mut diagnostics = Vec::new();
+        if !lossy.is_lossless() {
+            diagnostics.push(Diagnostic {
+                code: "json-lossy",
+                severity: Severity::Warning,
+                location: Location::file(input.name),
+                message: format!(
+                    "{}: the checkpoint is read as Gemini CLI reads it, but rebuilding it (in another format, or rewritten) changes those values",
+                    lossy.describe()
+                ),
+            });
+        }
         let mut nodes: Vec<Node> = Vec::with_capacity(history.len());
         for (i, entry) in history.into_iter().enumerate() {
             let parent = nodes.last().map(|n| n.id.clone());

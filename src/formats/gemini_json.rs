@@ -126,8 +126,9 @@ impl Format for GeminiJson {
             mut root,
             keys,
             messages,
+            lossy,
         } = json_document::parse(input, "Gemini", false)?;
-        let mut diagnostics = Vec::new();
+        let mut diagnostics: Vec<_> = lossy.into_iter().collect();
         let mut meta_hints = Extra::new();
         meta_hints.insert(HINT_KEYS.into(), key_list(&keys));
         if ends_with_newline(input.bytes) {

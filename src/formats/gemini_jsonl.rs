@@ -140,7 +140,7 @@ impl Format for GeminiJsonl {
 /// either way (blank, padding, torn).
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
-    let Ok(value) = serde_json::from_slice::<Value>(line) else {
+    let Ok((value, _)) = crate::json::value::to_value(line) else {
         return judge_torn(line);
     };
     // A stray value decides nothing: the next line does.

@@ -8,10 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{
-    DAMAGED_HINT, Input, ReadError, ends_with_newline, json_error_location, ordered, to_pretty_js,
-    trim_start,
-};
+use super::{DAMAGED_HINT, Input, ReadError, ends_with_newline, ordered, to_pretty_js, trim_start};
 use crate::diag::{Location, LossReport};
 use crate::model::{Body, Event, Extra, Message, Meta, Node};
 
@@ -48,21 +45,24 @@ pub(crate) struct Document {
     /// The top-level keys in file order, `messages` included.
     pub keys: Vec<String>,
     pub messages: Vec<Value>,
+    /// What a `Value` could not hold of the document (said as a warning), if anything.
+    pub lossy: Option<crate::diag::Diagnostic>,
 }
 
 /// Parses a document. `tool` names the session in the errors ("expected a JSON object (a Gemini
 /// session) at the top level"); `null_messages`: `"messages": null` is a session without messages
 /// (Go writes a nil slice so).
 pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Document, ReadError> {
-    let value: Value = serde_json::from_slice(trim_start(input.bytes)).map_err(|e| {
-        let at = json_error_location(input.name, input.bytes, &e);
-        let what = if e.is_eof() {
-            "the session JSON ends before it is complete (truncated, probably by a crash)"
-        } else {
-            "the session JSON is not valid"
-        };
-        ReadError::new(at, format!("{what}: {e}")).with_hint(DAMAGED_HINT)
-    })?;
+    let (value, lossy) = document_value(input)?;
+    let lossy = (!lossy.is_lossless()).then(|| crate::diag::Diagnostic {
+        code: "json-lossy",
+        severity: crate::diag::Severity::Warning,
+        location: Location::file(input.name),
+        message: format!(
+            "{}: the session is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
+            lossy.describe()
+        ),
+    });
     let Value::Object(mut root) = value else {
         return Err(ReadError::new(
             Location::file(input.name),
@@ -84,7 +84,38 @@ pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Do
         root,
         keys,
         messages,
+        lossy,
     })
+}
+
+/// The whole document as its tool's `JSON.parse` reads it (see [`crate::json::value`]), or
+/// where and why it is not JSON.
+pub(crate) fn document_value(
+    input: &Input,
+) -> Result<(Value, crate::json::value::Lossy), ReadError> {
+    use crate::json::value::{ToValueError, to_value};
+    let body = trim_start(input.bytes);
+    let skipped = input.bytes.len() - body.len();
+    to_value(body).map_err(|e| {
+        let (at, what) = match &e {
+            ToValueError::Syntax(s) if s.cut_short => (
+                s.at,
+                "the session JSON ends before it is complete (truncated, probably by a crash)",
+            ),
+            ToValueError::Syntax(s) => (s.at, "the session JSON is not valid"),
+            ToValueError::Utf8(at) => (*at, "the session JSON is not valid UTF-8"),
+            ToValueError::TooDeep => (0, "the session JSON is nested too deep to read"),
+        };
+        ReadError::new(at_offset(input, skipped + at), format!("{what}: {e}"))
+            .with_hint(DAMAGED_HINT)
+    })
+}
+
+/// The location of a byte offset in the input: its line and offset.
+pub(crate) fn at_offset(input: &Input, offset: usize) -> Location {
+    let offset = offset.min(input.bytes.len());
+    let line = memchr::memchr_iter(b'\n', &input.bytes[..offset]).count() as u64 + 1;
+    Location::at(input.name, line, offset as u64)
 }
 
 /// Keys in the order read, for the hint [`ordered_as_read`] follows.

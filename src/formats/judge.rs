@@ -17,8 +17,8 @@ pub(crate) fn json_line(
     torn: impl FnOnce(&[u8]) -> Option<Confidence>,
 ) -> Option<Confidence> {
     let line = trim_start(line);
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(o)) => object(&o),
+    match crate::json::value::to_value(line) {
+        Ok((Value::Object(o), _)) => object(&o),
         Ok(_) => None,
         Err(_) => torn(line),
     }

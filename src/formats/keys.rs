@@ -1,71 +1,54 @@
-//! Pieces the formats' `keys` functions share: lenient field types that never fail a record
-//! for a field of an unexpected type, records and nested objects read only when they are
-//! objects, tool call ids by block type, and the parent link with its place in the record.
+//! Pieces the formats' `keys` functions share, on [`crate::json::Raw`]: a record read as its
+//! tool's `JSON.parse` reads it (a repeated key counts as its last value, a lone surrogate
+//! escape is a string, any number is a number), fields picked in one pass without building
+//! values, lenient field types that never fail a record for a field of an unexpected type,
+//! tool call ids by block type, and the parent link with its place in the record.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use super::Parent;
+use crate::json::{Kind, Raw};
 
-/// A field kept as its raw JSON text, borrowed from the record (absent: `None`).
-#[derive(Default)]
-pub(crate) struct RawField<'a>(pub Option<&'a RawValue>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for RawField<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        <&RawValue>::deserialize(d).map(|v| RawField(Some(v)))
-    }
-}
-
-/// A record's fields, when it is a JSON object (a derived struct would also take an array,
-/// field by field); `None` when it is not an object, or not JSON.
-pub(crate) fn record<'a, T: Deserialize<'a>>(record: &'a [u8]) -> Option<T> {
+/// A record's value, when it is a JSON object; `None` when it is not an object, or not JSON.
+pub(crate) fn record(record: &[u8]) -> Option<Raw<'_>> {
     if super::trim_start(record).first() != Some(&b'{') {
         return None;
     }
-    serde_json::from_slice(record).ok()
+    let text = simdutf8::basic::from_utf8(record).ok()?;
+    let raw = Raw::parse(text).ok()?;
+    (raw.kind() == Kind::Object).then_some(raw)
 }
 
-/// A field's fields, when its value is an object.
-pub(crate) fn object<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
-    let text = raw.get();
-    if !text.starts_with('{') {
-        return None;
-    }
-    serde_json::from_str(text).ok()
+/// A string field's text; `None` for an absent field and for any other type (`null`, a
+/// number, an object).
+pub(crate) fn string(field: Option<Raw<'_>>) -> Option<Cow<'_, str>> {
+    Some(field?.as_str()?.value)
 }
 
-/// The elements of a JSON array (its raw text) that are objects, read as `T`; none when it is
-/// not an array. Other elements (strings in a content list, say) are skipped.
-pub(crate) fn objects<'a, T: Deserialize<'a>>(array: &'a str) -> Vec<T> {
-    if !array.starts_with('[') {
-        return Vec::new();
-    }
-    let Ok(elements) = serde_json::from_str::<Vec<&RawValue>>(array) else {
-        return Vec::new();
-    };
-    elements.into_iter().filter_map(object).collect()
+/// A field's value when it is an object.
+pub(crate) fn object(field: Option<Raw<'_>>) -> Option<Raw<'_>> {
+    field.filter(|v| v.kind() == Kind::Object)
 }
 
-/// A content block that says its kind by `type` and names its tool call by `id`.
-#[derive(Deserialize)]
-struct TypedBlock<'a> {
-    #[serde(borrow, default, rename = "type")]
-    kind: Lenient<'a>,
-    #[serde(borrow, default)]
-    id: Lenient<'a>,
-}
-
-/// The `id`s of the blocks of type `kind` in a content array (its raw text): the tool calls of
-/// a message whose blocks say what they are by `type` (the agent's `tool_call`, pi's `toolCall`).
-pub(crate) fn ids_of_type<'a>(content: &'a str, kind: &str) -> Vec<Cow<'a, str>> {
-    objects::<TypedBlock>(content)
+/// The elements of an array that are objects; none when it is not an array. Other elements
+/// (strings in a content list, say) are skipped.
+pub(crate) fn objects(array: Option<Raw<'_>>) -> impl Iterator<Item = Raw<'_>> {
+    array
+        .and_then(Raw::items)
         .into_iter()
-        .filter(|b| b.kind.0.as_deref() == Some(kind))
-        .filter_map(|b| b.id.0)
+        .flatten()
+        .filter(|v| v.kind() == Kind::Object)
+}
+
+/// The `id`s of the blocks of type `kind` in a content array: the tool calls of a message
+/// whose blocks say what they are by `type` (the agent's `tool_call`, pi's `toolCall`).
+pub(crate) fn ids_of_type<'a>(content: Option<Raw<'a>>, kind: &str) -> Vec<Cow<'a, str>> {
+    objects(content)
+        .filter_map(|b| {
+            let [t, id] = b.pick(["type", "id"]);
+            (string(t).as_deref() == Some(kind)).then(|| string(id))?
+        })
         .collect()
 }
 
@@ -74,27 +57,23 @@ pub(crate) fn ids_of_type<'a>(content: &'a str, kind: &str) -> Vec<Cow<'a, str>>
 /// value is in `record` when it is a string, for a repair to splice.
 pub(crate) fn parent_of<'a>(
     record: &'a [u8],
-    raw: &RawField<'a>,
+    raw: Option<Raw<'a>>,
     empty_is_root: bool,
 ) -> (Parent<'a>, Option<Range<usize>>) {
-    let Some(raw) = raw.0 else {
+    let Some(raw) = raw else {
         return (Parent::None, None);
     };
-    let text = raw.get();
-    if text == "null" {
+    if raw.is_null() {
         return (Parent::Root, None);
     }
-    if !text.starts_with('"') {
-        return (Parent::None, None);
-    }
-    let Ok(Lenient(Some(id))) = serde_json::from_str::<Lenient<'a>>(text) else {
+    let Some(id) = raw.as_str() else {
         return (Parent::None, None);
     };
-    let span = span_in(record, text.as_bytes());
-    if id.is_empty() && empty_is_root {
+    let span = span_in(record, raw.text().as_bytes());
+    if id.value.is_empty() && empty_is_root {
         return (Parent::Root, span);
     }
-    (Parent::Id(id), span)
+    (Parent::Id(id.value), span)
 }
 
 /// Where `part` (a subslice of `whole`) is within it.
@@ -103,63 +82,45 @@ pub(crate) fn span_in(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
     (start + part.len() <= whole.len()).then(|| start..start + part.len())
 }
 
-/// A string field read without failing on other types (`None` for null, numbers, objects).
-#[derive(Default)]
-pub(crate) struct Lenient<'a>(pub Option<Cow<'a, str>>);
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Lenient<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Lenient<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Lenient(Some(Cow::Borrowed(v))))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Lenient(Some(Cow::Owned(v.to_owned()))))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Lenient(Some(Cow::Owned(v))))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_none<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Self::Value, A::Error> {
-                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Lenient(None))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Self::Value, A::Error> {
-                while a
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(Lenient(None))
-            }
-        }
-        d.deserialize_any(V)
+    #[test]
+    fn a_record_is_read_as_json_parse_reads_it() {
+        // A repeated key counts as its last value; a lone surrogate and a huge number are fine.
+        let r = record(br#"{"uuid":"a","x":1e400,"uuid":"b","t":"\ud83d"}"#).unwrap();
+        let [uuid, t, x] = r.pick(["uuid", "t", "x"]);
+        assert_eq!(string(uuid).as_deref(), Some("b"));
+        assert_eq!(string(t).as_deref(), Some("\u{FFFD}"));
+        assert_eq!(x.unwrap().as_number(), Some("1e400"));
+        assert!(record(b"[1]").is_none());
+        assert!(record(b"{\"a\":").is_none());
+        assert!(record(b"\xEF\xBB\xBF{}").is_none());
+    }
+
+    #[test]
+    fn parents_and_their_place() {
+        let rec = br#"{"p":"abc","q":null,"e":"","n":3}"#;
+        let r = record(rec).unwrap();
+        let [p, q, e, n] = r.pick(["p", "q", "e", "n"]);
+        let (parent, span) = parent_of(rec, p, false);
+        assert_eq!(parent, Parent::Id("abc".into()));
+        assert_eq!(&rec[span.unwrap()], b"\"abc\"");
+        assert_eq!(parent_of(rec, q, false).0, Parent::Root);
+        assert_eq!(parent_of(rec, e, true).0, Parent::Root);
+        assert_eq!(parent_of(rec, e, false).0, Parent::Id("".into()));
+        assert_eq!(parent_of(rec, n, false).0, Parent::None);
+        assert_eq!(parent_of(rec, None, false).0, Parent::None);
+    }
+
+    #[test]
+    fn blocks_of_a_type() {
+        let c = Raw::parse(
+            r#"["s",{"type":"toolCall","id":"1"},{"type":"text"},{"type":"toolCall","id":2}]"#,
+        )
+        .unwrap();
+        assert_eq!(ids_of_type(Some(c), "toolCall"), ["1"]);
+        assert!(ids_of_type(Raw::parse("{}").ok(), "toolCall").is_empty());
     }
 }

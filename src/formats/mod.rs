@@ -400,30 +400,6 @@ pub(crate) fn ordered(
     out
 }
 
-/// The location of a JSON syntax error in a file whose content, after [`trim_start`], was
-/// parsed (serde_json reports line and column in what it was given).
-pub(crate) fn json_error_location(name: &str, file: &[u8], err: &serde_json::Error) -> Location {
-    let parsed = trim_start(file);
-    let skipped = file.len() - parsed.len();
-    let skipped_lines = memchr::memchr_iter(b'\n', &file[..skipped]).count() as u64;
-    let line = err.line().max(1) as u64;
-    let line_start = if line == 1 {
-        0
-    } else {
-        memchr::memchr_iter(b'\n', parsed)
-            .nth(line as usize - 2)
-            .map_or(parsed.len(), |nl| nl + 1)
-    };
-    let in_parsed = (line_start + err.column().saturating_sub(1)).min(parsed.len());
-    let (line, offset) = if line == 1 {
-        // The first parsed line continues the last skipped one (after a BOM or spaces).
-        (skipped_lines + 1, skipped + in_parsed)
-    } else {
-        (skipped_lines + line, skipped + in_parsed)
-    };
-    Location::at(name, line, offset as u64)
-}
-
 /// The session id written for a session from another format whose id the target tool does
 /// not accept (it finds and resumes sessions only by UUID): a UUID derived from the old id, the
 /// same every time, and a loss entry naming both, so the user can find the session under its
@@ -457,6 +433,35 @@ pub(crate) const HINT_FINAL_NEWLINE: &str = "json.final-newline";
 
 pub(crate) fn ends_with_newline(bytes: &[u8]) -> bool {
     bytes.ends_with(b"\n")
+}
+
+/// A record's JSON as a JavaScript or Go tool's parser reads it (a lone surrogate escape, a
+/// repeated key, a number beyond a double: see [`crate::json::value`]); what the value cannot
+/// hold of it is said in a warning at `at`. `Err` with the reason when it is not JSON.
+/// The buffer a writer fills: room for a typical record (512 bytes) per node, but never more
+/// than 64 MiB up front: a file of ten million `{}` lines must not reserve gigabytes.
+pub(crate) fn output_buffer(nodes: usize) -> Vec<u8> {
+    Vec::with_capacity(nodes.saturating_mul(512).min(64 << 20))
+}
+
+pub(crate) fn record_value(
+    bytes: &[u8],
+    at: &Location,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<serde_json::Value, String> {
+    let (value, lossy) = crate::json::value::to_value(bytes).map_err(|e| e.to_string())?;
+    if !lossy.is_lossless() {
+        diagnostics.push(Diagnostic {
+            code: "json-lossy",
+            severity: Severity::Warning,
+            location: at.clone(),
+            message: format!(
+                "{}: the record is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
+                lossy.describe()
+            ),
+        });
+    }
+    Ok(value)
 }
 
 /// What the records layer found, as diagnostics with their locations. Damage a reader can

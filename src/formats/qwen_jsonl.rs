@@ -231,7 +231,7 @@ fn detect(path: Option<&Path>, head: &[u8]) -> Confidence {
 /// `None` nothing either way (blank, padding, a stub without the fields).
 fn judge_line(line: &[u8]) -> Option<Confidence> {
     let line = trim_start(line);
-    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(line) {
+    if let Ok((Value::Object(o), _)) = crate::json::value::to_value(line) {
         let s = |k: &str| o.get(k).and_then(Value::as_str);
         let message = o.get("message").and_then(Value::as_object);
         let has_parts = message.is_some_and(|m| m.get("parts").is_some_and(Value::is_array));

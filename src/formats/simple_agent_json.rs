@@ -122,8 +122,9 @@ impl Format for SimpleAgentJson {
             mut root,
             keys,
             messages,
+            lossy,
         } = json_document::parse(input, "simple-agent", true)?;
-        let mut diagnostics = Vec::new();
+        let mut diagnostics: Vec<_> = lossy.into_iter().collect();
         match root.get("version").and_then(Value::as_str) {
             Some("1.0") => {}
             other => diagnostics.push(Diagnostic {

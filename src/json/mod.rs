@@ -15,6 +15,7 @@ pub mod out;
 pub mod raw;
 pub mod scan;
 pub mod text;
+pub mod value;
 
 pub use out::{Escape, Out, Style};
 pub use raw::{Key, Kind, Raw};

@@ -108,6 +108,20 @@ impl<'a> Raw<'a> {
             .map(|(_, v)| v)
     }
 
+    /// The values of several keys of an object in one pass, each the last entry with that key
+    /// (all `None` when this is not an object).
+    pub fn pick<const N: usize>(self, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
+        let mut found = [None; N];
+        if let Some(entries) = self.entries() {
+            for (k, v) in entries {
+                if let Some(i) = keys.iter().position(|name| k.is(name)) {
+                    found[i] = Some(v);
+                }
+            }
+        }
+        found
+    }
+
     /// An array's items in order.
     pub fn items(self) -> Option<Items<'a>> {
         (self.kind() == Kind::Array).then_some(Items {

@@ -5,7 +5,8 @@
 //! What is accepted is what JavaScript's `JSON.parse` accepts (RFC 8259's grammar): lone
 //! UTF-16 surrogate escapes (`"\ud83d"`), duplicate keys and numbers of any size are valid;
 //! comments, trailing commas, single quotes, leading zeros, `NaN` and raw control characters in
-//! strings are not. The input must be UTF-8 (the records layer sees to that).
+//! strings are not. [`validate`] checks that the text is UTF-8 too; [`value_end`] leaves that to
+//! its caller (a `&str`, or records the records layer made UTF-8).
 
 /// Why some bytes are not one JSON value, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,8 +43,11 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Checks that `b` is exactly one JSON value, with white space around it allowed.
+/// Checks that `b` is exactly one JSON value in UTF-8, with white space around it allowed.
 pub fn validate(b: &[u8]) -> Result<(), SyntaxError> {
+    if let Err(e) = simdutf8::compat::from_utf8(b) {
+        return Err(SyntaxError::at(e.valid_up_to(), "not UTF-8", b));
+    }
     let end = value_end(b, 0)?;
     let end = skip_ws(b, end);
     if end != b.len() {
@@ -363,6 +367,7 @@ mod tests {
         ] {
             assert!(!ok(s), "{s:?}");
         }
+        assert!(validate(b"\"\xff\"").is_err());
     }
 
     #[test]

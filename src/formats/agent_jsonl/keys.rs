@@ -1,74 +1,51 @@
-//! The cheap per-record facts of a line, for fsck: a typed pass that borrows strings.
+//! The cheap per-record facts of a line, for fsck: one pass over the line's fields that
+//! borrows strings.
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use crate::formats::Keys;
-use crate::formats::keys::{self, Lenient, RawField, parent_of};
-
-#[derive(Deserialize)]
-struct Record<'a> {
-    #[serde(borrow, default, rename = "type")]
-    kind: Lenient<'a>,
-    #[serde(borrow, default)]
-    id: Lenient<'a>,
-    #[serde(borrow, default)]
-    parent_id: RawField<'a>,
-    #[serde(borrow, default)]
-    timestamp: RawField<'a>,
-    #[serde(borrow, default)]
-    message: RawField<'a>,
-}
-
-#[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow, default)]
-    role: Lenient<'a>,
-    #[serde(borrow, default)]
-    tool_call_id: Lenient<'a>,
-    #[serde(borrow, default)]
-    content: RawField<'a>,
-}
+use crate::formats::keys::{self, object, parent_of, string};
+use crate::json::Kind;
 
 /// `None` when the record is not a JSON object.
 pub(super) fn agent_keys(record: &[u8]) -> Option<Keys<'_>> {
-    let r: Record = keys::record(record)?;
-    let (parent, parent_span) = parent_of(record, &r.parent_id, true);
+    let r = keys::record(record)?;
+    let [kind, id, parent_raw, timestamp, message] =
+        r.pick(["type", "id", "parent_id", "timestamp", "message"]);
+    let (kind, id) = (string(kind), string(id));
+    let (parent, parent_span) = parent_of(record, parent_raw, true);
     let mut missing = Vec::new();
     let mut calls = Vec::new();
     let mut results: Vec<Cow<str>> = Vec::new();
-    let kind = r.kind.0.as_deref();
-    let is_header = kind == Some("session");
+    let is_header = kind.as_deref() == Some("session");
     if kind.is_none() {
         missing.push("type");
     }
-    if r.id.0.is_none() {
+    if id.is_none() {
         missing.push("id");
     }
-    if r.timestamp.0.is_none() {
+    if timestamp.is_none() {
         missing.push("timestamp");
     }
-    if matches!(kind, Some("message" | "compaction")) && r.parent_id.0.is_none() {
+    if matches!(kind.as_deref(), Some("message" | "compaction")) && parent_raw.is_none() {
         missing.push("parent_id");
     }
-    if kind == Some("message") {
-        match r.message.0.and_then(keys::object::<Message>) {
+    if kind.as_deref() == Some("message") {
+        match object(message) {
             None => missing.push("message"),
             Some(m) => {
-                let role = m.role.0.as_deref();
+                let [role, tool_call_id, content] = m.pick(["role", "tool_call_id", "content"]);
+                let role = string(role);
                 if role.is_none() {
                     missing.push("message.role");
                 }
-                if role == Some("tool_result") {
-                    match m.tool_call_id.0 {
+                if role.as_deref() == Some("tool_result") {
+                    match string(tool_call_id) {
                         Some(id) => results.push(id),
                         None => missing.push("message.tool_call_id"),
                     }
                 }
-                let content = m.content.0.map(RawValue::get).unwrap_or("");
-                if !content.starts_with('[') {
+                if content.is_none_or(|c| c.kind() != Kind::Array) {
                     missing.push("message.content");
                 }
                 calls = keys::ids_of_type(content, "tool_call");
@@ -76,11 +53,11 @@ pub(super) fn agent_keys(record: &[u8]) -> Option<Keys<'_>> {
         }
     }
     Some(Keys {
-        session_id: if is_header { r.id.0.clone() } else { None },
-        id: if is_header { None } else { r.id.0 },
+        session_id: if is_header { id.clone() } else { None },
+        id: if is_header { None } else { id },
         parent,
         parent_span,
-        kind: r.kind.0,
+        kind,
         seq: None,
         calls,
         results,

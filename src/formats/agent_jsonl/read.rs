@@ -2,6 +2,7 @@
 //! is the inverse of `entry_node`, and a line it would not give back byte for byte keeps its
 //! text as a hint.
 
+use crate::formats::record_value;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
@@ -26,7 +27,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     for (i, rec) in records.iter().enumerate() {
         let at = Location::at(input.name, rec.span.line, rec.span.offset);
         let text: &[u8] = &rec.bytes;
-        let value = serde_json::from_slice::<Value>(text);
+        let value = record_value(text, &at, &mut diagnostics);
         if i == 0 {
             if let Ok(Value::Object(h)) = &value
                 && h.get("type").and_then(Value::as_str) == Some("session")

@@ -54,7 +54,7 @@ fn judge_line(line: &[u8]) -> Option<Judgement> {
     if line.iter().all(|&b| b == 0 || b.is_ascii_whitespace()) {
         return None;
     }
-    let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(line) else {
+    let Ok((Value::Object(o), _)) = crate::json::value::to_value(line) else {
         // Torn or longer than the head: judge from the text.
         let text = String::from_utf8_lossy(line);
         let has = |k: &str| text.contains(&format!("\"{k}\":"));

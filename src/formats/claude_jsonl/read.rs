@@ -9,7 +9,7 @@ use super::layout::Layout;
 use super::write::{Base, HINT_FINAL_NEWLINE, entry, to_bytes, with_hints};
 use super::{ENTRY, HINT_CONTENT, HINT_KEYS, HINT_RAW, HINT_STYLE, HINT_UUID, NAME};
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::formats::{Input, ReadError, ReadOutcome, record_diagnostics};
+use crate::formats::{Input, ReadError, ReadOutcome, record_diagnostics, record_value};
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
 use crate::records::{Options, split_slice};
 
@@ -19,7 +19,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     let mut parsed = Vec::with_capacity(records.len());
     for rec in &records {
         let at = Location::at(input.name, rec.span.line, rec.span.offset);
-        match serde_json::from_slice::<Value>(&rec.bytes) {
+        match record_value(&rec.bytes, &at, &mut diagnostics) {
             Ok(v) => parsed.push((Some(v), at)),
             Err(e) => {
                 diagnostics.push(diag(

@@ -104,7 +104,7 @@ impl Base {
 pub(super) fn write_native(session: &crate::model::Session) -> Result<Written, WriteError> {
     let base = Base::of(&session.meta);
     let python = is_python(&session.meta);
-    let mut out = Vec::with_capacity(session.nodes.len() * 512);
+    let mut out = crate::formats::output_buffer(session.nodes.len());
     for node in &session.nodes {
         if let Some(Value::String(raw)) = node.hints.get(HINT_RAW) {
             out.extend_from_slice(raw.as_bytes());

@@ -26,7 +26,7 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
         .get(META_INDEX)
         .and_then(Value::as_u64)
         .map(|i| i as usize);
-    let mut out = Vec::with_capacity(session.nodes.len() * 512);
+    let mut out = crate::formats::output_buffer(session.nodes.len());
     let mut foreign = Foreign::new(&session, options, &mut losses)?;
     for (i, node) in session.nodes.iter().enumerate() {
         if meta_at == Some(i) {

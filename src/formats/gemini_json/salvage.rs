@@ -6,8 +6,6 @@
 //! top-level member and of every whole element of `messages`, closed as the CLI would close them.
 //! It never re-serializes anything, so the kept part stays byte for byte as the CLI wrote it.
 
-use serde_json::Value;
-
 use crate::formats::trim_start;
 
 /// What could be saved from a legacy session document that does not parse.
@@ -115,10 +113,10 @@ pub fn salvage(bytes: &[u8]) -> Option<Salvage> {
     })
 }
 
-/// Whether serde_json reads the bytes as the reader does: into a `Value` (`IgnoredAny` would let
-/// invalid UTF-8 and lone surrogates in strings through).
+/// Whether the reader reads the bytes as Gemini CLI's `JSON.parse` does (a lone surrogate
+/// escape is a string there, and so here; invalid UTF-8 is not).
 fn parses(bytes: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(bytes).is_ok()
+    crate::json::value::to_value(bytes).is_ok()
 }
 
 /// What the scan of the `messages` array found.
@@ -274,6 +272,7 @@ fn container_end(b: &[u8], start: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
     use std::path::Path;
 
     use proptest::prelude::*;
@@ -503,15 +502,18 @@ mod tests {
             s.document,
             b"{\n  \"sessionId\": \"x\",\n  \"messages\": [\n    {\"id\": \"a\"}\n  ]\n}"
         );
-        // Bytes serde_json would skip but not read into a value: invalid UTF-8, a lone surrogate.
-        for bad in [&b"\"\x80\""[..], b"\"\\ud800\""] {
-            let mut input = b"{\"sessionId\": \"x\", \"messages\": [{\"id\": \"a\"}, ".to_vec();
-            input.extend_from_slice(bad);
-            input.extend_from_slice(b"]}");
-            let s = salvage(&input).expect("salvaged");
-            assert_eq!(s.messages_kept, 1);
-            read_ok("bad", &s.document);
-        }
+        // Bytes a scan would skip but the reader cannot read: invalid UTF-8.
+        let mut input = b"{\"sessionId\": \"x\", \"messages\": [{\"id\": \"a\"}, ".to_vec();
+        input.extend_from_slice(b"\"\x80\"");
+        input.extend_from_slice(b"]}");
+        let s = salvage(&input).expect("salvaged");
+        assert_eq!(s.messages_kept, 1);
+        read_ok("bad", &s.document);
+        // A lone surrogate escape is what JSON.stringify writes for a string cut inside an
+        // emoji, and JSON.parse reads it: the document is whole, nothing to salvage.
+        let whole =
+            b"{\"sessionId\": \"x\", \"messages\": [{\"id\": \"a\", \"content\": \"\\ud800\"}]}";
+        assert!(salvage(whole).is_none());
         // A cut number may be longer than it looks: not kept.
         let s = salvage(b"{\"sessionId\": \"x\", \"messages\": [], \"n\": 12").unwrap();
         assert_eq!(s.document, b"{\"sessionId\": \"x\", \"messages\": []\n}");

@@ -1,6 +1,7 @@
 //! Lines to the session: replay the records as the CLI's reader does, then map the resulting
 //! messages as `gemini-json` does.
 
+use crate::formats::record_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
@@ -50,7 +51,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     for rec in &records {
         let at = Location::at(input.name, rec.span.line, rec.span.offset);
         let text = String::from_utf8_lossy(&rec.bytes).into_owned();
-        let value = serde_json::from_str::<Value>(&text).ok();
+        let value = record_value(text.as_bytes(), &at, &mut diagnostics).ok();
         lines.push(Value::String(text));
         let Some(Value::Object(o)) = value else {
             diagnostics.push(warning(

@@ -1,78 +1,42 @@
 //! The cheap per-line facts of an llxprt line, for fsck: kind = line `type`, seq = `seq`; no
 //! ids or parents (sessions are linear); calls and results from a `content` line's blocks.
 
-use serde::Deserialize;
-
 use crate::formats::Keys;
-use crate::formats::keys::{Lenient, RawField};
-
-#[derive(Deserialize)]
-struct Line<'a> {
-    #[serde(borrow, default)]
-    v: RawField<'a>,
-    #[serde(borrow, default)]
-    seq: RawField<'a>,
-    #[serde(borrow, default)]
-    ts: Lenient<'a>,
-    #[serde(borrow, default, rename = "type")]
-    kind: Lenient<'a>,
-    #[serde(borrow, default)]
-    payload: RawField<'a>,
-}
-
-#[derive(Deserialize)]
-struct Payload<'a> {
-    #[serde(borrow, default)]
-    content: Option<IContent<'a>>,
-}
-
-#[derive(Deserialize)]
-struct IContent<'a> {
-    #[serde(borrow, default)]
-    blocks: Vec<Block<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Block<'a> {
-    #[serde(borrow, default, rename = "type")]
-    kind: Lenient<'a>,
-    #[serde(borrow, default)]
-    id: Lenient<'a>,
-    #[serde(borrow, default, rename = "callId")]
-    call_id: Lenient<'a>,
-}
+use crate::formats::keys::{self, object, objects, string};
+use crate::json::Kind;
 
 pub(super) fn llxprt_keys(record: &[u8]) -> Option<Keys<'_>> {
-    if crate::formats::trim_start(record).first() != Some(&b'{') {
-        return None;
-    }
-    let l: Line = serde_json::from_slice(record).ok()?;
-    let number = |raw: &RawField| raw.0.and_then(|r| r.get().parse::<u64>().ok());
-    let seq = number(&l.seq);
+    let l = keys::record(record)?;
+    let [v, seq, ts, kind, payload] = l.pick(["v", "seq", "ts", "type", "payload"]);
+    let seq = seq.and_then(|r| r.text().parse::<u64>().ok());
+    let kind = string(kind);
     let mut missing = Vec::new();
-    if l.v.0.is_none_or(|r| r.get().parse::<f64>().is_err()) {
+    if v.and_then(|r| r.as_number())
+        .is_none_or(|n| n.parse::<f64>().is_err())
+    {
         missing.push("v");
     }
     if seq.is_none() {
         missing.push("seq");
     }
-    if l.ts.0.is_none() {
+    if string(ts).is_none() {
         missing.push("ts");
     }
-    if l.kind.0.is_none() {
+    if kind.is_none() {
         missing.push("type");
     }
-    if l.payload.0.is_none_or(|r| !r.get().starts_with('{')) {
+    if payload.is_none_or(|r| r.kind() != Kind::Object) {
         missing.push("payload");
     }
     let mut calls = Vec::new();
     let mut results = Vec::new();
-    if l.kind.0.as_deref() == Some("content")
-        && let Some(raw) = l.payload.0
-        && let Ok(Payload { content: Some(c) }) = serde_json::from_str::<Payload>(raw.get())
+    if kind.as_deref() == Some("content")
+        && let Some(content) = object(payload).and_then(|p| p.get("content"))
+        && let Some(blocks) = content_blocks(content)
     {
-        for b in c.blocks {
-            match (b.kind.0.as_deref(), b.id.0, b.call_id.0) {
+        for b in blocks {
+            let [t, id, call_id] = b.pick(["type", "id", "callId"]).map(string);
+            match (t.as_deref(), id, call_id) {
                 (Some("tool_call"), Some(id), _) => calls.push(id),
                 (Some("tool_response"), _, Some(id)) => results.push(id),
                 _ => {}
@@ -80,7 +44,7 @@ pub(super) fn llxprt_keys(record: &[u8]) -> Option<Keys<'_>> {
         }
     }
     Some(Keys {
-        kind: l.kind.0,
+        kind,
         seq,
         calls,
         results,
@@ -89,17 +53,26 @@ pub(super) fn llxprt_keys(record: &[u8]) -> Option<Keys<'_>> {
     })
 }
 
+/// The blocks of an IContent, when it is an object whose `blocks` (absent: none) is a list of
+/// objects; `None` otherwise (such content holds no calls the tool would read).
+fn content_blocks(content: crate::json::Raw<'_>) -> Option<Vec<crate::json::Raw<'_>>> {
+    if content.kind() != Kind::Object {
+        return None;
+    }
+    let Some(blocks) = content.get("blocks") else {
+        return Some(Vec::new());
+    };
+    let list: Vec<_> = blocks.items()?.collect();
+    let all = objects(Some(blocks)).count() == list.len();
+    all.then_some(list)
+}
+
 /// The line with `seq` set to `seq`, every other byte as it was (`None` when the line has no
 /// whole-number `seq` to replace).
 pub(super) fn renumbered(record: &[u8], seq: u64) -> Option<Vec<u8>> {
-    #[derive(Deserialize)]
-    struct Seq<'a> {
-        #[serde(borrow, default)]
-        seq: RawField<'a>,
-    }
-    let raw = serde_json::from_slice::<Seq>(record).ok()?.seq.0?;
-    raw.get().parse::<u64>().ok()?;
-    let span = crate::formats::keys::span_in(record, raw.get().as_bytes())?;
+    let raw = keys::record(record)?.get("seq")?;
+    raw.text().parse::<u64>().ok()?;
+    let span = crate::formats::keys::span_in(record, raw.text().as_bytes())?;
     let mut out = Vec::with_capacity(record.len() + 4);
     out.extend_from_slice(&record[..span.start]);
     out.extend_from_slice(seq.to_string().as_bytes());

@@ -1,5 +1,6 @@
 //! Lines to nodes, with the diagnostics for llxprt's own rules (its `ReplayEngine`).
 
+use crate::formats::record_value;
 use serde_json::{Map, Value};
 
 use super::super::fields::take_string;
@@ -26,6 +27,10 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     for (index, rec) in records.iter().enumerate() {
         let span = rec.span;
         let at = Location::at(input.name, span.line, span.offset);
+        let value: Value = match record_value(&rec.bytes, &at, &mut diagnostics) {
+            Ok(v) => v,
+            Err(_) => Value::String(String::from_utf8_lossy(&rec.bytes).into_owned()),
+        };
         let mut say = |code, severity, message: String| {
             diagnostics.push(Diagnostic {
                 code,
@@ -33,10 +38,6 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                 location: at.clone(),
                 message,
             })
-        };
-        let value: Value = match serde_json::from_slice(&rec.bytes) {
-            Ok(v) => v,
-            Err(_) => Value::String(String::from_utf8_lossy(&rec.bytes).into_owned()),
         };
         let kind = value.get("type").and_then(Value::as_str).map(String::from);
         match value.get("seq") {

@@ -36,7 +36,7 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
     )?;
     let meta = &session.meta;
     let mut w = Lines {
-        out: Vec::with_capacity(session.nodes.len() * 512),
+        out: crate::formats::output_buffer(session.nodes.len()),
         seq: 0,
         ts: meta
             .start_time

@@ -1,6 +1,7 @@
 //! Lines to a session: the header to metadata, each entry to a node (version 1 entries chained
 //! in file order under derived ids), and the hints that make the writer give back the bytes.
 
+use crate::formats::record_value;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
@@ -30,7 +31,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     for (i, rec) in records.iter().enumerate() {
         let at = Location::at(input.name, rec.span.line, rec.span.offset);
         let text: &[u8] = &rec.bytes;
-        let value = serde_json::from_slice::<Value>(text);
+        let value = record_value(text, &at, &mut diagnostics);
         if i == 0 {
             if let Ok(Value::Object(h)) = &value
                 && h.get("type").and_then(Value::as_str) == Some("session")

@@ -1,6 +1,7 @@
 //! Records to nodes: group by uuid, merge as the tool does, map each group to a node, and leave
 //! the hints that make the writer give back the same bytes.
 
+use crate::formats::record_value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
@@ -51,7 +52,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         let span = rec.span;
         tail_without_uuid = Some(span);
         let mut parsed = true;
-        let value = match serde_json::from_slice::<Value>(&rec.bytes) {
+        let value = match record_value(&rec.bytes, &at(&span), &mut diagnostics) {
             Ok(v) => v,
             Err(e) => {
                 parsed = false;

@@ -1,0 +1,234 @@
+//! A JSON text as a `serde_json::Value`, read as `JSON.parse` reads it, for the readers that
+//! still build value trees (the v1 model, see docs/engine-v2.md). serde_json is tried first; a
+//! text it refuses but `JSON.parse` takes is read here, and what a `Value` cannot hold is said:
+//! a lone surrogate escape becomes U+FFFD, a number beyond f64 becomes what JavaScript makes of
+//! it (the nearest double; `null` for one out of range, as `JSON.stringify(Infinity)` writes).
+
+use serde_json::{Map, Number, Value};
+
+use super::raw::{Kind, Raw};
+use super::scan::SyntaxError;
+
+/// What a `Value` could not hold of the text it was read from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lossy {
+    /// Strings (keys included) in which a lone surrogate escape became U+FFFD.
+    pub surrogates: usize,
+    /// Numbers out of the range of a double (read as `null`).
+    pub out_of_range: usize,
+}
+
+impl Lossy {
+    pub fn is_lossless(&self) -> bool {
+        *self == Lossy::default()
+    }
+
+    /// What was changed, in words, for a reader's diagnostic.
+    pub fn describe(&self) -> String {
+        let mut what = Vec::new();
+        if self.surrogates > 0 {
+            what.push(format!(
+                "{} string(s) hold a lone UTF-16 surrogate escape, read as U+FFFD",
+                self.surrogates
+            ));
+        }
+        if self.out_of_range > 0 {
+            what.push(format!(
+                "{} number(s) beyond a double, read as null (as JavaScript writes them back)",
+                self.out_of_range
+            ));
+        }
+        what.join("; ")
+    }
+}
+
+/// Deeper than serde_json's own 128 (JSON.parse takes far more), yet shallow enough that a
+/// `Value`'s recursive drop and serialisation stay within a 2 MiB thread stack. A deeper
+/// record is refused with this error, never dropped silently; engine v2's borrowed records
+/// have no depth limit at all.
+const MAX_DEPTH: usize = 512;
+
+/// Reads `bytes` (one JSON value) into a `Value`, with what could not be held.
+pub fn to_value(bytes: &[u8]) -> Result<(Value, Lossy), ToValueError> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v) => return Ok((v, Lossy::default())),
+        Err(e) if e.classify() != serde_json::error::Category::Syntax => {
+            // EOF and data errors: let the checker say what it is.
+        }
+        Err(_) => {}
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| ToValueError::Utf8(e.valid_up_to()))?;
+    let raw = Raw::parse(text).map_err(ToValueError::Syntax)?;
+    let mut lossy = Lossy::default();
+    let value = build(raw, &mut lossy)?;
+    Ok((value, lossy))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToValueError {
+    #[error("{0}")]
+    Syntax(SyntaxError),
+    #[error("invalid UTF-8 at byte {0}")]
+    Utf8(usize),
+    #[error("nested more than {MAX_DEPTH} deep")]
+    TooDeep,
+}
+
+/// Builds the tree without recursion: a stack of open containers.
+fn build(root: Raw<'_>, lossy: &mut Lossy) -> Result<Value, ToValueError> {
+    enum Open<'a> {
+        Object(Map<String, Value>, Vec<(String, Raw<'a>)>),
+        Array(Vec<Value>, Vec<Raw<'a>>),
+    }
+    let leaf = |v: Raw<'_>, lossy: &mut Lossy| -> Value {
+        match v.kind() {
+            Kind::Null => Value::Null,
+            Kind::Bool => Value::Bool(v.as_bool() == Some(true)),
+            Kind::String => {
+                let t = v.as_str().expect("a string");
+                if t.lossy {
+                    lossy.surrogates += 1;
+                }
+                Value::String(t.value.into_owned())
+            }
+            Kind::Number => number(v.text(), lossy),
+            Kind::Object | Kind::Array => unreachable!("containers are opened"),
+        }
+    };
+    fn open<'a>(v: Raw<'a>, lossy: &mut Lossy) -> Open<'a> {
+        match v.kind() {
+            Kind::Object => {
+                let mut entries: Vec<(String, Raw)> = v
+                    .entries()
+                    .expect("an object")
+                    .map(|(k, v)| {
+                        let name = k.name();
+                        if name.lossy {
+                            lossy.surrogates += 1;
+                        }
+                        (name.value.into_owned(), v)
+                    })
+                    .collect();
+                entries.reverse();
+                Open::Object(Map::new(), entries)
+            }
+            _ => {
+                let mut items: Vec<Raw> = v.items().expect("an array").collect();
+                items.reverse();
+                Open::Array(Vec::new(), items)
+            }
+        }
+    }
+    if !matches!(root.kind(), Kind::Object | Kind::Array) {
+        return Ok(leaf(root, lossy));
+    }
+    let mut stack = vec![open(root, lossy)];
+    // Keys of the objects waiting for a child container's value.
+    let mut pending_keys: Vec<String> = Vec::new();
+    loop {
+        let top = stack.last_mut().expect("a container is open");
+        let next = match top {
+            Open::Object(_, rest) => rest.pop().map(|(k, v)| (Some(k), v)),
+            Open::Array(_, rest) => rest.pop().map(|v| (None, v)),
+        };
+        match next {
+            Some((key, v)) if matches!(v.kind(), Kind::Object | Kind::Array) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(ToValueError::TooDeep);
+                }
+                pending_keys.extend(key);
+                stack.push(open(v, lossy));
+            }
+            Some((key, v)) => {
+                let value = leaf(v, lossy);
+                match stack.last_mut().expect("open") {
+                    Open::Object(map, _) => {
+                        // The last of repeated keys counts, at the place of the first.
+                        map.insert(key.expect("an object entry has a key"), value);
+                    }
+                    Open::Array(items, _) => items.push(value),
+                }
+            }
+            None => {
+                let done = match stack.pop().expect("open") {
+                    Open::Object(map, _) => Value::Object(map),
+                    Open::Array(items, _) => Value::Array(items),
+                };
+                match stack.last_mut() {
+                    None => return Ok(done),
+                    Some(Open::Object(map, _)) => {
+                        let key = pending_keys.pop().expect("a key waits for its value");
+                        map.insert(key, done);
+                    }
+                    Some(Open::Array(items, _)) => items.push(done),
+                }
+            }
+        }
+    }
+}
+
+/// A number as JavaScript holds it: an integer that fits u64/i64 as one, else the nearest
+/// double; out of range, `null` (and counted).
+fn number(text: &str, lossy: &mut Lossy) -> Value {
+    if let Ok(n) = text.parse::<u64>() {
+        return Value::Number(n.into());
+    }
+    if let Ok(n) = text.parse::<i64>() {
+        return Value::Number(n.into());
+    }
+    match text.parse::<f64>().ok().and_then(Number::from_f64) {
+        Some(n) => Value::Number(n),
+        None => {
+            lossy.out_of_range += 1;
+            Value::Null
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_serde_json_takes_is_read_by_it() {
+        let (v, l) = to_value(br#"{"a":[1,"x",null,{"b":true}],"c":-2.5}"#).unwrap();
+        assert!(l.is_lossless());
+        assert_eq!(v, serde_json::json!({"a":[1,"x",null,{"b":true}],"c":-2.5}));
+    }
+
+    #[test]
+    fn what_json_parse_takes_beyond_serde_json_is_read_and_said() {
+        let (v, l) = to_value(br#"{"t":"a\ud83db","k\udc00":1,"n":1e400,"m":123456789012345678901234567890,"a":[{"x":"\ud800"}]}"#)
+            .unwrap();
+        assert_eq!(v["t"], "a\u{FFFD}b");
+        assert_eq!(v["k\u{FFFD}"], 1);
+        assert_eq!(v["n"], Value::Null);
+        assert_eq!(v["m"].as_f64(), Some(1.2345678901234568e29));
+        assert_eq!(v["a"][0]["x"], "\u{FFFD}");
+        assert_eq!(
+            l,
+            Lossy {
+                surrogates: 3,
+                out_of_range: 1
+            }
+        );
+        assert!(l.describe().contains("3 string(s)"));
+    }
+
+    #[test]
+    fn repeated_keys_keep_the_last_value_at_the_first_place() {
+        let (v, _) = to_value(br#"{"a":1,"b":2,"a":{"c":"\ud83d"}}"#).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(v["a"]["c"], "\u{FFFD}");
+    }
+
+    #[test]
+    fn not_json_and_too_deep_are_errors() {
+        assert!(matches!(to_value(b"{\"a\":"), Err(ToValueError::Syntax(_))));
+        let nested = |n: usize| "[".repeat(n) + "\"\\ud83d\"" + &"]".repeat(n);
+        assert!(to_value(nested(MAX_DEPTH).as_bytes()).is_ok());
+        let deep = nested(MAX_DEPTH + 1);
+        assert_eq!(to_value(deep.as_bytes()), Err(ToValueError::TooDeep));
+    }
+}
