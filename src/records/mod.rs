@@ -67,14 +67,16 @@ use line::{Core, Item};
 /// Limits for the splitter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Longest line (bytes before its `\n`) that is buffered and parsed. Default: 256 MiB.
+    /// Longest line (bytes before its `\n`) that is buffered and parsed. Default: 1 GiB, twice
+    /// what a JavaScript tool can write at all (V8 strings stop at 2^29 - 24 UTF-16 units), so
+    /// every record a Node tool writes is read; a longer line is reported, never read.
     pub max_line_len: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            max_line_len: 256 << 20,
+            max_line_len: 1 << 30,
         }
     }
 }
