@@ -16,6 +16,19 @@ use super::row::{Cell, ThreadRow};
 /// How long a write waits for Codex to finish a write of its own.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// [`BUSY_TIMEOUT`], or in a debug build `SESSIONTOOL_BUSY_TIMEOUT_MS` (the tests' hook, so a
+/// refusal is proven without a ten-second wait).
+fn busy_timeout() -> Duration {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("SESSIONTOOL_BUSY_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Duration::from_millis(ms);
+    }
+    BUSY_TIMEOUT
+}
+
 /// A column of a table: whether it must be given a value.
 #[derive(Debug, Clone, Copy)]
 struct Column {
@@ -43,9 +56,9 @@ fn sql_error(path: &Path, e: rusqlite::Error) -> String {
     );
     if busy {
         format!(
-            "{} is locked by another process (Codex writing to it) for over {} s; try again when it is done",
+            "{} is locked by another process (Codex writing to it) for over {} ms; try again when it is done",
             path.display(),
-            BUSY_TIMEOUT.as_secs()
+            busy_timeout().as_millis()
         )
     } else {
         format!("{}: {e}", path.display())
@@ -66,7 +79,7 @@ impl Db {
     fn open_with(path: &Path, mode: OpenFlags) -> Result<Db, String> {
         let flags = mode | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
+        conn.busy_timeout(busy_timeout())
             .map_err(|e| sql_error(path, e))?;
         Ok(Db {
             path: path.to_path_buf(),

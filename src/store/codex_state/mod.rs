@@ -184,6 +184,29 @@ impl Writer {
     }
 }
 
+/// Whether the rollout at `path` (its `bytes`) needs its row written: the database has none,
+/// or one recording another folder or file.
+pub fn needs_registration(
+    databases: &Databases,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<bool, String> {
+    let facts = Facts {
+        path,
+        mtime_ms: 0,
+        default_provider: &databases.default_provider,
+        archived: false,
+    };
+    let Ok(row) = thread_row(bytes, &facts) else {
+        return Ok(false); // not a thread Codex indexes
+    };
+    let db = Db::open_read_only(&databases.state)?;
+    Ok(match db.thread(&row.id)? {
+        None => true,
+        Some(was) => was.cwd != row.cwd || Path::new(&was.rollout_path) != path,
+    })
+}
+
 /// A file's modification time in milliseconds since the epoch.
 pub fn modified_ms(path: &Path) -> Result<i64, String> {
     let modified = std::fs::metadata(path)

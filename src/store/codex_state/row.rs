@@ -2,7 +2,8 @@
 //! way Codex 0.169.0 builds it when it indexes a rollout file it finds on disk (its backfill):
 //! `session_meta` gives the id, creation time, working folder, source, originator, CLI
 //! version, model provider and git facts; the last `turn_context` the model, approval mode
-//! and permissions; the first `event_msg` `user_message` the title, preview and first message;
+//! and permissions; the first `event_msg` `user_message` (or, as Codex 0.169 writes it, the
+//! first completed `UserMessage` item) the title, preview and first message;
 //! the last `token_count` the tokens used; the file's modification time the update time.
 //! `fixtures/codex-state/backfill-rows-0.169.0.json` holds rows Codex itself wrote, and the
 //! tests compare against them.
@@ -156,6 +157,7 @@ pub fn thread_row(bytes: &[u8], facts: &Facts) -> Result<ThreadRow, RowError> {
         memmem::Finder::new(b"\"turn_context\""),
         memmem::Finder::new(b"\"user_message\""),
         memmem::Finder::new(b"\"token_count\""),
+        memmem::Finder::new(b"\"item_completed\""),
     ];
     for line in bytes.split(|&b| b == b'\n') {
         // Most lines are conversation: only these kinds are parsed.
@@ -177,6 +179,12 @@ pub fn thread_row(bytes: &[u8], facts: &Facts) -> Result<ThreadRow, RowError> {
             Some("event_msg") => match payload["type"].as_str() {
                 Some("user_message") if first_message.is_none() => {
                     first_message = user_message_preview(payload);
+                }
+                // Codex 0.169 records the user's turn as a completed `UserMessage` item.
+                Some("item_completed")
+                    if first_message.is_none() && payload["item"]["type"] == "UserMessage" =>
+                {
+                    first_message = user_item_preview(&payload["item"]);
                 }
                 Some("token_count") => {
                     if let Some(n) = payload["info"]["total_token_usage"]["total_tokens"].as_i64() {
@@ -280,6 +288,22 @@ fn user_message_preview(payload: &Value) -> Option<String> {
     }
     let has = |key: &str| payload[key].as_array().is_some_and(|a| !a.is_empty());
     (has("images") || has("local_images")).then(|| IMAGE_ONLY.to_string())
+}
+
+/// The same for a `UserMessage` item: its text parts, joined.
+fn user_item_preview(item: &Value) -> Option<String> {
+    let parts = item["content"].as_array()?;
+    let text: Vec<&str> = parts
+        .iter()
+        .filter(|p| p["type"] == "text")
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    let words = text.join("\n");
+    let words = words.trim();
+    if !words.is_empty() {
+        return Some(words.to_string());
+    }
+    (!parts.is_empty()).then(|| IMAGE_ONLY.to_string())
 }
 
 /// An RFC 3339 time in milliseconds since the epoch.
