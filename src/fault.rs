@@ -23,6 +23,9 @@ pub const POINTS: &[&str] = &[
     "txn.before-backup",
     "txn.before-rename",
     "txn.after-rename",
+    // crate::store::codex_state (convert --store, recover, relocate into Codex's database)
+    "codex-state.backed-up",
+    "codex-state.before-commit",
 ];
 
 /// Passes unless the environment asks for a fault here.

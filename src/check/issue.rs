@@ -188,6 +188,21 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         "the file cannot be read as its format",
     ),
     (
+        "codex-thread-unregistered",
+        Severity::Warning,
+        "Codex's state database has no row for this rollout: Codex does not list it and `resume --last` never picks it (`sessiontool recover` registers it)",
+    ),
+    (
+        "codex-thread-stale",
+        Severity::Warning,
+        "Codex's state database records this thread in another folder or at another file than the rollout (`sessiontool recover` registers it again)",
+    ),
+    (
+        "codex-thread-missing-rollout",
+        Severity::Warning,
+        "a row of Codex's state database names a rollout file that does not exist",
+    ),
+    (
         "reader",
         Severity::Warning,
         "something the format's reader noticed",

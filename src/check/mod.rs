@@ -199,6 +199,16 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
     let Some(format) = format else {
         report.bytes = stamp.len;
         Progress::add(&options.progress, report.bytes);
+        if let Some(issues) = codex_state_issues(path, &opened) {
+            report.issues = issues.map_err(|e| io(std::io::Error::other(e)))?;
+            return Ok(Diagnosis {
+                report,
+                stamp,
+                options: options.clone(),
+                format: None,
+                fixes: Fixes::None,
+            });
+        }
         report.issues.push(Issue::new(
             "unknown-format",
             Severity::Warning,
@@ -227,6 +237,12 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         .map_err(io)?;
         let mut issues = Capped::default();
         let plan = check_jsonl(&mut scan, format, options, &mut issues);
+        if format.name() == "codex-jsonl" {
+            // Whether Codex's state database lists it (a store fact, not the file's).
+            crate::store::codex_state::index::rollout_issues(path)
+                .into_iter()
+                .for_each(|i| issues.push(i));
+        }
         report.issues = issues.into_issues();
         report.bytes = scan.bytes;
         report.records = scan.records.len() as u64;
@@ -264,6 +280,14 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         format: Some(format),
         fixes,
     })
+}
+
+/// A Codex state database's findings (rows whose rollout is gone), when `path` is one.
+fn codex_state_issues(path: &Path, file: &File) -> Option<Result<Vec<Issue>, String>> {
+    let mut head = [0u8; 16];
+    let n = reopened(file).ok()?.read(&mut head).ok()?;
+    crate::store::codex_state::index::is_state_database(path, &head[..n])
+        .then(|| crate::store::codex_state::index::database_issues(path))
 }
 
 /// The same open file, read from its start.

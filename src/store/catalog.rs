@@ -137,9 +137,17 @@ pub fn list(home: &Home, query: &Query) -> Catalog {
     }
     mark_superseded(&mut entries);
     entries.sort_by(|a, b| b.sort_key.cmp(&a.sort_key).then(a.path.cmp(&b.path)));
+    let mut problems = found.problems;
+    if query.tools.is_empty() || query.tools.contains(&Tool::Codex) {
+        // Rows of Codex's state database whose rollout is gone.
+        problems.extend(super::codex_state::index::missing_rollouts(
+            home,
+            query.project.as_deref(),
+        ));
+    }
     Catalog {
         entries,
-        problems: found.problems,
+        problems,
         own_files: found.own_files,
     }
 }

@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The environment variables that move a tool's store, as the tools read them.
-pub const OVERRIDES: [&str; 7] = [
+pub const OVERRIDES: [&str; 8] = [
     "GEMINI_CLI_HOME",
     "QWEN_RUNTIME_DIR",
     "CLAUDE_CONFIG_DIR",
     "LLXPRT_LOG_HOME",
     "PI_CODING_AGENT_DIR",
     "CODEX_HOME",
+    "CODEX_SQLITE_HOME",
     "XDG_CONFIG_HOME",
 ];
 
@@ -22,6 +23,9 @@ pub const OVERRIDES: [&str; 7] = [
 pub struct Home {
     dir: PathBuf,
     overrides: BTreeMap<&'static str, PathBuf>,
+    /// `--home DIR`: nothing outside DIR is looked at, not even where a tool's own
+    /// configuration points (Codex's `sqlite_home`).
+    isolated: bool,
 }
 
 impl Home {
@@ -30,6 +34,7 @@ impl Home {
         Home {
             dir: dir.into(),
             overrides: BTreeMap::new(),
+            isolated: true,
         }
     }
 
@@ -38,6 +43,7 @@ impl Home {
     pub fn from_env() -> Option<Home> {
         let dir = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
         let mut home = Home::at(dir);
+        home.isolated = false;
         for var in OVERRIDES {
             if let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) {
                 home.overrides.insert(var, PathBuf::from(value));
@@ -109,6 +115,16 @@ impl Home {
     /// `~/.codex` (`$CODEX_HOME`).
     pub fn codex(&self) -> PathBuf {
         self.var_or("CODEX_HOME", || self.dir.join(".codex"))
+    }
+
+    /// Where Codex keeps its SQLite databases when `$CODEX_SQLITE_HOME` says so.
+    pub fn codex_sqlite_home(&self) -> Option<PathBuf> {
+        self.overrides.get("CODEX_SQLITE_HOME").cloned()
+    }
+
+    /// Whether only this home's folder may be looked at (`--home DIR`).
+    pub fn isolated(&self) -> bool {
+        self.isolated
     }
 
     /// The Go agent's folder, `$XDG_CONFIG_HOME/agent` (default `~/.config/agent`).

@@ -3,6 +3,7 @@
 //! operations over stores (listing, placing, relocating).
 
 pub mod catalog;
+pub mod codex_state;
 pub mod confined;
 pub mod gemini_registry;
 pub mod guard;

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::codex_state;
 use super::gemini_registry;
 use super::home::Home;
 use super::lock::FileLock;
@@ -102,15 +103,36 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
     for path in writes {
         super::guard::check(home, &path).map_err(|e| PlaceFailure::Io(path.clone(), e))?;
     }
+    let mut registered = registered;
     if !request.dry_run {
+        // Codex's database is locked and backed up before the session is written (a refusal
+        // writes nothing), and the row is written after it (from the file as written).
+        let codex = target.registrations.iter().find_map(|r| match r {
+            Registration::CodexThread { databases } => Some(databases),
+            _ => None,
+        });
+        let writer = codex
+            .map(|d| codex_state::Writer::begin(d, &crate::repair::now_stamp()))
+            .transpose()
+            .map_err(|e| PlaceError(format!("{e}; nothing was written")))?;
         for r in &target.registrations {
-            apply(r, &locks)?;
+            if !matches!(r, Registration::CodexThread { .. }) {
+                apply(r, &locks)?;
+            }
         }
         for lock in locks {
             let path = lock.path().to_path_buf();
             lock.release().map_err(|e| PlaceFailure::Io(path, e))?;
         }
         conversion.replaced = write_session(&target.path, &conversion.bytes, request.force)?;
+        if let Some(writer) = writer {
+            let said = register_codex(home, writer, &target.path, &conversion.bytes)?;
+            for r in registered.iter_mut() {
+                if r.starts_with(&said.0) {
+                    *r = said.1.clone();
+                }
+            }
+        }
     }
     Ok(Placed {
         path: target.path,
@@ -118,6 +140,36 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
         conversion,
         registered,
     })
+}
+
+/// Writes and commits the row of the rollout just written; says where (the database's path,
+/// then the registration in words).
+fn register_codex(
+    home: &Home,
+    mut writer: codex_state::Writer,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(String, String), PlaceFailure> {
+    let database = writer.state_path().display().to_string();
+    let failed = |e: String| {
+        PlaceError(format!(
+            "{} was written, but {database} was not updated: {e}; `sessiontool recover {}` registers it",
+            path.display(),
+            path.display()
+        ))
+    };
+    let id = writer
+        .register(&home.codex(), path, bytes)
+        .map_err(failed)?;
+    let backups = writer.commit().map_err(failed)?;
+    let backups: Vec<String> = backups.iter().map(|b| b.display().to_string()).collect();
+    Ok((
+        database.clone(),
+        format!(
+            "{database} lists thread {id} (backup: {})",
+            backups.join(", ")
+        ),
+    ))
 }
 
 /// Takes the lock of each registry file, after checking that no symbolic link inside the
@@ -188,6 +240,8 @@ fn apply(registration: &Registration, locks: &[FileLock]) -> Result<(), PlaceFai
         } => {
             gemini_registry::register(gemini, project, slug).map_err(|e| PlaceFailure::Io(file, e))
         }
+        // Written with the session itself, under SQLite's lock (see `place`).
+        Registration::CodexThread { .. } => Ok(()),
         Registration::SimpleAgentIndex { index, cwd, id } => {
             let current = match std::fs::read(index) {
                 Ok(b) => Some(b),
@@ -215,6 +269,7 @@ fn files(registration: &Registration) -> Vec<PathBuf> {
             files
         }
         Registration::SimpleAgentIndex { index, .. } => vec![index.clone()],
+        Registration::CodexThread { databases } => vec![databases.state.clone()],
     }
 }
 
@@ -232,5 +287,9 @@ pub fn describe(registration: &Registration) -> String {
         Registration::SimpleAgentIndex { index, cwd, id } => {
             format!("{} lists {id} under {cwd}", index.display())
         }
+        Registration::CodexThread { databases } => format!(
+            "{} lists the thread as Codex registers a rollout (a backup of it first)",
+            databases.state.display()
+        ),
     }
 }

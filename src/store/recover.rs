@@ -76,6 +76,16 @@ pub enum Step {
         )]
         replaced: Option<PathBuf>,
     },
+    /// Registered in the tool's index (Codex's state database), which had no row for it, a
+    /// stale one, or one made from the bytes before a repair.
+    Registered {
+        #[serde(serialize_with = "crate::serde_path::lossy")]
+        database: PathBuf,
+        id: String,
+        /// The database as it was before (none on a dry run).
+        #[serde(serialize_with = "crate::serde_path::lossy_opt")]
+        backup: Option<PathBuf>,
+    },
     /// Nothing needed doing.
     Healthy,
 }
@@ -158,6 +168,9 @@ fn run(
     if outcome.id.is_none() {
         outcome.id = session_id(&source, &bytes);
     }
+    if entry.tool == Tool::Codex {
+        register_codex(home, &source, &bytes, options.dry_run, outcome)?;
+    }
     let mut placements: Vec<(&'static dyn Format, Option<&str>)> = Vec::new();
     if entry.kind == StoredKind::Legacy && options.to.is_none() {
         // Qwen Code v0.4+ lists only its JSONL projects: give it the session there.
@@ -220,6 +233,46 @@ fn run(
     {
         outcome.resume.push(hint);
     }
+    Ok(())
+}
+
+/// Codex 0.169 resumes as "the latest" only what its state database lists: a rollout it has
+/// no row for, a stale row, or a row made before this run repaired the rollout (its
+/// projection's offsets moved) is registered again, as Codex itself would.
+fn register_codex(
+    home: &Home,
+    path: &Path,
+    bytes: &[u8],
+    dry_run: bool,
+    outcome: &mut Outcome,
+) -> Result<(), String> {
+    let Some(databases) = super::codex_state::locate(home)? else {
+        return Ok(());
+    };
+    let repaired = outcome
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Repaired { .. }));
+    if !repaired && !super::codex_state::needs_registration(&databases, path, bytes)? {
+        return Ok(());
+    }
+    let mut step = Step::Registered {
+        database: databases.state.clone(),
+        id: outcome.id.clone().unwrap_or_default(),
+        backup: None,
+    };
+    if !dry_run {
+        let mut writer =
+            super::codex_state::Writer::begin(&databases, &crate::repair::now_stamp())?;
+        let id = writer.register(&home.codex(), path, bytes)?;
+        let backups = writer.commit()?;
+        step = Step::Registered {
+            database: databases.state.clone(),
+            id,
+            backup: backups.into_iter().next(),
+        };
+    }
+    outcome.steps.push(step);
     Ok(())
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::catalog::{self, Entry, Query};
+use super::codex_state;
 use super::confined;
 use super::home::Home;
 use super::rekey::{Move, rekey_bytes};
@@ -44,6 +45,9 @@ pub struct Change {
     /// A registry other writers change too: committed under its lock.
     #[serde(skip)]
     registry: bool,
+    /// Not a file: the rows of Codex's state database, changed in the same commit.
+    #[serde(skip)]
+    database: Option<codex_state::relocation::Relocation>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -142,7 +146,51 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
         move_folder(&mut plan, *tool, from_dir, to_dir, mv);
     }
     registries(home, only, mv, &mut plan);
+    if only.is_empty() || only.contains(&Tool::Codex) {
+        codex_database(home, mv, &mut plan);
+    }
     plan
+}
+
+/// The rows of Codex's state database that follow the rollouts (and any other row recorded
+/// under OLD), as one more change of the plan.
+fn codex_database(home: &Home, mv: &Move, plan: &mut Plan) {
+    let moved: Vec<codex_state::relocation::Moved> = plan
+        .changes
+        .iter()
+        .filter(|c| c.tool == Some(Tool::Codex) && c.database.is_none())
+        .map(|c| codex_state::relocation::Moved {
+            from: &c.from,
+            to: &c.to,
+            bytes: &c.bytes,
+        })
+        .collect();
+    match codex_state::relocation::plan(home, &moved, &|p| mv.map_path(p)) {
+        Ok(Some(relocation)) => {
+            let db = relocation.database().to_path_buf();
+            let read = match Stamp::of(&db) {
+                Ok(read) => read,
+                Err(e) => {
+                    plan.problems
+                        .push(format!("cannot read {}: {e}", db.display()));
+                    return;
+                }
+            };
+            plan.changes.push(Change {
+                tool: Some(Tool::Codex),
+                from: db.clone(),
+                to: db,
+                inside: relocation.describe(),
+                already: false,
+                bytes: Vec::new(),
+                read,
+                registry: false,
+                database: Some(relocation),
+            });
+        }
+        Ok(None) => {}
+        Err(e) => plan.problems.push(e),
+    }
 }
 
 /// Carries the plan out: stage everything, then commit. Nothing is written when the plan has
@@ -153,6 +201,10 @@ pub fn execute(home: &Home, plan: Plan, stamp: &str) -> Result<Outcome, (Plan, S
     }
     let mut txn = Txn::new(stamp).within(home);
     for c in &plan.changes {
+        if let Some(database) = &c.database {
+            txn.finish_with(database.clone().into_finish(stamp));
+            continue;
+        }
         let old = Old {
             path: &c.from,
             read: c.read,
@@ -236,6 +288,7 @@ fn rewrite(plan: &mut Plan, tool: Tool, entry: Option<&Entry>, from: &Path, to: 
         bytes,
         read,
         registry: false,
+        database: None,
     });
 }
 
@@ -280,6 +333,7 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                         bytes,
                         read,
                         registry,
+                        database: None,
                     });
                 }
             }
@@ -300,6 +354,7 @@ fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
                         bytes,
                         read,
                         registry: true,
+                        database: None,
                     }),
                     Ok(None) => {}
                     Err(e) => plan.problems.push(format!("{}: {e}", index.display())),

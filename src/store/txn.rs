@@ -65,8 +65,17 @@ pub struct Done {
     pub deleted: bool,
 }
 
+/// A change outside the files a commit makes with them (a tool's database): prepared after
+/// every old file was checked and before the first rename (a refusal then changes nothing),
+/// committed after the last rename; dropped unprepared or uncommitted, it changes nothing.
+pub trait Finish {
+    fn prepare(&mut self) -> std::io::Result<()>;
+    fn commit(self: Box<Self>) -> std::io::Result<()>;
+}
+
 pub struct Txn {
     staged: Vec<Staged>,
+    finish: Vec<Box<dyn Finish>>,
     /// Registries whose lock the commit holds from its first check to its last rename.
     registries: Vec<PathBuf>,
     created_dirs: Vec<PathBuf>,
@@ -79,6 +88,7 @@ impl Txn {
     pub fn new(stamp: impl Into<String>) -> Txn {
         Txn {
             staged: Vec::new(),
+            finish: Vec::new(),
             registries: Vec::new(),
             created_dirs: Vec::new(),
             stamp: stamp.into(),
@@ -149,6 +159,11 @@ impl Txn {
         }
     }
 
+    /// `finish` is made with this commit: see [`Finish`].
+    pub fn finish_with(&mut self, finish: Box<dyn Finish>) {
+        self.finish.push(finish);
+    }
+
     /// Retires the old file only: `target` already holds what it would have been replaced by
     /// (an earlier run stopped between writing `target` and retiring the old file).
     pub fn retire(&mut self, target: &Path, old: Old) -> std::io::Result<()> {
@@ -200,6 +215,12 @@ impl Txn {
                 return Err((Vec::new(), e));
             }
         }
+        let mut finish = std::mem::take(&mut self.finish);
+        for f in &mut finish {
+            if let Err(e) = f.prepare() {
+                return Err((Vec::new(), e));
+            }
+        }
         // Nothing was placed yet: from here on the folders hold new files and stay.
         self.created_dirs.clear();
         let mut done = Vec::new();
@@ -211,6 +232,11 @@ impl Txn {
             match commit_one(s, &self.stamp) {
                 Ok(d) => done.push(d),
                 Err(e) => return Err((done, e)),
+            }
+        }
+        for f in finish {
+            if let Err(e) = f.commit() {
+                return Err((done, e));
             }
         }
         // Released as they drop.

@@ -6,6 +6,7 @@ Pure functions over JSON values; no processes, no files except where named.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 
@@ -424,3 +425,37 @@ def api_problems(protocol, body):
 def short(text, n=70):
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# RFC 3339 times as the formats write them: 2026-01-12T08:00:00.120Z, with or without a
+# fraction, Z or an offset.
+_ISO_TIME = re.compile(rb"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})")
+
+
+def _parse_iso(m):
+    base, frac, zone = m.group(1).decode(), (m.group(2) or b"").decode(), m.group(3).decode()
+    t = dt.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S")
+    micros = int((frac[1:] + "000000")[:6]) if frac else 0
+    offset = dt.timedelta(0) if zone == "Z" else \
+        (1 if zone[0] == "+" else -1) * dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    return t.replace(microsecond=micros, tzinfo=dt.timezone(offset)), frac, zone
+
+
+def shift_timestamps(data: bytes, start: dt.datetime) -> bytes:
+    """Every RFC 3339 time in `data` moved by one amount, so that the earliest is `start`: a
+    session that happened now (in a lived-in home, newer than the one the CLI just wrote).
+    Each time keeps its shape (fraction digits, zone), so only those bytes change."""
+    found = [_parse_iso(m)[0] for m in _ISO_TIME.finditer(data)]
+    if not found:
+        return data
+    delta = start - min(found)
+
+    def moved(m):
+        t, frac, zone = _parse_iso(m)
+        t = (t + delta).astimezone(t.tzinfo)
+        out = t.strftime("%Y-%m-%dT%H:%M:%S")
+        if frac:
+            out += "." + f"{t.microsecond:06d}{'000'}"[:len(frac) - 1]
+        return (out + zone).encode()
+
+    return _ISO_TIME.sub(moved, data)

@@ -150,6 +150,22 @@ def command(tool: Tool, exe: str, prompt: str, session_id: str, session_path: st
     raise ValueError(tool.name)
 
 
+def new_session_command(tool: Tool, exe: str, prompt: str):
+    """A new session of the project with one prompt: how a lived-in home gets the CLI's own
+    session (and whatever indexes the CLI keeps) before a converted one is placed beside it."""
+    if tool.name == "gemini":
+        return [exe, "-m", "gemini-2.5-flash", "-p", prompt]
+    if tool.name == "qwen":
+        return [exe, "--auth-type", "openai", prompt]
+    if tool.name == "claude":
+        return [exe, "-p", prompt]
+    if tool.name == "pi":
+        return [exe, "--provider", "mock", "--model", "m", "-p", prompt]
+    if tool.name == "codex":
+        return [exe, "exec", "--skip-git-repo-check", prompt]
+    raise ValueError(tool.name)
+
+
 def session_id_of(tool: Tool, path: Path):
     """The id the tool knows the session by, read from the written file."""
     try:  # a whole-document format (Gemini legacy JSON)

@@ -319,6 +319,14 @@ fn print_human(outcomes: &[Outcome], dry_run: bool) {
         for step in &o.steps {
             match step {
                 Step::Healthy => println!("  healthy: nothing to repair"),
+                Step::Registered {
+                    database, backup, ..
+                } => {
+                    println!("  {would}registered in {}", show(database));
+                    if let Some(b) = backup {
+                        println!("  the database as it was is kept as {}", show(b));
+                    }
+                }
                 Step::Restored { to, .. } => {
                     println!(
                         "  {would}restored as {} (the set-aside file stays)",

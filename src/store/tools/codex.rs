@@ -1,9 +1,11 @@
 //! Codex CLI: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl`, archived
 //! rollouts in `$CODEX_HOME/archived_sessions/`. The project is only in `session_meta.cwd`.
+//! Codex 0.169 lists threads from its state database (`state_5.sqlite`): a new rollout is
+//! registered there too, when the database exists.
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
@@ -51,6 +53,13 @@ impl ToolStore for Codex {
         let stamp = local(start, "%Y-%m-%dT%H-%M-%S");
         let dir = crate::store::confined::join_all(&home.codex().join("sessions"), &day)?;
         let file = format!("rollout-{stamp}-{}.jsonl", new.safe_id()?);
-        Ok(Target::at(inside(&dir, &[&file])?))
+        let mut target = Target::at(inside(&dir, &[&file])?);
+        // Codex 0.169 lists threads from its state database, not the folders.
+        if let Some(databases) = crate::store::codex_state::locate(home).map_err(PlaceError)? {
+            target
+                .registrations
+                .push(Registration::CodexThread { databases });
+        }
+        Ok(target)
     }
 }

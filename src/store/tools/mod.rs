@@ -117,6 +117,12 @@ pub enum Registration {
         cwd: String,
         id: String,
     },
+    /// Codex's state database (`state_5.sqlite`, table `threads`): the row Codex would write
+    /// for the rollout, written with it under SQLite's own lock (see
+    /// [`codex_state`](crate::store::codex_state)).
+    CodexThread {
+        databases: crate::store::codex_state::Databases,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
