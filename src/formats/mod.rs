@@ -444,6 +444,13 @@ pub(crate) fn output_buffer(nodes: usize) -> Vec<u8> {
     Vec::with_capacity(nodes.saturating_mul(512).min(64 << 20))
 }
 
+#[test]
+fn a_flood_of_records_reserves_at_most_64_mib() {
+    // Ten million `{}` lines reserved 5 GB at once before.
+    assert!(output_buffer(10_000_000).capacity() <= 64 << 20);
+    assert!(output_buffer(100).capacity() >= 51_200);
+}
+
 pub(crate) fn record_value(
     bytes: &[u8],
     at: &Location,
