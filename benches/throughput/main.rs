@@ -10,6 +10,8 @@
 
 mod corpus;
 mod measure;
+mod qwen;
+mod text;
 
 use std::ffi::OsString;
 use std::fs::File;
