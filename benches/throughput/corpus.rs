@@ -2,13 +2,14 @@
 //! from a seed so every machine benchmarks the same bytes.
 //!
 //! Layout below the corpus folder:
-//! - `sessions/projects/<dashed cwd>/chats/<sessionId>.jsonl`: ~2,000 sessions of mixed sizes
-//!   (most small, some multi-MB), a few of them damaged (torn tail, glued records, NUL padding);
-//! - `big/<sessionId>.jsonl`: one long session of about 1 GiB;
-//! - `manifest.json`: what was generated; the corpus is reused when it matches.
+//! - `home/.qwen/projects/<dashed cwd>/chats/<sessionId>.jsonl`: ~2,000 sessions of mixed sizes
+//!   (most small, some multi-MB), a few of them damaged (torn tail, glued records, NUL padding),
+//!   laid out as Qwen Code's store in a home folder (`list --home`);
+//! - `manifest.json`: what was generated; the corpus is reused when it matches;
+//! - `inputs/`: the single-session inputs (`sessions.rs`).
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -18,10 +19,10 @@ use crate::qwen::QwenGen;
 use crate::text::{Rng, mix};
 
 /// Bumped whenever the generator changes its output, so an old corpus is regenerated.
-const GENERATOR: &str = "qwen-jsonl-v1";
+const GENERATOR: &str = "qwen-corpus-v2";
 const MARKER: &str = ".sessiontool-bench-corpus";
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-/// Full-size corpus: files and total bytes; the big file is as large again.
+/// Full-size corpus: files and total bytes.
 const FULL_FILES: f64 = 2000.0;
 const FULL_BYTES: f64 = GIB;
 
@@ -34,10 +35,7 @@ pub struct Manifest {
     pub corpus_bytes: u64,
     /// Complete records written to the corpus (lines, counting each of two glued records).
     pub corpus_records: u64,
-    pub big_file: String,
-    pub big_bytes: u64,
-    pub big_records: u64,
-    /// Damaged corpus files: (path relative to `sessions/`, what was done to it).
+    /// Damaged corpus files: (path relative to `home/.qwen/`, what was done to it).
     pub damaged: Vec<(String, String)>,
 }
 
@@ -47,12 +45,13 @@ pub struct Corpus {
 }
 
 impl Corpus {
-    pub fn sessions_dir(&self) -> PathBuf {
-        self.root.join("sessions")
+    /// The home folder whose `.qwen` store holds the corpus.
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
     }
 
-    pub fn big_file(&self) -> PathBuf {
-        self.root.join(&self.manifest.big_file)
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.home().join(".qwen")
     }
 
     /// Every corpus file with its size, sorted by path.
@@ -60,7 +59,7 @@ impl Corpus {
         list_files(&self.sessions_dir())
     }
 
-    /// Whether a corpus file (absolute, below `sessions/`) is one of the damaged ones.
+    /// Whether a corpus file (absolute, below `home/.qwen/`) is one of the damaged ones.
     pub fn is_damaged(&self, path: &Path) -> bool {
         let rel = path.strip_prefix(self.sessions_dir()).unwrap_or(path);
         let rel = rel.to_string_lossy();
@@ -78,11 +77,10 @@ pub fn ensure(root: &Path, seed: u64, scale: f64) -> io::Result<Corpus> {
         && on_disk_matches(root, &m)
     {
         eprintln!(
-            "corpus: reusing {} ({} files, {:.1} MB + big file {:.1} MB)",
+            "corpus: reusing {} ({} files, {:.1} MB)",
             root.display(),
             m.files,
             m.corpus_bytes as f64 / 1e6,
-            m.big_bytes as f64 / 1e6
         );
         return Ok(Corpus {
             root: root.to_path_buf(),
@@ -98,7 +96,7 @@ pub fn ensure(root: &Path, seed: u64, scale: f64) -> io::Result<Corpus> {
     fs::create_dir_all(root)?;
     File::create(root.join(MARKER))?;
     let _ = fs::remove_file(root.join("manifest.json"));
-    for sub in ["sessions", "big", "convert-subset"] {
+    for sub in ["home", "sessions", "big", "convert-subset"] {
         let p = root.join(sub);
         if p.exists() {
             fs::remove_dir_all(&p)?;
@@ -115,12 +113,10 @@ pub fn ensure(root: &Path, seed: u64, scale: f64) -> io::Result<Corpus> {
         serde_json::to_vec_pretty(&manifest).map_err(io::Error::other)?,
     )?;
     eprintln!(
-        "corpus: {} files, {:.1} MB, {} records; big file {:.1} MB, {} records ({:.1} s)",
+        "corpus: {} files, {:.1} MB, {} records ({:.1} s)",
         manifest.files,
         manifest.corpus_bytes as f64 / 1e6,
         manifest.corpus_records,
-        manifest.big_bytes as f64 / 1e6,
-        manifest.big_records,
         started.elapsed().as_secs_f64()
     );
     Ok(Corpus {
@@ -135,12 +131,11 @@ fn read_manifest(root: &Path) -> Option<Manifest> {
 }
 
 fn on_disk_matches(root: &Path, m: &Manifest) -> bool {
-    let Ok(files) = list_files(&root.join("sessions")) else {
+    let Ok(files) = list_files(&root.join("home/.qwen")) else {
         return false;
     };
     let bytes: u64 = files.iter().map(|(_, n)| n).sum();
-    let big = fs::metadata(root.join(&m.big_file)).map(|md| md.len()).ok();
-    files.len() == m.files && bytes == m.corpus_bytes && big == Some(m.big_bytes)
+    files.len() == m.files && bytes == m.corpus_bytes
 }
 
 pub fn list_files(dir: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
@@ -186,28 +181,12 @@ fn generate(root: &Path, seed: u64, scale: f64) -> io::Result<Manifest> {
     for s in &mut sizes {
         *s *= total / sum;
     }
-    let sessions = root.join("sessions");
+    let sessions = root.join("home/.qwen");
     let outs: Vec<FileOut> = sizes
         .par_iter()
         .enumerate()
         .map(|(i, &size)| write_session_file(&sessions, seed, i as u64, size as u64))
         .collect::<io::Result<_>>()?;
-
-    let big_dir = root.join("big");
-    fs::create_dir_all(&big_dir)?;
-    let mut g = QwenGen::new(mix(seed, u64::MAX), 7);
-    let big_name = format!("big/{}.jsonl", g.session_id);
-    let mut w = BufWriter::with_capacity(1 << 20, File::create(root.join(&big_name))?);
-    let target = (total as u64).max(1 << 20);
-    let (mut big_bytes, mut big_records) = (0u64, 0u64);
-    let mut buf = Vec::with_capacity(1 << 20);
-    while big_bytes < target {
-        buf.clear();
-        big_records += g.turn(&mut buf);
-        w.write_all(&buf)?;
-        big_bytes += buf.len() as u64;
-    }
-    w.flush()?;
 
     Ok(Manifest {
         generator: GENERATOR.into(),
@@ -216,9 +195,6 @@ fn generate(root: &Path, seed: u64, scale: f64) -> io::Result<Manifest> {
         files: outs.len(),
         corpus_bytes: outs.iter().map(|o| o.bytes).sum(),
         corpus_records: outs.iter().map(|o| o.records).sum(),
-        big_file: big_name,
-        big_bytes,
-        big_records,
         damaged: outs
             .iter()
             .filter_map(|o| o.damage.map(|d| (o.rel.clone(), d.to_string())))

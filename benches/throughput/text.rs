@@ -221,6 +221,12 @@ impl Text {
         s
     }
 
+    /// Code of a length between `lo` and `hi` bytes (log-uniform).
+    pub fn code_between(&mut self, lo: f64, hi: f64) -> String {
+        let len = self.rng.log_range(lo, hi) as usize;
+        self.code(len)
+    }
+
     /// Lines of a test run as a terminal shows them: check marks in ANSI colours.
     pub fn test_lines(&mut self) -> String {
         let mut s = String::new();
@@ -255,6 +261,61 @@ pub fn uuid(rng: &mut Rng) -> String {
         b >> 48,
         b & 0xFFFF_FFFF_FFFF
     )
+}
+
+/// A version-7 UUID (time-ordered, as Codex names its sessions) for `ms` since the epoch.
+pub fn uuid_v7(rng: &mut Rng, ms: u64) -> String {
+    let (a, b) = (rng.next(), rng.next());
+    let b = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-7{:03x}-{:04x}-{:012x}",
+        (ms >> 16) & 0xFFFF_FFFF,
+        ms & 0xFFFF,
+        a & 0xFFF,
+        b >> 48,
+        b & 0xFFFF_FFFF_FFFF
+    )
+}
+
+/// `n` characters of `[0-9A-Za-z]`, the alphabet of Anthropic's `msg_`/`req_`/`toolu_` ids
+/// and OpenAI's `call_` ids.
+pub fn alnum(rng: &mut Rng, n: usize) -> String {
+    const A: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    (0..n)
+        .map(|_| A[rng.below(A.len() as u64) as usize] as char)
+        .collect()
+}
+
+/// `n` characters of standard base64 (`+`, `/`), as thinking signatures and encrypted
+/// reasoning are written; `n` is rounded up to a multiple of 4.
+pub fn base64(rng: &mut Rng, n: usize, url_safe: bool) -> String {
+    let alphabet: &[u8] = if url_safe {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let n = n.div_ceil(4) * 4;
+    let mut s = String::with_capacity(n);
+    while s.len() < n {
+        let mut x = rng.next();
+        for _ in 0..10 {
+            if s.len() == n {
+                break;
+            }
+            s.push(alphabet[(x & 63) as usize] as char);
+            x >>= 6;
+        }
+    }
+    s
+}
+
+/// Lines numbered as `cat -n` does in Claude Code's Read and Edit results: `     1→line`.
+pub fn numbered(code: &str, first: usize) -> String {
+    let mut s = String::with_capacity(code.len() + code.len() / 8);
+    for (i, line) in code.lines().enumerate() {
+        s.push_str(&format!("{:>6}\u{2192}{line}\n", first + i));
+    }
+    s
 }
 
 /// ISO 8601 UTC with milliseconds, as Qwen writes it: `2025-12-06T10:30:07.318Z`.
