@@ -172,8 +172,14 @@ fn run(opts: &Opts) -> io::Result<()> {
         let corpus = corpus::ensure(&opts.corpus, opts.seed, opts.scale)?;
         let (mut set, jobs) = ctx.corpus_jobs(&corpus, &mut notes)?;
         eprintln!("== {}", set.title);
-        set.rows.extend(ctx.ceiling_row(&set.key, &set.files)?);
-        set.rows.extend(ctx.corpus_jq(&corpus, &set, &mut notes)?);
+        let refs = [
+            ctx.ceiling_row(&set.key, &set.files)?,
+            ctx.corpus_jq(&corpus, &set, &mut notes)?,
+        ];
+        for r in refs.into_iter().flatten() {
+            progress(&r);
+            set.rows.push(r);
+        }
         for job in jobs {
             set.rows
                 .extend(measure_job(opts, &ctx, &job, runs, timeout, &mut ratios)?);
@@ -193,7 +199,10 @@ fn run(opts: &Opts) -> io::Result<()> {
             let mut set = ctx.single_set(&input);
             eprintln!("== {}", set.title);
             ctx.check_input(&input, &mut notes)?;
-            set.rows.extend(ctx.ceiling_row(&set.key, &set.files)?);
+            if let Some(r) = ctx.ceiling_row(&set.key, &set.files)? {
+                progress(&r);
+                set.rows.push(r);
+            }
             for job in ctx.single_jobs(&input)? {
                 set.rows
                     .extend(measure_job(opts, &ctx, &job, runs, timeout, &mut ratios)?);

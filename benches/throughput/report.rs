@@ -170,7 +170,7 @@ fn table(set: &DataSet, callgrind: bool) -> String {
         cols.push(cpu.map_or("—".into(), secs));
         cols.push(cpu.map_or("—".into(), |c| thousands(r.bytes as f64 / 1e6 / c)));
         cols.push(match r.peak_bytes() {
-            Some(p) if set.single => format!("{} ({:.1}×)", size(p), p as f64 / r.bytes as f64),
+            Some(p) if set.single => format!("{} ({})", size(p), times(p as f64 / r.bytes as f64)),
             Some(p) => size(p),
             None => "—".into(),
         });
@@ -427,6 +427,15 @@ fn size(b: u64) -> String {
         format!("{:.0} MB", b as f64 / 1e6)
     } else {
         format!("{:.1} MB", b as f64 / 1e6)
+    }
+}
+
+/// A multiple: `7.0×`, `0.04×`.
+fn times(x: f64) -> String {
+    if x < 1.0 {
+        format!("{x:.2}×")
+    } else {
+        format!("{x:.1}×")
     }
 }
 
