@@ -51,6 +51,7 @@ pub mod fault;
 pub mod formats;
 pub mod ids;
 pub mod io;
+pub mod json;
 pub mod model;
 pub mod records;
 pub mod regular_file;

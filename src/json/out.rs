@@ -1,0 +1,394 @@
+//! JSON written as each tool's own serializer writes it, straight into a byte buffer: the
+//! escaping of JavaScript's `JSON.stringify` (and Rust's serde_json, which escapes alike),
+//! Python's `json.dumps` and Go's `encoding/json`, with their separators and indentation. A
+//! value read as [`Raw`] is written back with its strings and numbers as they were written.
+
+use super::raw::Raw;
+use super::scan;
+
+/// How strings are escaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// `JSON.stringify` and serde_json: `"` `\` and control characters only (`\b \f \n \r \t`,
+    /// others `\u00xx`); everything else as it is.
+    Js,
+    /// Python's `json.dumps` (`ensure_ascii=True`): also every non-ASCII character as `\uxxxx`
+    /// (surrogate pairs above the BMP).
+    PythonAscii,
+    /// Go's `encoding/json`: also `<`, `>`, `&`, U+2028 and U+2029 as `\u003c`...
+    Go,
+}
+
+/// Separators and indentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    pub escape: Escape,
+    /// `None`: one line. `Some("  ")`: a value per line, indented by this per level.
+    pub indent: Option<&'static str>,
+    /// Between a key and its value (`":"`, or `": "` for Python's compact default).
+    pub colon: &'static str,
+    /// Between items on one line (`","`, or `", "` for Python).
+    pub comma: &'static str,
+}
+
+impl Style {
+    /// `JSON.stringify(v)` and serde_json's `to_vec`.
+    pub const JS: Style = Style {
+        escape: Escape::Js,
+        indent: None,
+        colon: ":",
+        comma: ",",
+    };
+    /// `JSON.stringify(v, null, 2)`.
+    pub const JS_PRETTY: Style = Style {
+        escape: Escape::Js,
+        indent: Some("  "),
+        colon: ": ",
+        comma: ",",
+    };
+    /// Python's `json.dumps(v)`.
+    pub const PYTHON: Style = Style {
+        escape: Escape::PythonAscii,
+        indent: None,
+        colon: ": ",
+        comma: ", ",
+    };
+    /// Go's `json.Marshal(v)`.
+    pub const GO: Style = Style {
+        escape: Escape::Go,
+        indent: None,
+        colon: ":",
+        comma: ",",
+    };
+    /// Go's `json.MarshalIndent(v, "", "  ")`.
+    pub const GO_PRETTY: Style = Style {
+        escape: Escape::Go,
+        indent: Some("  "),
+        colon: ": ",
+        comma: ",",
+    };
+}
+
+/// A JSON writer into a buffer. Containers are opened and closed in order; the writer puts
+/// the separators and indentation between them.
+pub struct Out<'b> {
+    buf: &'b mut Vec<u8>,
+    style: Style,
+    /// For each open container: whether it has an item yet.
+    open: Vec<bool>,
+    /// A key was written; its value comes next.
+    after_key: bool,
+}
+
+impl<'b> Out<'b> {
+    pub fn new(buf: &'b mut Vec<u8>, style: Style) -> Out<'b> {
+        Out {
+            buf,
+            style,
+            open: Vec::new(),
+            after_key: false,
+        }
+    }
+
+    /// Before a value or a key: the separator and the line break its place needs.
+    fn item(&mut self) {
+        if self.after_key {
+            self.after_key = false;
+            return;
+        }
+        let Some(has_items) = self.open.last_mut() else {
+            return;
+        };
+        let first = !*has_items;
+        *has_items = true;
+        match self.style.indent {
+            Some(_) => {
+                if !first {
+                    self.buf.push(b',');
+                }
+                self.newline(self.open.len());
+            }
+            None if !first => self.buf.extend_from_slice(self.style.comma.as_bytes()),
+            None => {}
+        }
+    }
+
+    fn newline(&mut self, depth: usize) {
+        if let Some(unit) = self.style.indent {
+            self.buf.push(b'\n');
+            for _ in 0..depth {
+                self.buf.extend_from_slice(unit.as_bytes());
+            }
+        }
+    }
+
+    pub fn begin_object(&mut self) -> &mut Self {
+        self.item();
+        self.buf.push(b'{');
+        self.open.push(false);
+        self
+    }
+
+    pub fn end_object(&mut self) -> &mut Self {
+        self.close(b'}')
+    }
+
+    pub fn begin_array(&mut self) -> &mut Self {
+        self.item();
+        self.buf.push(b'[');
+        self.open.push(false);
+        self
+    }
+
+    pub fn end_array(&mut self) -> &mut Self {
+        self.close(b']')
+    }
+
+    fn close(&mut self, bracket: u8) -> &mut Self {
+        let had_items = self.open.pop().expect("a container is open");
+        if had_items {
+            self.newline(self.open.len());
+        }
+        self.buf.push(bracket);
+        self
+    }
+
+    /// An object key; its value is written next.
+    pub fn key(&mut self, key: &str) -> &mut Self {
+        self.item();
+        escape_into(self.buf, key, self.style.escape);
+        self.buf.extend_from_slice(self.style.colon.as_bytes());
+        self.after_key = true;
+        self
+    }
+
+    /// A key as it was written in the source (quotes and escapes as they were).
+    pub fn raw_key(&mut self, literal: &str) -> &mut Self {
+        self.item();
+        self.buf.extend_from_slice(literal.as_bytes());
+        self.buf.extend_from_slice(self.style.colon.as_bytes());
+        self.after_key = true;
+        self
+    }
+
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.item();
+        escape_into(self.buf, s, self.style.escape);
+        self
+    }
+
+    pub fn u64(&mut self, n: u64) -> &mut Self {
+        self.item();
+        self.buf.extend_from_slice(itoa(n).as_bytes());
+        self
+    }
+
+    pub fn bool(&mut self, b: bool) -> &mut Self {
+        self.item();
+        self.buf
+            .extend_from_slice(if b { b"true" } else { b"false" });
+        self
+    }
+
+    pub fn null(&mut self) -> &mut Self {
+        self.item();
+        self.buf.extend_from_slice(b"null");
+        self
+    }
+
+    /// A value as it was read: strings and numbers as written, containers laid out in this
+    /// writer's style. One pass over its tokens: linear, any depth.
+    pub fn raw(&mut self, value: Raw<'_>) -> &mut Self {
+        let text = value.text();
+        let b = text.as_bytes();
+        // For each open container: whether it is an object, and whether its next string is
+        // a key.
+        let mut open: Vec<(bool, bool)> = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'{' => {
+                    self.begin_object();
+                    open.push((true, true));
+                    i += 1;
+                }
+                b'[' => {
+                    self.begin_array();
+                    open.push((false, false));
+                    i += 1;
+                }
+                b'}' => {
+                    self.end_object();
+                    open.pop();
+                    i += 1;
+                }
+                b']' => {
+                    self.end_array();
+                    open.pop();
+                    i += 1;
+                }
+                b',' => {
+                    if let Some((true, next_is_key)) = open.last_mut() {
+                        *next_is_key = true;
+                    }
+                    i += 1;
+                }
+                b':' => i += 1,
+                c if scan::is_ws(c) => i += 1,
+                b'"' => {
+                    let end = scan::skip_valid(b, i);
+                    let literal = &text[i..end];
+                    match open.last_mut() {
+                        Some((true, next_is_key @ true)) => {
+                            *next_is_key = false;
+                            self.raw_key(literal);
+                        }
+                        _ => {
+                            self.verbatim(literal);
+                        }
+                    }
+                    i = end;
+                }
+                _ => {
+                    let end = scan::skip_valid(b, i);
+                    self.verbatim(&text[i..end]);
+                    i = end;
+                }
+            }
+        }
+        self
+    }
+
+    /// Text already in JSON form, written as it is (a value this writer has no part in).
+    pub fn verbatim(&mut self, json: &str) -> &mut Self {
+        self.item();
+        self.buf.extend_from_slice(json.as_bytes());
+        self
+    }
+}
+
+fn itoa(n: u64) -> String {
+    n.to_string()
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `s` as a JSON string literal, escaped as `escape` says.
+pub fn escape_into(buf: &mut Vec<u8>, s: &str, escape: Escape) {
+    buf.reserve(s.len() + 2);
+    buf.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let unit = |buf: &mut Vec<u8>, u: u32| {
+        buf.extend_from_slice(b"\\u");
+        for shift in [12, 8, 4, 0] {
+            buf.push(HEX[((u >> shift) & 0xF) as usize]);
+        }
+    };
+    for (i, c) in s.char_indices() {
+        let short: Option<&[u8]> = match c {
+            '"' => Some(b"\\\""),
+            '\\' => Some(b"\\\\"),
+            '\n' => Some(b"\\n"),
+            '\r' => Some(b"\\r"),
+            '\t' => Some(b"\\t"),
+            '\u{8}' => Some(b"\\b"),
+            '\u{c}' => Some(b"\\f"),
+            _ => None,
+        };
+        let needs = short.is_some()
+            || (c as u32) < 0x20
+            || match escape {
+                Escape::Js => false,
+                Escape::PythonAscii => !c.is_ascii(),
+                Escape::Go => matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}'),
+            };
+        if !needs {
+            continue;
+        }
+        buf.extend_from_slice(&bytes[start..i]);
+        start = i + c.len_utf8();
+        match short {
+            Some(s) => buf.extend_from_slice(s),
+            None if (c as u32) > 0xFFFF => {
+                let v = c as u32 - 0x10000;
+                unit(buf, 0xD800 + (v >> 10));
+                unit(buf, 0xDC00 + (v & 0x3FF));
+            }
+            None => unit(buf, c as u32),
+        }
+    }
+    buf.extend_from_slice(&bytes[start..]);
+    buf.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esc(s: &str, e: Escape) -> String {
+        let mut b = Vec::new();
+        escape_into(&mut b, s, e);
+        String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn each_tool_escapes_as_its_serializer_does() {
+        let s = "a\"b\\c\n\u{1}<é😀\u{2028}/";
+        assert_eq!(esc(s, Escape::Js), "\"a\\\"b\\\\c\\n\\u0001<é😀\u{2028}/\"");
+        assert_eq!(
+            esc(s, Escape::PythonAscii),
+            "\"a\\\"b\\\\c\\n\\u0001<\\u00e9\\ud83d\\ude00\\u2028/\""
+        );
+        assert_eq!(
+            esc(s, Escape::Go),
+            "\"a\\\"b\\\\c\\n\\u0001\\u003cé😀\\u2028/\""
+        );
+        // serde_json agrees with the JS escaping.
+        assert_eq!(esc(s, Escape::Js), serde_json::to_string(s).unwrap());
+    }
+
+    #[test]
+    fn compact_and_pretty_layouts_match_the_tools() {
+        let mut b = Vec::new();
+        let mut o = Out::new(&mut b, Style::JS);
+        o.begin_object().key("a").u64(1).key("b").begin_array();
+        o.str("x").null().bool(true).end_array();
+        o.key("c").begin_object().end_object().end_object();
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            r#"{"a":1,"b":["x",null,true],"c":{}}"#
+        );
+
+        let value = serde_json::json!({"a": 1, "b": ["x", {"c": []}], "d": {}});
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS_PRETTY).raw(Raw::parse(&value.to_string()).unwrap());
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::PYTHON).raw(Raw::parse(r#"{"a":[1,2],"b":"c"}"#).unwrap());
+        assert_eq!(String::from_utf8(b).unwrap(), r#"{"a": [1, 2], "b": "c"}"#);
+    }
+
+    #[test]
+    fn raw_values_keep_their_strings_and_numbers_as_written() {
+        let src = r#"{ "n" : 1e5 , "z":-0, "s":"\ud83d\u00e9", "k\u0041":[ 1e400 ] }"#;
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS).raw(Raw::parse(src).unwrap());
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            r#"{"n":1e5,"z":-0,"s":"\ud83d\u00e9","k\u0041":[1e400]}"#
+        );
+    }
+
+    #[test]
+    fn a_million_deep_raw_value_is_written_without_recursion() {
+        let deep = "[".repeat(1_000_000) + &"]".repeat(1_000_000);
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS).raw(Raw::parse(&deep).unwrap());
+        assert_eq!(b.len(), deep.len());
+    }
+}

@@ -1,0 +1,273 @@
+//! A JSON value as the text it was written as, checked once and then read lazily: an object's
+//! entries, an array's items, a string decoded, a number as its digits. Nothing is copied that
+//! need not be, nothing unknown is ever re-serialised (a field sessiontool does not understand
+//! is written back as these very bytes), and every lookup follows `JSON.parse`: of two entries
+//! with the same key, the last one's value counts.
+
+use std::borrow::Cow;
+
+use super::scan::{self, SyntaxError, skip_valid, skip_ws};
+use super::text::{self, Text};
+
+/// One valid JSON value, white space trimmed, borrowed from the text it came from.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Raw<'a>(&'a str);
+
+/// What kind of value a [`Raw`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+impl std::fmt::Debug for Raw<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Raw({})", self.0)
+    }
+}
+
+impl<'a> Raw<'a> {
+    /// Checks that `text` is one JSON value (white space around it allowed).
+    pub fn parse(text: &'a str) -> Result<Raw<'a>, SyntaxError> {
+        scan::validate(text.as_bytes())?;
+        Ok(Raw(
+            text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))
+        ))
+    }
+
+    /// The value as it is written.
+    pub fn text(self) -> &'a str {
+        self.0
+    }
+
+    pub fn kind(self) -> Kind {
+        match self.0.as_bytes()[0] {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'"' => Kind::String,
+            b't' | b'f' => Kind::Bool,
+            b'n' => Kind::Null,
+            _ => Kind::Number,
+        }
+    }
+
+    pub fn is_null(self) -> bool {
+        self.0 == "null"
+    }
+
+    pub fn as_bool(self) -> Option<bool> {
+        match self.0 {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// A string, decoded (borrowed when it holds no escape). A lone surrogate escape, which
+    /// `JSON.parse` keeps, becomes U+FFFD and the text is marked lossy; [`Raw::text`] still
+    /// has it as written.
+    pub fn as_str(self) -> Option<Text<'a>> {
+        (self.kind() == Kind::String).then(|| text::decode(self.0))
+    }
+
+    /// A number as written (`1e400`, `-0` and 30-digit integers stay what they are).
+    pub fn as_number(self) -> Option<&'a str> {
+        (self.kind() == Kind::Number).then_some(self.0)
+    }
+
+    /// A number that is a whole number from 0 to 2^64-1, written as digits only.
+    pub fn as_u64(self) -> Option<u64> {
+        self.as_number()?.parse().ok()
+    }
+
+    /// A number as the nearest f64 (what JavaScript holds), when it is finite.
+    pub fn as_f64(self) -> Option<f64> {
+        self.as_number()?
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+    }
+
+    /// An object's entries in order, duplicates included.
+    pub fn entries(self) -> Option<Entries<'a>> {
+        (self.kind() == Kind::Object).then_some(Entries {
+            text: self.0,
+            at: 1,
+        })
+    }
+
+    /// The value of `key` in an object: the last entry with that key, as `JSON.parse` keeps.
+    pub fn get(self, key: &str) -> Option<Raw<'a>> {
+        self.entries()?
+            .filter(|(k, _)| k.is(key))
+            .last()
+            .map(|(_, v)| v)
+    }
+
+    /// An array's items in order.
+    pub fn items(self) -> Option<Items<'a>> {
+        (self.kind() == Kind::Array).then_some(Items {
+            text: self.0,
+            at: 1,
+        })
+    }
+}
+
+/// An object key as written (quotes included).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Key<'a>(&'a str);
+
+impl std::fmt::Debug for Key<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key({})", self.0)
+    }
+}
+
+impl<'a> Key<'a> {
+    /// The key as written, quotes included.
+    pub fn text(self) -> &'a str {
+        self.0
+    }
+
+    /// The key decoded.
+    pub fn name(self) -> Text<'a> {
+        text::decode(self.0)
+    }
+
+    /// Whether the key is `name` (compared without decoding when it holds no escape).
+    pub fn is(self, name: &str) -> bool {
+        let inner = &self.0[1..self.0.len() - 1];
+        if !inner.contains('\\') {
+            return inner == name;
+        }
+        let decoded = self.name();
+        !decoded.lossy && decoded.value == name
+    }
+
+    pub fn to_cow(self) -> Cow<'a, str> {
+        self.name().value
+    }
+}
+
+/// The entries of an object ([`Raw::entries`]).
+pub struct Entries<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = (Key<'a>, Raw<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.text.as_bytes();
+        let i = skip_ws(b, self.at);
+        if b[i] == b'}' {
+            return None;
+        }
+        let key_start = if b[i] == b',' { skip_ws(b, i + 1) } else { i };
+        let key_end = skip_valid(b, key_start);
+        let colon = skip_ws(b, key_end);
+        let value_start = skip_ws(b, colon + 1);
+        let value_end = skip_valid(b, value_start);
+        self.at = value_end;
+        Some((
+            Key(&self.text[key_start..key_end]),
+            Raw(&self.text[value_start..value_end]),
+        ))
+    }
+}
+
+/// The items of an array ([`Raw::items`]).
+pub struct Items<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Raw<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.text.as_bytes();
+        let i = skip_ws(b, self.at);
+        if b[i] == b']' {
+            return None;
+        }
+        let start = if b[i] == b',' { skip_ws(b, i + 1) } else { i };
+        let end = skip_valid(b, start);
+        self.at = end;
+        Some(Raw(&self.text[start..end]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_and_items_are_read_lazily_in_order() {
+        let r = Raw::parse(r#" { "a" : 1 , "b":[true, null ,"x"], "c" : {"d":"}"} } "#).unwrap();
+        assert_eq!(r.kind(), Kind::Object);
+        let keys: Vec<String> = r
+            .entries()
+            .unwrap()
+            .map(|(k, _)| k.to_cow().into())
+            .collect();
+        assert_eq!(keys, ["a", "b", "c"]);
+        let b = r.get("b").unwrap();
+        let items: Vec<&str> = b.items().unwrap().map(Raw::text).collect();
+        assert_eq!(items, ["true", "null", "\"x\""]);
+        assert_eq!(
+            r.get("c")
+                .unwrap()
+                .get("d")
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .value,
+            "}"
+        );
+        assert_eq!(r.get("z"), None);
+        assert_eq!(Raw::parse("{}").unwrap().entries().unwrap().count(), 0);
+        assert_eq!(Raw::parse("[ ]").unwrap().items().unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_repeated_key_counts_as_its_last_value_as_json_parse_keeps_it() {
+        let r = Raw::parse(r#"{"uuid":"a","x":1,"uuid":"b"}"#).unwrap();
+        assert_eq!(r.get("uuid").unwrap().as_str().unwrap().value, "b");
+        assert_eq!(r.entries().unwrap().count(), 3);
+    }
+
+    #[test]
+    fn numbers_stay_as_written() {
+        let r =
+            Raw::parse(r#"[1e5, -0, 1e400, 123456789012345678901234567890, 18446744073709551615]"#)
+                .unwrap();
+        let n: Vec<&str> = r.items().unwrap().map(|i| i.as_number().unwrap()).collect();
+        assert_eq!(
+            n,
+            [
+                "1e5",
+                "-0",
+                "1e400",
+                "123456789012345678901234567890",
+                "18446744073709551615"
+            ]
+        );
+        let items: Vec<Raw> = r.items().unwrap().collect();
+        assert_eq!(items[4].as_u64(), Some(u64::MAX));
+        assert_eq!(items[3].as_u64(), None);
+        assert_eq!(items[2].as_f64(), None);
+        assert_eq!(items[0].as_f64(), Some(100000.0));
+    }
+
+    #[test]
+    fn escaped_keys_match_their_decoded_name() {
+        let r = Raw::parse(r#"{"u\u0075id":"x"}"#).unwrap();
+        assert_eq!(r.get("uuid").unwrap().as_str().unwrap().value, "x");
+    }
+}
