@@ -7,7 +7,8 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::measure::{Output, Runner, median};
+use crate::format::{last_line, median, shell_line};
+use crate::measure::{Output, Runner};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Who {
@@ -73,7 +74,10 @@ pub struct Variant {
 pub struct Program {
     pub who: Who,
     pub what: String,
+    /// No variants: nothing to run, and this says why in every cell of the row ("peer not
+    /// built", "not comparable: ...").
     pub variants: Vec<Variant>,
+    pub why_not: Option<String>,
 }
 
 pub struct Job {
@@ -146,6 +150,8 @@ pub struct Row {
     pub instructions: Option<Result<u64, String>>,
     /// What the command wrote (bytes), from the last run.
     pub output_bytes: Option<u64>,
+    /// The command line as run (at the most threads), for the report.
+    pub command: Option<String>,
 }
 
 impl Row {
@@ -195,6 +201,7 @@ impl Row {
                 .collect(),
             instructions: None,
             output_bytes: None,
+            command: None,
         }
     }
 }
@@ -272,9 +279,13 @@ pub fn measure(
                         r.code,
                         r.stderr_tail
                     );
-                    a.failed = Some(match r.code {
+                    let how = match r.code {
                         Some(c) => format!("failed (exit {c})"),
                         None => "failed (killed)".into(),
+                    };
+                    a.failed = Some(match last_line(&r.stderr_tail) {
+                        Some(why) => format!("{how}: {why}"),
+                        None => how,
                     });
                     continue;
                 };
@@ -333,6 +344,11 @@ pub fn measure(
             cells,
             instructions,
             output_bytes,
+            command: p.variants.last().map(|v| {
+                let mut env = v.env.clone();
+                env.push(("RAYON_NUM_THREADS".into(), v.threads.to_string()));
+                shell_line(&env, &v.argv)
+            }),
         });
     }
     Ok(rows)

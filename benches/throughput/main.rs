@@ -1,6 +1,6 @@
 //! Throughput and memory benchmark: sessiontool's convert, show, list and fsck beside the
-//! machine's own ceiling, `jq` and a peer converter (casr, built from its source and given with
-//! `--casr`), on generated inputs: a corpus of ~2,000 Qwen Code sessions (~1 GiB) laid out as
+//! machine's own ceiling, `jq` and a peer converter (casr, built from its source outside this
+//! repository), on generated inputs: a corpus of ~2,000 Qwen Code sessions (~1 GiB) laid out as
 //! Qwen's store, and one long Claude Code, Qwen Code and Codex session at each size (100 MB and
 //! 1 GB), each in its tool's store layout.
 //!
@@ -12,11 +12,14 @@
 //! cargo bench --bench throughput -- --scale 0.01 --callgrind      # instruction counts
 //! cargo bench --bench throughput -- --help
 //! ```
-//! Prints Markdown tables (MB = 10^6 bytes) and writes `target/bench-results.json`.
+//! The peer is `--casr PATH`, else `--casr-src DIR` (built here), else `$CASR`, else `casr` on
+//! PATH; without one its rows say "peer not built". Every command line run is printed under its
+//! table. Prints Markdown tables (MB = 10^6 bytes) and writes `target/bench-results.json`.
 
 mod claude;
 mod codex;
 mod corpus;
+mod format;
 mod jobs;
 mod measure;
 mod peer;
@@ -34,7 +37,6 @@ use std::time::Duration;
 use clap::Parser;
 
 use jobs::{Cell, Row, Stat, Who};
-use peer::Peer;
 use report::DataSet;
 use sessions::Fmt;
 
@@ -76,10 +78,15 @@ pub struct Opts {
     /// The sessiontool binary (default: the one cargo built for this bench, release profile).
     #[arg(long)]
     pub bin: Option<PathBuf>,
-    /// The peer: a casr binary built from its source (cross_agent_session_resumer). Without it
-    /// the peer rows say "peer not built".
+    /// The peer: a casr binary built from its source (cross_agent_session_resumer). Without
+    /// it, --casr-src, $CASR, then `casr` on PATH; with none of them the peer rows say "peer
+    /// not built".
     #[arg(long)]
     pub casr: Option<PathBuf>,
+    /// A clone of casr's repository (outside this one): built with `cargo build --release`
+    /// before anything is timed, and its `target/release/casr` used as the peer.
+    #[arg(long, conflicts_with = "casr")]
+    pub casr_src: Option<PathBuf>,
     /// Run casr with its own default budget (history capped at 200k tokens, tool outputs cut
     /// at 4,000 characters, reasoning dropped) instead of converting everything.
     #[arg(long)]
@@ -153,10 +160,19 @@ fn run(opts: &Opts) -> io::Result<()> {
         .bin
         .clone()
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sessiontool")));
-    let peer = match &opts.casr {
-        Some(p) => Some(Peer::new(p, opts.casr_budget).map_err(io::Error::other)?),
-        None => None,
-    };
+    let peer = peer::find(
+        opts.casr.as_deref(),
+        opts.casr_src.as_deref(),
+        opts.casr_budget,
+    )
+    .map_err(io::Error::other)?;
+    match &peer {
+        Some(p) => eprintln!("peer: {} ({}, {})", p.version, p.bin.display(), p.found_by),
+        None => eprintln!(
+            "peer not built: no casr (give --casr PATH, --casr-src DIR or {}=PATH)",
+            peer::ENV
+        ),
+    }
     let ctx = plan::Ctx::new(opts, &bin, peer.as_ref(), threads.clone())?;
     let timeout = Duration::from_secs(opts.timeout);
     let facts = report::machine_facts();
@@ -214,9 +230,11 @@ fn run(opts: &Opts) -> io::Result<()> {
         .iter()
         .any(|s| s.rows.iter().any(|r| r.who == Who::Peer));
     if peer.is_none() && peer_rows {
-        notes.push(
-            "peer not built: casr's rows are empty (give its binary with --casr PATH).".into(),
-        );
+        notes.push(format!(
+            "peer not built: casr's rows are empty (give its binary with --casr PATH or {}=PATH, \
+             or a clone of its source with --casr-src DIR).",
+            peer::ENV
+        ));
     }
     report::write(opts, &bin, peer.as_ref(), &facts, &sets, &notes, runs)
 }
@@ -239,16 +257,14 @@ fn measure_job(
     let mut rows = Vec::new();
     let mut keep = Vec::new();
     for p in &job.programs {
-        let threads: Vec<usize> = if p.variants.is_empty() {
-            ctx.threads().to_vec()
-        } else {
-            p.variants.iter().map(|v| v.threads).collect()
+        let threads: Vec<usize> = match (p.variants.is_empty(), p.who) {
+            // The peer runs once, at the most threads: its note goes there.
+            (true, Who::Peer) => ctx.threads().last().copied().into_iter().collect(),
+            (true, _) => ctx.threads().to_vec(),
+            (false, _) => p.variants.iter().map(|v| v.threads).collect(),
         };
         if p.variants.is_empty() {
-            let note = match p.who {
-                Who::Peer => "peer not built",
-                _ => "not available (no such sub-command)",
-            };
+            let note = p.why_not.as_deref().unwrap_or("not run");
             rows.push(jobs::Row::noted(job, p, &threads, note));
             continue;
         }
@@ -292,7 +308,7 @@ fn progress(r: &Row) {
         Cell::Done(Stat { secs, .. }) => match r.kind {
             jobs::Kind::Throughput => format!(
                 "{} MB/s ({secs:.3} s)",
-                report::thousands(r.bytes as f64 / 1e6 / secs)
+                format::thousands(r.bytes as f64 / 1e6 / secs)
             ),
             jobs::Kind::FirstScreen => format!("{secs:.3} s"),
         },

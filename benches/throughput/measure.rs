@@ -409,18 +409,3 @@ fn tail(path: &Path, max: usize) -> String {
     let from = bytes.len().saturating_sub(max);
     String::from_utf8_lossy(&bytes[from..]).trim().to_string()
 }
-
-/// The median of some values.
-pub fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}

@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use crate::Opts;
 use crate::corpus::Corpus;
+use crate::format::count;
 use crate::jobs::{self, Cell, Job, Kind, Program, Row, Scratch, Stat, Variant, Who};
 use crate::measure::{self, Output, Runner};
 use crate::peer::Peer;
-use crate::report::{DataSet, thousands};
+use crate::report::DataSet;
 use crate::sessions::{Fmt, Input};
 
 /// The jobs on the corpus (besides the ceiling).
@@ -46,28 +47,55 @@ pub fn single_jobs(fmt: Fmt) -> &'static [&'static str] {
     }
 }
 
-/// A conversion: its job name, sessiontool's target format and casr's target alias.
+/// A conversion: its job name, sessiontool's target format and what casr does for it.
 struct Conversion {
     name: &'static str,
     to: &'static str,
-    peer: Option<&'static str>,
+    peer: PeerJob,
 }
+
+/// casr's side of a job.
+#[derive(Clone, Copy)]
+enum PeerJob {
+    /// `casr resume <alias> <id> --source <file>`.
+    Resume(&'static str),
+    /// casr cannot do this job; why, in the row.
+    NotComparable(&'static str),
+}
+
+/// casr writes nothing when the source and the target are the same tool.
+const PEER_SAME_TOOL: &str = "not comparable: casr writes nothing when source and target are \
+     the same tool";
 
 fn conversions(fmt: Fmt) -> Vec<Conversion> {
     let c = |name, to, peer| Conversion { name, to, peer };
     match fmt {
         Fmt::Claude => vec![
-            c("convert-codex", "codex-jsonl", Some("cod")),
-            c("convert-gemini", "gemini-json", Some("gmi")),
-            c("convert-same", "claude-jsonl", None),
+            c("convert-codex", "codex-jsonl", PeerJob::Resume("cod")),
+            c("convert-gemini", "gemini-json", PeerJob::Resume("gmi")),
+            c(
+                "convert-same",
+                "claude-jsonl",
+                PeerJob::NotComparable(PEER_SAME_TOOL),
+            ),
         ],
+        // casr has no Qwen Code reader; it is run all the same, so its row shows what it does
+        // with the file (it takes it for Claude Code's and stops: no messages).
         Fmt::Qwen => vec![
-            c("convert-claude", "claude-jsonl", None),
-            c("convert-same", "qwen-jsonl", None),
+            c("convert-claude", "claude-jsonl", PeerJob::Resume("cc")),
+            c(
+                "convert-same",
+                "qwen-jsonl",
+                PeerJob::NotComparable(PEER_SAME_TOOL),
+            ),
         ],
         Fmt::Codex => vec![
-            c("convert-claude", "claude-jsonl", Some("cc")),
-            c("convert-same", "codex-jsonl", None),
+            c("convert-claude", "claude-jsonl", PeerJob::Resume("cc")),
+            c(
+                "convert-same",
+                "codex-jsonl",
+                PeerJob::NotComparable(PEER_SAME_TOOL),
+            ),
         ],
     }
 }
@@ -142,7 +170,7 @@ impl<'a> Ctx<'a> {
                 "{} session, {:.1} MB, {} records (`{}`)",
                 input.fmt.tool(),
                 input.m.bytes as f64 / 1e6,
-                thousands(input.m.records as f64),
+                count(input.m.records),
                 input.key()
             ),
             bytes: input.m.bytes,
@@ -183,6 +211,11 @@ impl<'a> Ctx<'a> {
             cells,
             instructions: None,
             output_bytes: None,
+            command: Some(
+                "in the bench's own process: every file read in pieces of 16 MiB, newlines \
+                 counted with memchr"
+                    .into(),
+            ),
         }))
     }
 
@@ -201,7 +234,7 @@ impl<'a> Ctx<'a> {
                 "Corpus: {} Qwen Code sessions, {:.1} MB, {} records, {} of them damaged (`corpus`)",
                 files.len(),
                 m.corpus_bytes as f64 / 1e6,
-                thousands(m.corpus_records as f64),
+                count(m.corpus_records),
                 m.damaged.len()
             ),
             bytes: m.corpus_bytes,
@@ -343,6 +376,10 @@ impl<'a> Ctx<'a> {
             cells,
             instructions: None,
             output_bytes: None,
+            command: Some(format!(
+                "jq -c . FILE... ({} processes of up to 16 files, the clean files)",
+                batches.len()
+            )),
         }))
     }
 
@@ -367,6 +404,7 @@ impl<'a> Ctx<'a> {
                 programs: vec![Program {
                     who: Who::Reference,
                     what: format!("`jq -c .` ({v})"),
+                    why_not: None,
                     variants: vec![Variant {
                         threads: 1,
                         argv: ["jq", "-c", "."]
@@ -413,10 +451,8 @@ impl<'a> Ctx<'a> {
                     dir: false,
                 }),
             );
-            if let Some(alias) = c.peer {
-                job.programs
-                    .push(self.peer_program(&key, c.name, alias, input)?);
-            }
+            job.programs
+                .push(self.peer_convert(&key, c.name, c.peer, input)?);
             jobs.push(job);
         }
         if self.selected(&id("show")) {
@@ -453,7 +489,7 @@ impl<'a> Ctx<'a> {
         }
         if self.selected(&id("list")) {
             let home = input.home.as_path();
-            jobs.push(self.tool_job(
+            let mut job = self.tool_job(
                 &id("list"),
                 "list",
                 "`sessiontool list --all --json` (a store holding this session)",
@@ -461,45 +497,93 @@ impl<'a> Ctx<'a> {
                 &[0],
                 |_| args(&["list", "--all", "--json", "--home"], &[home]),
                 None,
-            ));
+            );
+            job.programs.push(self.peer_list(input));
+            jobs.push(job);
         }
         Ok(jobs)
     }
 
-    /// casr converting `input` for `alias`, or a program whose rows say it is not built.
-    fn peer_program(
+    /// casr converting `input` as `peer` says, or a program whose row says why not.
+    fn peer_convert(
         &self,
         key: &str,
         name: &str,
-        alias: &str,
+        peer: PeerJob,
         input: &Input,
     ) -> io::Result<Program> {
+        let alias = match peer {
+            PeerJob::NotComparable(why) => {
+                return Ok(Program {
+                    who: Who::Peer,
+                    what: "casr (peer)".into(),
+                    variants: Vec::new(),
+                    why_not: Some(why.into()),
+                });
+            }
+            PeerJob::Resume(alias) => alias,
+        };
+        let what = format!("resume {alias}");
         let Some(peer) = self.peer else {
-            return Ok(Program {
-                who: Who::Peer,
-                what: format!("casr `resume {alias}` (peer)"),
-                variants: Vec::new(),
-            });
+            return Ok(not_built(&what));
         };
         let home = self.out.join(format!("{key}-{name}-casr-home"));
         let argv = peer.convert_argv(alias, &input.m.session_id, &input.file)?;
-        Ok(Program {
+        Ok(self.peer_program(
+            peer.label(&what),
+            argv,
+            Peer::env(&home),
+            Some(Scratch {
+                path: home.clone(),
+                dir: true,
+            }),
+        ))
+    }
+
+    /// casr listing the project of `input` in the store holding it (casr has no Qwen Code
+    /// reader: that row says so).
+    fn peer_list(&self, input: &Input) -> Program {
+        let what = "list --workspace <project>";
+        if input.fmt == Fmt::Qwen {
+            return Program {
+                who: Who::Peer,
+                what: "casr (peer)".into(),
+                variants: Vec::new(),
+                why_not: Some("not comparable: casr has no Qwen Code reader".into()),
+            };
+        }
+        let Some(peer) = self.peer else {
+            return not_built(what);
+        };
+        self.peer_program(
+            peer.label(what),
+            peer.list_argv(&input.m.cwd),
+            Peer::env(&input.home),
+            None,
+        )
+    }
+
+    /// The peer's program: one variant, at the most threads (casr's conversions do not
+    /// depend on RAYON_NUM_THREADS; it is set for it all the same).
+    fn peer_program(
+        &self,
+        what: String,
+        argv: Vec<OsString>,
+        env: Vec<(String, String)>,
+        scratch: Option<Scratch>,
+    ) -> Program {
+        let threads = *self.threads.last().expect("at least one thread count");
+        Program {
             who: Who::Peer,
-            what: peer.label(alias),
-            variants: self
-                .threads
-                .iter()
-                .map(|&threads| Variant {
-                    threads,
-                    argv: argv.clone(),
-                    env: Peer::env(&home),
-                    scratch: Some(Scratch {
-                        path: home.clone(),
-                        dir: true,
-                    }),
-                })
-                .collect(),
-        })
+            what,
+            variants: vec![Variant {
+                threads,
+                argv,
+                env,
+                scratch,
+            }],
+            why_not: None,
+        }
     }
 
     /// A job of sessiontool alone, at every thread count.
@@ -539,6 +623,8 @@ impl<'a> Ctx<'a> {
             programs: vec![Program {
                 who: Who::Tool,
                 what: what.to_string(),
+                why_not: (!self.has.contains(&sub))
+                    .then(|| format!("not available (no `{sub}` sub-command)")),
                 variants,
             }],
         }
@@ -592,6 +678,16 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// The peer's row when there is no peer.
+fn not_built(what: &str) -> Program {
+    Program {
+        who: Who::Peer,
+        what: format!("casr `{what}` (peer)"),
+        variants: Vec::new(),
+        why_not: Some("peer not built".into()),
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::Opts;
+use crate::format::{count, secs, si, size, thousands, times};
 use crate::jobs::{Cell, Kind, Row, Who};
 use crate::peer::Peer;
 
@@ -50,9 +51,10 @@ pub fn write(
     md.push_str(&format!("sessiontool: `{}`.\n", bin.display()));
     match peer {
         Some(p) => md.push_str(&format!(
-            "Peer: {} (`{}`){}.\n",
+            "Peer: {} (`{}`, found by {}){}.\n",
             p.version,
             p.bin.display(),
+            p.found_by,
             if p.budget {
                 ", with its default budget"
             } else {
@@ -60,13 +62,25 @@ pub fn write(
                  --keep-reasoning`)"
             }
         )),
-        None => md.push_str("Peer: not built (no `--casr`).\n"),
+        None => md.push_str(&format!(
+            "Peer: **peer not built** (no `--casr PATH`, `--casr-src DIR`, `${}` or `casr` on \
+             PATH).\n",
+            crate::peer::ENV
+        )),
     }
+    md.push_str("\n**Summary** (medians at the most threads; wall seconds, input MB per wall second, peak RSS)\n\n");
+    md.push_str(&summary_table(sets));
     md.push_str("\n**Against the goals of issue 15** (the largest inputs measured)\n\n");
     md.push_str(&goals_table(sets));
     for set in sets {
         md.push_str(&format!("\n**{}**\n\n", set.title));
         md.push_str(&table(set, opts.callgrind));
+        md.push_str("\nCommands (at the most threads):\n\n");
+        for r in &set.rows {
+            if let Some(c) = &r.command {
+                md.push_str(&format!("- `{}` {}: `{c}`\n", r.name(), who(r.who)));
+            }
+        }
     }
     if !notes.is_empty() {
         md.push('\n');
@@ -87,7 +101,7 @@ pub fn write(
             "convert_fraction": opts.convert_fraction, "bin": bin, "callgrind": opts.callgrind,
             "first_screen_bytes": opts.first_screen_bytes,
         },
-        "peer": peer.map(|p| json!({"bin": p.bin, "version": p.version, "budget": p.budget})),
+        "peer": peer.map(|p| json!({"bin": p.bin, "found_by": p.found_by, "version": p.version, "budget": p.budget})),
         "page_cache": "warm (cannot be dropped without root; all files read once before timing)",
         "datasets": sets.iter().map(|set| json!({
             "name": set.key,
@@ -283,7 +297,7 @@ fn goals_table(sets: &[DataSet]) -> String {
                 "| show / list of a {:.0} MB {} session ({} records) | {} | — | ≤ 300 MB peak, first screen of `show` in < 0.5 s | {} |",
                 set.bytes as f64 / 1e6,
                 f,
-                thousands(set.records as f64),
+                count(set.records),
                 now.join("; "),
                 met.join("; ")
             ));
@@ -309,6 +323,76 @@ fn goals_table(sets: &[DataSet]) -> String {
         s.push('\n');
     }
     s
+}
+
+fn who(w: Who) -> &'static str {
+    match w {
+        Who::Tool => "sessiontool",
+        Who::Peer => "casr",
+        Who::Reference => "reference",
+    }
+}
+
+/// One table over every data set: a line per job, sessiontool beside casr, and the ceiling
+/// and jq of each input as lines of their own.
+fn summary_table(sets: &[DataSet]) -> String {
+    let mut s = String::from("| input | job | sessiontool | casr |\n|---|---|---|---|\n");
+    for set in sets {
+        let input = set
+            .title
+            .split(" (`")
+            .next()
+            .unwrap_or(&set.title)
+            .to_string();
+        let mut names: Vec<&str> = Vec::new();
+        for r in &set.rows {
+            if !names.contains(&r.name()) {
+                names.push(r.name());
+            }
+        }
+        for name in names {
+            let find = |w| set.rows.iter().find(|r| r.name() == name && r.who == w);
+            let (tool, peer) = match find(Who::Reference) {
+                Some(reference) => (Some(reference), None),
+                None => (find(Who::Tool), find(Who::Peer)),
+            };
+            let label = match (name, tool.map(|r| r.who)) {
+                ("ceiling", _) => "the ceiling: read + count newlines".to_string(),
+                (_, Some(Who::Reference)) => format!("reference: {}", tool.map_or("", |r| &r.what)),
+                _ => format!("`{name}`"),
+            };
+            s.push_str(&format!(
+                "| {input} | {label} | {} | {} |\n",
+                tool.map_or("—".into(), brief),
+                peer.map_or("—".into(), brief)
+            ));
+        }
+    }
+    s
+}
+
+/// `6.00 s, 16.7 MB/s, 702 MB` (a throughput row), `2.17 s to the first screen`, or its note.
+fn brief(r: &Row) -> String {
+    let Some((_, st)) = r.widest() else {
+        return r.cells.last().map_or("—".into(), |(_, c)| match c {
+            Cell::Note(n) => n.clone(),
+            Cell::Done(_) => "—".into(),
+        });
+    };
+    match r.kind {
+        Kind::FirstScreen => format!("{} to the first screen", secs(st.secs)),
+        Kind::Throughput => {
+            let mut s = format!(
+                "{}, {} MB/s",
+                secs(st.secs),
+                thousands(r.bytes as f64 / 1e6 / st.secs)
+            );
+            if let Some(p) = r.peak_bytes() {
+                s.push_str(&format!(", {}", size(p)));
+            }
+            s
+        }
+    }
 }
 
 fn row<'a>(set: &'a DataSet, name: &str, who: Who) -> Option<&'a Row> {
@@ -374,77 +458,13 @@ fn row_json(r: &Row) -> serde_json::Value {
         "records": r.records,
         "peak_rss_bytes": r.peak_bytes(),
         "output_bytes": r.output_bytes,
+        "command": r.command,
         "instructions": r.instructions.as_ref().map(|i| match i {
             Ok(n) => json!(n),
             Err(e) => json!({ "error": e }),
         }),
         "results": cells,
     })
-}
-
-// ----------------------------------------------------------------------------------------------
-// Numbers
-
-/// 12345.6 -> "12,346"; below 100 with one decimal.
-pub fn thousands(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".into();
-    }
-    if x < 100.0 {
-        return format!("{x:.1}");
-    }
-    let digits = format!("{:.0}", x);
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// 1234567 -> "1.23 M".
-fn si(x: f64) -> String {
-    if x >= 1e12 {
-        format!("{:.2} T", x / 1e12)
-    } else if x >= 1e9 {
-        format!("{:.2} G", x / 1e9)
-    } else if x >= 1e6 {
-        format!("{:.2} M", x / 1e6)
-    } else if x >= 1e3 {
-        format!("{:.0} k", x / 1e3)
-    } else {
-        format!("{x:.0}")
-    }
-}
-
-/// Bytes as MB or GB (10^6, 10^9).
-fn size(b: u64) -> String {
-    if b >= 1_000_000_000 {
-        format!("{:.2} GB", b as f64 / 1e9)
-    } else if b >= 10_000_000 {
-        format!("{:.0} MB", b as f64 / 1e6)
-    } else {
-        format!("{:.1} MB", b as f64 / 1e6)
-    }
-}
-
-/// A multiple: `7.0×`, `0.04×`.
-fn times(x: f64) -> String {
-    if x < 1.0 {
-        format!("{x:.2}×")
-    } else {
-        format!("{x:.1}×")
-    }
-}
-
-fn secs(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.2} s")
-    } else {
-        format!("{s:.1} s")
-    }
 }
 
 // ----------------------------------------------------------------------------------------------
