@@ -2,15 +2,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::blocks::part_from_block;
 use super::layout::Layout;
-use super::write::{Base, HINT_FINAL_NEWLINE, entry, to_bytes, with_hints};
+use super::write::{Base, HINT_FINAL_NEWLINE, entry, to_bytes, usage_object, with_hints};
 use super::{ENTRY, HINT_CONTENT, HINT_KEYS, HINT_RAW, HINT_STYLE, HINT_UUID, NAME};
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::formats::{Input, ReadError, ReadOutcome, record_diagnostics, record_value};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
 use crate::records::{Options, split_slice};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -133,6 +133,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         nodes.push(node);
     }
 
+    super::usage::one_usage_per_reply(&mut nodes, |u| Value::Object(usage_object(u)));
     let ids: HashSet<&str> = chain.iter().map(|&i| nodes[i].id.as_str()).collect();
     let parents: HashSet<&str> = chain
         .iter()
@@ -311,7 +312,7 @@ fn chain_node(id: String, value: Value, base: &Base) -> Node {
     };
     let usage = match msg.get("usage") {
         Some(Value::Object(_)) => match msg.shift_remove("usage") {
-            Some(Value::Object(u)) => Some(usage_from(u)),
+            Some(Value::Object(u)) => Some(super::usage::usage_from(u)),
             _ => None,
         },
         _ => None,
@@ -348,24 +349,4 @@ fn chain_node(id: String, value: Value, base: &Base) -> Node {
         node.hints.insert(HINT_KEYS.into(), Value::Object(hint));
     }
     node
-}
-
-fn usage_from(mut u: Map<String, Value>) -> Usage {
-    let mut take = |k: &str| {
-        let n = u.get(k).and_then(Value::as_u64);
-        if n.is_some() {
-            u.shift_remove(k);
-        }
-        n
-    };
-    let input = take("input_tokens");
-    let output = take("output_tokens");
-    let cached = take("cache_read_input_tokens");
-    Usage {
-        input,
-        output,
-        cached,
-        extra: u,
-        ..Usage::default()
-    }
 }
