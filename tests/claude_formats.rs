@@ -437,7 +437,11 @@ fn keys_on_every_line() {
                     let span = k.parent_span.clone().unwrap();
                     assert_eq!(&line[span], format!("\"{parent}\"").as_bytes());
                 }
-                None => assert_eq!(k.parent, Parent::Root, "{name}"),
+                // A `/compact` boundary names the entry before it in `logicalParentUuid`.
+                None => match v["logicalParentUuid"].as_str() {
+                    Some(logical) => assert_eq!(k.parent, Parent::Logical(logical.into())),
+                    None => assert_eq!(k.parent, Parent::Root, "{name}"),
+                },
             }
             calls.extend(k.calls.iter().map(|c| c.to_string()));
             results.extend(k.results.iter().map(|c| c.to_string()));

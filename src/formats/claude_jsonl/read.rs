@@ -134,6 +134,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     }
 
     super::usage::one_usage_per_reply(&mut nodes, |u| Value::Object(usage_object(u)));
+    follow_logical_parents(&mut nodes, &chain);
     let ids: HashSet<&str> = chain.iter().map(|&i| nodes[i].id.as_str()).collect();
     let parents: HashSet<&str> = chain
         .iter()
@@ -349,4 +350,26 @@ fn chain_node(id: String, value: Value, base: &Base) -> Node {
         node.hints.insert(HINT_KEYS.into(), Value::Object(hint));
     }
     node
+}
+
+/// A `/compact` boundary (`system` entry, `subtype: compact_boundary`) has `parentUuid: null`
+/// and names the last entry before it in `logicalParentUuid`. Claude Code's history walk stops
+/// at the boundary (what the model sees starts with the summary after it), but the history
+/// before it is the same session's: the node hangs under its logical parent, when that entry
+/// is earlier in the file, so the tree, `show` and conversions keep it on the head branch. The
+/// entry itself is kept whole, so it is written back as it was.
+fn follow_logical_parents(nodes: &mut [Node], chain: &[usize]) {
+    let mut seen: HashSet<String> = HashSet::new();
+    for &i in chain {
+        let node = &mut nodes[i];
+        if node.parent.is_none()
+            && let Body::Event(Event::Custom { data, .. }) = &node.body
+            && data.get("parentUuid") == Some(&Value::Null)
+            && let Some(logical) = data.get("logicalParentUuid").and_then(Value::as_str)
+            && seen.contains(logical)
+        {
+            node.parent = Some(logical.to_string());
+        }
+        seen.insert(node.id.clone());
+    }
 }
