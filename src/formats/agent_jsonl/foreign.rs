@@ -162,6 +162,7 @@ fn message_entries(
         e.insert("message".into(), Value::Object(body));
         (e, None)
     };
+    let before = out.len();
     let mut rest = Vec::new();
     for part in &m.parts {
         let mut part = part.clone();
@@ -206,5 +207,12 @@ fn message_entries(
             u
         });
         out.push(entry(msg));
+    }
+    if out.len() == before {
+        losses.add(
+            "messages",
+            1,
+            "messages with nothing an agent entry can hold (empty, as an aborted reply is, or only parts listed here), left out",
+        );
     }
 }

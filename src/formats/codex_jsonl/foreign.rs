@@ -182,6 +182,7 @@ impl<'a> Foreign<'a> {
         if role == "assistant" {
             self.turn_context(&ts, m, out);
         }
+        let before = out.len();
         let mut content: Vec<Value> = Vec::new();
         let mut texts: Vec<&str> = Vec::new();
         for (k, part) in m.parts.iter().enumerate() {
@@ -241,6 +242,13 @@ impl<'a> Foreign<'a> {
             }
         }
         self.flush(&ts, role, &mut content, &mut texts, out);
+        if out.len() == before {
+            self.losses.add(
+                "messages",
+                1,
+                "messages with nothing a rollout line can hold (empty, as an aborted reply is, or only parts listed here), left out",
+            );
+        }
         if role == "assistant" {
             self.token_count(&ts, m, out);
         }

@@ -134,10 +134,18 @@ pub(super) fn message_entries(
             ),
         }
     }
+    let answered = !results.is_empty();
     for r in results {
         out.push(("message", tool_result(&r, calls, &time), None));
     }
     if blocks.is_empty() && m.role != Role::Assistant {
+        if !answered {
+            losses.add(
+                "messages",
+                1,
+                "user messages with nothing pi can hold (empty, or only parts listed here), left out",
+            );
+        }
         return;
     }
     let mut msg = Map::new();
