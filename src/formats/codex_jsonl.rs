@@ -32,6 +32,7 @@ mod keys;
 mod parse;
 mod read;
 mod synthetic;
+mod usage;
 mod write;
 
 #[cfg(test)]

@@ -133,6 +133,10 @@ pub enum Parent<'a> {
     /// Explicitly no parent (`null`, or `""` where the format uses that): a root.
     Root,
     Id(Cow<'a, str>),
+    /// No parent for the tool's history walk, but a link to the record the session goes on
+    /// from (Claude Code's `logicalParentUuid` on a `/compact` boundary, whose `parentUuid` is
+    /// null): not a root of its own, and never relinked by a repair.
+    Logical(Cow<'a, str>),
 }
 
 /// What a format needs to write a result for a tool call that never got one.
