@@ -71,9 +71,9 @@ pub struct Found {
 /// id names the session whose id it is, else the one whose id starts with it. Older copies
 /// of a session (see [`Entry::superseded_by`]) give way to the copy the tool reads, and
 /// copies in the `besides` tool's store to copies elsewhere. When what is left is one
-/// session in several tools' stores (switched before), the copy updated last is taken: the
-/// user went on there. Different sessions, or copies updated at the same time, are
-/// ambiguous: nothing is guessed.
+/// session in several tools' stores (switched before), the copy updated last is taken (the
+/// user went on there); of copies updated at the same time, the file written first (the
+/// original). Different sessions are ambiguous: nothing is guessed.
 pub fn find(home: &Home, lookup: &Lookup) -> Result<Found, FindError> {
     let wanted = lookup.wanted.as_str();
     let as_path = lookup.current_dir.join(wanted);
@@ -140,7 +140,23 @@ fn newest_copy(matches: &[Entry]) -> Option<usize> {
     let at: Vec<usize> = (0..times.len())
         .filter(|&i| times[i].as_ref() == Some(newest))
         .collect();
-    (at.len() == 1).then(|| at[0])
+    if at.len() == 1 {
+        return Some(at[0]);
+    }
+    // Copies updated at the same moment hold the same conversation (one was switched from
+    // the other and nobody went on in either): the file that was there first is the
+    // original, which no conversion has passed through.
+    let written: Vec<(std::time::SystemTime, usize)> = at
+        .iter()
+        .map(|&i| {
+            std::fs::metadata(&matches[i].path)
+                .and_then(|m| m.modified())
+                .map(|t| (t, i))
+        })
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let first = written.iter().min()?;
+    (written.iter().filter(|(t, _)| *t == first.0).count() == 1).then_some(first.1)
 }
 
 /// The entry of the file at `path`: as its store lists it, else read on its own.

@@ -60,8 +60,9 @@ pub struct RepairedCopy {
     pub left: usize,
     /// fsck's codes of what was fixed.
     pub codes: Vec<&'static str>,
-    /// Bytes of damaged records the repair set aside: not in what was switched, still in the
-    /// original.
+    /// Damaged records (torn, not JSON) the repair set aside, and their bytes: not in what
+    /// was switched, still in the original.
+    pub set_aside_records: usize,
     pub set_aside_bytes: u64,
 }
 
@@ -245,8 +246,11 @@ pub fn switch(home: &Home, entry: &Entry, request: &Request) -> Result<Switched,
     if let Some(r) = &repaired {
         losses.add(
             "repair-set-aside",
-            r.set_aside_bytes as usize,
-            "bytes of damaged records the repair of a copy set aside (they stay in the original, which was not changed)",
+            r.set_aside_records,
+            format!(
+                "damaged records ({} bytes: cut off or not JSON) the repair of a copy set aside; they stay in the original, which was not changed",
+                r.set_aside_bytes
+            ),
         );
     }
     let unchanged = crate::regular_file::read(&source_path)
@@ -366,11 +370,16 @@ fn repair_copy(
         },
     )
     .map_err(|e| failed(&e))?;
-    let set_aside_bytes = repaired
+    // The sidecar holds each piece set aside on a line of its own.
+    let sidecar = repaired
         .sidecar
         .as_ref()
-        .and_then(|s| std::fs::metadata(s).ok())
-        .map_or(0, |m| m.len());
+        .map(std::fs::read)
+        .transpose()
+        .map_err(|e| failed(&e))?
+        .unwrap_or_default();
+    let set_aside_records = memchr::memchr_iter(b'\n', &sidecar).count();
+    let set_aside_bytes = (sidecar.len() - set_aside_records) as u64;
     let mut codes: Vec<&'static str> = repaired.fixed.iter().map(|i| i.code).collect();
     codes.sort_unstable();
     codes.dedup();
@@ -381,6 +390,7 @@ fn repair_copy(
             fixed: check::Issue::total(&repaired.fixed) as usize,
             left: check::Issue::total(&repaired.left) as usize,
             codes,
+            set_aside_records,
             set_aside_bytes,
         },
     }))

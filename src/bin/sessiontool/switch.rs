@@ -124,7 +124,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let mut switched = switch::switch(&home, &entry, &request).map_err(switch_error)?;
     for other in &found.other_copies {
         switched.notes.push(format!(
-            "the same session is also in {}'s store, updated earlier: {} (the copy updated last was taken)",
+            "the same session is also in {}'s store: {} (of its copies, the one updated last is taken, else the one written first; --from TOOL picks another)",
             other.tool, other.path
         ));
     }
