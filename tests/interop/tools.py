@@ -150,6 +150,28 @@ def command(tool: Tool, exe: str, prompt: str, session_id: str, session_path: st
     raise ValueError(tool.name)
 
 
+def printed_command(tool: Tool, exe: str, argv: list, prompt: str):
+    """The command `sessiontool switch` printed (`argv`), run as printed with the suite's own
+    additions for a run without a terminal against the mock: the model or provider, and the
+    prompt (Codex: `codex resume ID` through its non-interactive `exec`)."""
+    if not argv or argv[0] != tool.bin:
+        raise ValueError(f"switch printed {argv!r}, not a {tool.bin} command")
+    args = list(argv[1:])
+    if tool.name == "gemini":
+        return [exe, "-m", "gemini-2.5-flash", *args, "-p", prompt]
+    if tool.name == "qwen":
+        return [exe, "--auth-type", "openai", *args, prompt]
+    if tool.name == "claude":
+        return [exe, *args, "-p", prompt]
+    if tool.name == "pi":
+        return [exe, "--provider", "mock", "--model", "m", *args, "-p", prompt]
+    if tool.name == "codex":
+        if args[:1] != ["resume"]:
+            raise ValueError(f"switch printed {argv!r}, not `codex resume ID`")
+        return [exe, "exec", "--skip-git-repo-check", *args, prompt]
+    raise ValueError(tool.name)
+
+
 def new_session_command(tool: Tool, exe: str, prompt: str):
     """A new session of the project with one prompt: how a lived-in home gets the CLI's own
     session (and whatever indexes the CLI keeps) before a converted one is placed beside it."""
