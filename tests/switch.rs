@@ -920,3 +920,35 @@ fn switch_has_a_manual_page_and_completions() {
         assert!(script.contains("max-tokens"), "{shell}");
     }
 }
+
+#[test]
+fn recover_to_another_tool_names_the_id_the_target_was_given() {
+    // simple-agent's ids are not UUIDs: Qwen Code gets one derived from it, and only that
+    // one resumes it (`qwen --resume` takes UUIDs only).
+    let home = Home::new();
+    home.place(
+        &fixture("simple-agent-json/tools.json"),
+        "simple-agent-json",
+    );
+    let doc = home.json(
+        &[
+            "recover",
+            "20251206",
+            "--to",
+            "qwen-jsonl",
+            "--project",
+            &home.project,
+        ],
+        0,
+    );
+    let outcome = &doc["sessions"][0];
+    let placed = outcome["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "placed")
+        .unwrap_or_else(|| panic!("{doc}"));
+    let id = id_of(Path::new(placed["path"].as_str().unwrap())).unwrap();
+    assert!(sessiontool::ids::is_uuid(&id), "{id}");
+    assert_eq!(outcome["resume"][0], format!("qwen --resume {id}"), "{doc}");
+}
