@@ -768,7 +768,7 @@ fn max_tokens_cuts_inside_a_turn_too_long_to_keep_whole() {
         "--force",
     ]);
     assert!(
-        stderr(&out).contains("(that one cut to its prompt and newest messages)"),
+        stderr(&out).contains("(that one cut to its newest messages)"),
         "{}",
         stderr(&out)
     );

@@ -247,10 +247,11 @@ pub fn fit(
         left_out,
         format!(
             "messages and events left out to fit --max-tokens {max_tokens} (estimated: {kept_cost} of {estimated} tokens kept; the first prompt and the newest {turns_kept} of {turns} turns{})",
-            if cut_within_turn {
-                ", that one cut to its prompt and newest messages"
-            } else {
-                ""
+            match (cut_within_turn, gaps[0].is_empty()) {
+                (false, _) => "",
+                // No older turn was left out: the one turn is the reply to the first prompt.
+                (true, true) => ", cut to its newest messages",
+                (true, false) => ", that one cut to its prompt and newest messages",
             }
         ),
     );

@@ -133,8 +133,9 @@ def command(tool: Tool, exe: str, prompt: str, session_id: str, session_path: st
     """The resume command. by="latest": the tool's own 'most recent session of this project'
     lookup (proves the folder naming and the recorded cwd); by="id": the session's id (pi: its
     file)."""
-    if tool.name == "gemini":  # --resume takes "latest" or an index, not an id
-        return [exe, "-m", "gemini-2.5-flash", "--resume", "latest", "-p", prompt]
+    if tool.name == "gemini":  # --resume takes "latest", an index or the session's id
+        pick = "latest" if by == "latest" else session_id
+        return [exe, "-m", "gemini-2.5-flash", "--resume", pick, "-p", prompt]
     if tool.name == "qwen":
         pick = ["--continue"] if by == "latest" else ["--resume", session_id]
         return [exe, "--auth-type", "openai", *pick, prompt]

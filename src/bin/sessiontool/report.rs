@@ -122,7 +122,7 @@ pub fn print_budget(b: &sessiontool::convert::budget::Budget) {
             b.turns_kept,
             b.turns,
             if b.cut_within_turn {
-                " (that one cut to its prompt and newest messages)"
+                " (that one cut to its newest messages)"
             } else {
                 ""
             },

@@ -149,6 +149,13 @@ pub fn run(args: Args) -> Result<i32, CliError> {
 }
 
 fn print_human(s: &Switched) {
+    if crate::style::settings().quiet {
+        // Errors only: the command alone.
+        if let Some(resume) = &s.resume {
+            println!("{}", escape::line(&resume.shell));
+        }
+        return;
+    }
     let would = if s.dry_run { "would be " } else { "" };
     let src = &s.source;
     eprintln!(
