@@ -1,6 +1,9 @@
 //! Moving a session from one format to another: detect, read, fill what the target needs,
 //! write, and report what could not be carried.
 
+pub mod budget;
+pub mod close_calls;
+
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{self, Format, Input, ReadError, ReadOutcome, WriteError, WriteOptions};
 use crate::ids::derived_uuid;
@@ -50,6 +53,8 @@ pub struct Conversion {
     /// Set once the bytes are written over an existing file (`--force`): where that file was
     /// kept (`<name>.bak-<time>`, its own inode).
     pub replaced: Option<std::path::PathBuf>,
+    /// With [`WriteOptions::max_tokens`]: what fitting the session into it did.
+    pub budget: Option<budget::Budget>,
 }
 
 /// Reads a session in the given format, or the one its content shows.
@@ -93,13 +98,38 @@ pub fn convert_with(
     let mut session = outcome.session;
     fill_session_id(&mut session, input.bytes);
     adjust(&mut session);
-    let written = to
-        .write(&session, options)
-        .map_err(|source| ConvertError::Write {
-            to: to.name(),
-            source,
-        })?;
     let mut diagnostics = outcome.diagnostics;
+    let write_error = |source| ConvertError::Write {
+        to: to.name(),
+        source,
+    };
+    if options.close_open_calls && to.resumable() && !to.answers_open_calls_itself() {
+        let closed = close_calls::close_open_calls(&mut session);
+        if closed > 0 {
+            diagnostics.push(Diagnostic {
+                code: "tool-call-closed",
+                severity: Severity::Warning,
+                location: Location::file(input.name),
+                message: format!(
+                    "{closed} tool call(s) had no result; each got an error result saying so, as {} does not answer them itself when it resumes",
+                    to.tool()
+                ),
+            });
+        }
+    }
+    let mut cut = crate::diag::LossReport::default();
+    let budget = match options.max_tokens {
+        Some(max) => Some(
+            budget::fit(&mut session, max, options.leaf.as_deref(), &mut cut)
+                .map_err(|e| write_error(WriteError(e)))?,
+        ),
+        None => None,
+    };
+    let written = to.write(&session, options).map_err(write_error)?;
+    let mut losses = cut;
+    for l in written.losses.losses {
+        losses.add(l.code, l.count, l.message);
+    }
     let open = crate::check::document::unanswered_calls(&session).len();
     if open > 0 && to.resumable() && !to.answers_open_calls_itself() {
         diagnostics.push(Diagnostic {
@@ -117,8 +147,9 @@ pub fn convert_with(
         to: to.name(),
         bytes: written.bytes,
         diagnostics,
-        losses: written.losses,
+        losses,
         replaced: None,
+        budget,
     })
 }
 

@@ -559,6 +559,66 @@ fn relocate_dry_run_done_and_failed() {
     assert!(failed["error"].is_string(), "{failed:#}");
 }
 
+#[test]
+fn switch_dry_run_repaired_budget_and_resume() {
+    let home = fake_home();
+    let h = home.path();
+    let list = store_json(h, "list", &["--project", APP], &[0]);
+    let path_of = |tool: &str, health: &str| -> String {
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["tool"] == tool && s["health"] == health)
+            .unwrap_or_else(|| panic!("no {health} {tool} session: {list:#}"))["path"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // The damaged Qwen Code session, repaired on a copy, cut to a budget, into Claude Code.
+    let damaged = path_of("qwen", "repairable");
+    let doc = store_json(
+        h,
+        "switch",
+        &[&damaged, "--to", "claude", "--max-tokens", "120"],
+        &[0],
+    );
+    assert!(doc["repaired"].is_object(), "{doc:#}");
+    assert!(doc["budget"].is_object(), "{doc:#}");
+    assert!(doc["resume"]["argv"][0] == "claude", "{doc:#}");
+    rejects("switch", &doc, |d| {
+        d["resume"]["argv"] = Value::Array(vec![])
+    });
+    rejects("switch", &doc, |d| d["source"]["sha256"] = "abc".into());
+    rejects("switch", &doc, |d| {
+        d.as_object_mut().unwrap().remove("repaired");
+    });
+    // A dry run into Gemini CLI's store, and a tool without a resume command.
+    let codex = path_of("codex", "ok");
+    let dry = store_json(h, "switch", &[&codex, "--to", "gemini", "-n"], &[0]);
+    assert_eq!(dry["dry_run"], true);
+    assert!(dry["repaired"].is_null() && dry["budget"].is_null());
+    let agent = store_json(h, "switch", &[&codex, "--to", "agent"], &[0]);
+    assert!(agent["resume"].is_null(), "{agent:#}");
+    // convert --max-tokens reports its budget in convert's schema.
+    let out = h.join("cut.jsonl");
+    let input = fixture("claude-jsonl/tools.jsonl");
+    let conv = json_of(
+        "convert",
+        &[
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--max-tokens",
+            "60",
+            "--json",
+        ],
+        None,
+        &[0],
+    );
+    assert!(conv["budget"]["left_out"].as_u64().unwrap() > 0, "{conv:#}");
+}
+
 fn is_valid(name: &str, doc: &Value) -> bool {
     jsonschema::draft202012::new(&load_schema(name))
         .unwrap()
@@ -711,6 +771,11 @@ const COVERED: &[(&str, &str, &str)] = &[
     ),
     ("migrate", "migrate", "migrate_gemini_and_qwen"),
     ("relocate", "relocate", "relocate_dry_run_done_and_failed"),
+    (
+        "switch",
+        "switch",
+        "switch_dry_run_repaired_budget_and_resume",
+    ),
 ];
 
 #[test]

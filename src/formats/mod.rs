@@ -90,6 +90,12 @@ pub struct WriteOptions {
     pub cwd: Option<String>,
     /// Checkpoint: do not put the CLI's context turn first (see `checkpoint`).
     pub checkpoint_no_context: bool,
+    /// Conversion: keep the branch the tool resumes within about this many tokens (the
+    /// first prompt and the newest turns that fit; see [`crate::convert::budget`]).
+    pub max_tokens: Option<u64>,
+    /// Conversion: give tool calls without a result an error result when the target's tool
+    /// does not answer them itself on resume (see [`crate::convert::close_calls`]).
+    pub close_open_calls: bool,
 }
 
 #[derive(Debug)]

@@ -374,3 +374,23 @@ pub fn one_line(text: &str, max: usize) -> String {
         line.to_string()
     }
 }
+
+/// What `list` shows of a session file found outside every store: its tool is the one whose
+/// format it is, its project the one it records. `None` when no tool's format reads it.
+pub fn entry_of_file(path: &Path) -> Option<Entry> {
+    let mut head = Vec::with_capacity(formats::DETECT_HEAD);
+    let file = crate::regular_file::open(path).ok()?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, formats::DETECT_HEAD as u64),
+        &mut head,
+    )
+    .ok()?;
+    let format = formats::detect(Some(path), &head)?;
+    let tool = Tool::of_format(format.name())?;
+    Some(entry(&Stored {
+        tool,
+        path: path.to_path_buf(),
+        kind: StoredKind::Session,
+        folder: FolderKey::None,
+    }))
+}

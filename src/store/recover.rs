@@ -209,7 +209,8 @@ fn run(
             Some(tag) => Tool::checkpoint_hint(tag),
             None => placed
                 .tool
-                .resume_hint(outcome.id.as_deref(), &placed.path)
+                // The id as written: a target may have been given another (a UUID).
+                .resume_hint(placed.id.as_deref().or(outcome.id.as_deref()), &placed.path)
                 .unwrap_or_else(|| format!("open it in {}", placed.tool)),
         });
         outcome.steps.push(Step::Placed {

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use clap::Parser;
 use rayon::prelude::*;
 use serde::Serialize;
+use sessiontool::convert::budget::Budget;
 use sessiontool::convert::{self as conv, Conversion};
 use sessiontool::diag::{Diagnostic, LossReport};
 use sessiontool::formats::{self, Format, WriteOptions};
@@ -75,6 +76,12 @@ pub struct Args {
     /// Checkpoint: do not add the context turn the CLI hides on resume.
     #[arg(long)]
     no_context: bool,
+    /// Keep the session within about N tokens for the target's model: the first prompt and
+    /// the newest turns that fit, never a tool call without its result; what is left out is
+    /// in the loss report. An estimate (4 bytes of text a token, 1,600 an image). Off by
+    /// default: nothing is cut unless asked.
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u64>,
     /// Print a machine-readable report on standard output (on standard error when the
     /// converted session itself goes to standard output).
     #[arg(long)]
@@ -104,6 +111,9 @@ struct FileReport {
     /// Why a skipped entry was not even read: `not a regular file (a FIFO)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// --max-tokens: what fitting the session into it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<Budget>,
 }
 
 pub fn run(args: Args) -> Result<i32, CliError> {
@@ -115,6 +125,8 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         checkpoint_no_context: args.no_context,
         now: Some(now()),
         cwd: args.cwd.clone(),
+        max_tokens: args.max_tokens,
+        close_open_calls: false,
     };
     if args.store {
         let to = to.expect("clap requires --to with --store");
@@ -161,6 +173,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         error: None,
         skipped: false,
         reason: None,
+        budget: conversion.budget.clone(),
     };
     if args.json {
         #[derive(Serialize)]
@@ -196,6 +209,9 @@ pub fn run(args: Args) -> Result<i32, CliError> {
 fn print_human(r: &FileReport, c: &Conversion) {
     report::print_diagnostics(&c.diagnostics);
     report::print_losses(r.to, &c.losses);
+    if let Some(b) = &c.budget {
+        report::print_budget(b);
+    }
     if r.output != "-" {
         eprintln!(
             "wrote {} ({}) from {} ({})",
@@ -275,6 +291,7 @@ fn run_dir(
                 error: None,
                 skipped: true,
                 reason: Some(format!("not a regular file ({kind})")),
+                budget: None,
             },
             None => convert_one(file, &args.input, output, args.force, from, to, options),
         };
@@ -349,6 +366,7 @@ fn convert_one(
         error: None,
         skipped: false,
         reason: None,
+        budget: None,
     };
     let result = input::load(file).and_then(|loaded| {
         if from.is_none() && formats::detect(loaded.path.as_deref(), &loaded.bytes).is_none() {
@@ -373,6 +391,7 @@ fn convert_one(
             report.from = Some(c.from);
             report.diagnostics = c.diagnostics;
             report.losses = c.losses;
+            report.budget = c.budget;
         }
         Err(e) if e.message == SKIPPED => report.skipped = true,
         Err(e) => {
@@ -438,10 +457,16 @@ fn run_store(
         if let Some(kept) = &c.replaced {
             doc["replaced"] = kept.to_string_lossy().into();
         }
+        if let Some(b) = &c.budget {
+            doc["budget"] = serde_json::to_value(b).expect("a budget serializes");
+        }
         report::print_json(&doc);
     } else {
         report::print_diagnostics(&c.diagnostics);
         report::print_losses(c.to, &c.losses);
+        if let Some(b) = &c.budget {
+            report::print_budget(b);
+        }
         for r in &placed.registered {
             eprintln!("registered: {}", escape::line(r));
         }

@@ -21,6 +21,7 @@ mod report;
 mod show;
 mod store_args;
 mod style;
+mod switch;
 #[cfg(test)]
 mod test_sessions;
 mod tree;
@@ -56,6 +57,7 @@ enum Command {
     Tree(tree::Args),
     List(list::Args),
     Recover(recover::Args),
+    Switch(switch::Args),
     Relocate(relocate::Args),
     Migrate(migrate::Args),
     Detect(detect::Args),
@@ -94,6 +96,7 @@ fn main() {
         Command::Tree(a) => tree::run(a),
         Command::List(a) => list::run(a),
         Command::Recover(a) => recover::run(a),
+        Command::Switch(a) => switch::run(a),
         Command::Relocate(a) => relocate::run(a),
         Command::Migrate(a) => migrate::run(a),
         Command::Detect(a) => detect::run(a),

@@ -102,3 +102,31 @@ pub fn short_time(t: Option<&str>) -> String {
         None => "-".into(),
     }
 }
+
+/// What `--max-tokens` did, in one line (the loss report lists what was left out).
+pub fn print_budget(b: &sessiontool::convert::budget::Budget) {
+    if crate::style::settings().quiet {
+        return;
+    }
+    if b.left_out == 0 && b.other_branches == 0 {
+        eprintln!(
+            "--max-tokens {}: the session fits (about {} tokens, estimated); nothing left out",
+            b.max_tokens, b.estimated
+        );
+    } else {
+        eprintln!(
+            "--max-tokens {}: kept about {} of {} tokens (estimated): the first prompt and the newest {} of {} turns{}; {} message(s) and event(s) left out",
+            b.max_tokens,
+            b.kept,
+            b.estimated,
+            b.turns_kept,
+            b.turns,
+            if b.cut_within_turn {
+                " (that one cut to its newest messages)"
+            } else {
+                ""
+            },
+            b.left_out + b.other_branches
+        );
+    }
+}
