@@ -49,6 +49,7 @@ pub mod convert;
 pub mod diag;
 pub mod fault;
 pub mod formats;
+pub mod id_prefix;
 pub mod ids;
 pub mod io;
 pub mod model;

@@ -678,7 +678,11 @@ fn recover_on_a_terminal_shows_a_numbered_list_and_asks_for_a_tag() {
         .arg("weather")
         .output()
         .unwrap();
-    let screen = String::from_utf8_lossy(&out.stdout);
+    // On a terminal the output is coloured: read as the words it shows.
+    let sgr = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
+    let screen = sgr
+        .replace_all(&String::from_utf8_lossy(&out.stdout), "")
+        .into_owned();
     assert!(
         out.status.success(),
         "{screen}\n{}",

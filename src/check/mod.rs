@@ -171,12 +171,35 @@ pub struct CheckError {
 /// Checks one file and keeps what a repair needs.
 pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckError> {
     let file = path.display().to_string();
+    // One descriptor for the stamp and every read: the stamp describes the bytes checked.
+    let opened = crate::regular_file::open(path).map_err(|source| CheckError {
+        file: file.clone(),
+        source,
+    })?;
+    diagnose_open(&opened, Some(path), file, options)
+}
+
+/// Checks a file that is already open and has no path of its own (standard input, copied to
+/// an unnamed temp file), called `name` in the report.
+pub fn check_open(
+    file: &File,
+    name: &str,
+    options: &CheckOptions,
+) -> Result<FileReport, CheckError> {
+    diagnose_open(file, None, name.to_string(), options).map(|d| d.report)
+}
+
+fn diagnose_open(
+    opened: &File,
+    path: Option<&Path>,
+    file: String,
+    options: &CheckOptions,
+) -> Result<Diagnosis, CheckError> {
     let io = |source| CheckError {
         file: file.clone(),
         source,
     };
-    // One descriptor for the stamp and every read: the stamp describes the bytes checked.
-    let opened = crate::regular_file::open(path).map_err(io)?;
+    let opened = reopened(opened).map_err(io)?;
     let stamp = Stamp::of_file(&opened).map_err(io)?;
     let format = match options.format {
         Some(name) => formats::by_name(name),
@@ -186,7 +209,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
                 .take(formats::DETECT_HEAD as u64)
                 .read_to_end(&mut head)
                 .map_err(io)?;
-            formats::detect(Some(path), &head)
+            formats::detect(path, &head)
         }
     };
     let mut report = FileReport {

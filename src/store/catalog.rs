@@ -261,7 +261,21 @@ fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
                 Some(listing) => describe(e, &listing.session, |i, _| listing.text(i)),
                 None => match format.read(&input) {
                     Ok(outcome) => describe(e, &outcome.session, |_, m| m.text()),
-                    Err(err) => e.findings.push(err.to_string()),
+                    Err(err) => {
+                        e.findings.push(err.to_string());
+                        // A document cut off by a crash: its complete part still names the
+                        // session (id, times, first prompt), as a repair will keep it.
+                        let saved = format.salvage(bytes).and_then(|s| {
+                            let input = Input {
+                                bytes: &s.document,
+                                ..input
+                            };
+                            format.read(&input).ok()
+                        });
+                        if let Some(outcome) = saved {
+                            describe(e, &outcome.session, |_, m| m.text());
+                        }
+                    }
                 },
             }
         }
