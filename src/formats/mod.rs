@@ -291,6 +291,12 @@ pub trait Format: Sync {
     fn project_fields(&self) -> &'static [ProjectField] {
         &[]
     }
+    /// Whether the text of a user message is context the tool itself put there for the model
+    /// (Codex's `<environment_context>`), not a prompt: `list` titles a session by its first
+    /// real prompt.
+    fn is_context_message(&self, _user_text: &str) -> bool {
+        false
+    }
 }
 
 /// Every format, in the order detection breaks ties.

@@ -286,6 +286,7 @@ fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
 
 /// Fills in what `session` says; `text(i, m)` is the text of message `m`, node `i`.
 fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> String) {
+    let format = e.format.and_then(formats::by_name);
     let meta = &session.meta;
     e.id = meta.id.clone();
     e.start = meta.start_time.clone();
@@ -314,7 +315,8 @@ fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> 
         }
         if e.first_prompt.is_none() && m.role == Role::User {
             let text = text(i, m);
-            if !text.trim().is_empty() {
+            let context = format.is_some_and(|f| f.is_context_message(&text));
+            if !text.trim().is_empty() && !context {
                 e.first_prompt = Some(one_line(&text, 80));
             }
         }
