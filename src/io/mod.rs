@@ -31,7 +31,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()
         }
         Ok(meta) if meta.file_type().is_symlink() => return Err(link_refused(path)),
         Ok(meta) if meta.is_dir() => return Err(is_a_folder(path)),
-        Ok(_) => Some(fs::File::open(path)?),
+        // Its mode is read from it: a FIFO or device is refused, never opened to block.
+        Ok(_) => Some(crate::regular_file::open(path)?),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             check_folder(path)?;
             None
@@ -98,6 +99,9 @@ pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> io::Result<Option
 /// as a backup). Refused: a file that exists without `force` (`AlreadyExists`), a folder, a
 /// symbolic link or another special file, a folder that does not exist.
 pub fn check_output(path: &Path, force: bool) -> io::Result<bool> {
+    if names_a_folder(path) {
+        return Err(is_a_folder(path));
+    }
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => check_folder(path).map(|()| false),
         Err(e) => Err(e),
@@ -136,15 +140,31 @@ fn check_folder(path: &Path) -> io::Result<()> {
     }
 }
 
-/// An output named as a folder: the session would need a file name.
+/// An output named as a folder (one that is, or a name ending in `/`): the session would
+/// need a file name.
 fn is_a_folder(path: &Path) -> io::Error {
+    let what = if names_a_folder(path) && !path.is_dir() {
+        "names a folder, not a file"
+    } else {
+        "is a folder"
+    };
     io::Error::new(
         io::ErrorKind::IsADirectory,
         format!(
-            "{} is a folder; name the file to write (a folder is the output only when the input is one)",
+            "{} {what}; name the file to write (a folder is the output only when the input is one)",
             path.display()
         ),
     )
+}
+
+/// Whether the name itself says folder: `out/`, `out/.`, `out/..`.
+fn names_a_folder(path: &Path) -> bool {
+    let text = path.as_os_str().as_encoded_bytes();
+    text.ends_with(b"/")
+        || matches!(
+            path.components().next_back(),
+            Some(std::path::Component::CurDir | std::path::Component::ParentDir)
+        )
 }
 
 fn folder_of(path: &Path) -> &Path {

@@ -72,9 +72,13 @@ pub fn python3() -> bool {
     present(runs, "python3 is not installed (it drives the terminal)")
 }
 
+/// Whether this process runs as root (a test that works either way, differently).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Whether this process runs as root; said when it does not (`why`: what needs it).
 pub fn root(why: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    present(root, &format!("{why} needs root"))
+    present(is_root(), &format!("{why} needs root"))
 }

@@ -152,6 +152,13 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     };
     if args.store {
         let to = to.expect("clap requires --to with --store");
+        if !to.resumable() {
+            return Err(CliError::usage(format!(
+                "--store: {} is an export, which no tool keeps in a store",
+                to.name()
+            ))
+            .hint("write it to a file with -o"));
+        }
         checkpoint_flags(&args, to)?;
         return run_store(&args, from, to, &options);
     }
@@ -162,6 +169,14 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     if args.input.is_dir() {
         return run_dir(&args, &output, from, to, &options);
     }
+    let to_stdout = output == Path::new("-");
+    // An output that cannot be written (a folder, in a folder that is not there, a file
+    // without --force) is said before anything else about it and before converting.
+    let replaces = if to_stdout {
+        false
+    } else {
+        sessiontool::io::check_output(&output, args.force).map_err(|e| output_error(&output, e))?
+    };
     let to = match to {
         Some(t) => t,
         None => formats::guess_from_name(&output).ok_or_else(|| {
@@ -173,13 +188,6 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         })?,
     };
     checkpoint_flags(&args, to)?;
-    let to_stdout = output == Path::new("-");
-    // An output that cannot be written is said before the work of converting.
-    let replaces = if to_stdout {
-        false
-    } else {
-        sessiontool::io::check_output(&output, args.force).map_err(|e| output_error(&output, e))?
-    };
     let loaded = input::load(&args.input)?;
     let conversion = conv::convert(&loaded.input(), from, to, &options)?;
     let replaced = if to_stdout || args.dry_run {
@@ -230,12 +238,14 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     Ok(0)
 }
 
-/// `--checkpoint-array` and `--no-context` shape a checkpoint only: with another target they
-/// would be silently ignored.
+/// `--checkpoint-array`, `--no-context` and `--tag` are for a checkpoint only: with another
+/// target they would be silently ignored. (Checked here, not by clap: the target may be
+/// guessed from the output's name.)
 fn checkpoint_flags(args: &Args, to: &dyn Format) -> Result<(), CliError> {
     let given: Vec<&str> = [
         (args.checkpoint_array, "--checkpoint-array"),
         (args.no_context, "--no-context"),
+        (args.tag.is_some(), "--tag"),
     ]
     .into_iter()
     .filter_map(|(on, flag)| on.then_some(flag))
@@ -243,12 +253,15 @@ fn checkpoint_flags(args: &Args, to: &dyn Format) -> Result<(), CliError> {
     if given.is_empty() || to.name() == "checkpoint" {
         return Ok(());
     }
+    let (flags, verb, them) = match given.as_slice() {
+        [one] => (one.to_string(), "is", "it"),
+        many => (many.join(" and "), "are", "them"),
+    };
     Err(CliError::usage(format!(
-        "{} only shape(s) a checkpoint, and the output is {}",
-        given.join(" and "),
+        "{flags} {verb} for a checkpoint only, and the output is {}",
         to.name()
     ))
-    .hint("leave it out, or pass --to checkpoint"))
+    .hint(format!("leave {them} out, or pass --to checkpoint")))
 }
 
 fn print_human(r: &FileReport, c: &Conversion, dry_run: bool) {
@@ -290,6 +303,9 @@ fn output_error(path: &Path, e: std::io::Error) -> CliError {
             escape::path(path)
         ))
         .hint("pass --force to replace it (it is kept as <name>.bak-<time>)")
+    } else if e.kind() == std::io::ErrorKind::IsADirectory {
+        // The message names the output and says what to do (printing escapes it).
+        CliError::output(e.to_string())
     } else {
         CliError::output(format!("cannot write {}: {e}", escape::path(path)))
     }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::{Parser, ValueHint};
+use clap::{ArgGroup, Parser, ValueHint};
 use rayon::prelude::*;
 use serde::Serialize;
 use sessiontool::check::{self, CheckOptions, FileReport, Progress};
@@ -41,7 +41,9 @@ pub const EXIT_OPERATIONAL: i32 = 8;
 #[derive(Parser)]
 #[command(
     after_help = EXAMPLES,
-    override_usage = "sessiontool fsck [OPTIONS] <PATH>...\n       sessiontool fsck --codes [--json]"
+    override_usage = "sessiontool fsck [OPTIONS] <PATH>...\n       sessiontool fsck --codes [--json]",
+    // The repair's own options are refused without a repair (-n is one that writes nothing).
+    group = ArgGroup::new("repairing").args(["repair", "dry_run"]).multiple(true)
 )]
 pub struct Args {
     /// Session files and folders (folders are searched recursively); `-` checks standard
@@ -62,14 +64,19 @@ pub struct Args {
     #[arg(long)]
     keep_open_tool_calls: bool,
     /// With --repair: put backups in this folder instead of beside each file.
-    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    #[arg(
+        long,
+        value_name = "DIR",
+        value_hint = ValueHint::DirPath,
+        requires = "repairing"
+    )]
     backup_dir: Option<PathBuf>,
     /// With --repair: replace files without keeping a backup of the original.
-    #[arg(long, conflicts_with = "backup_dir")]
+    #[arg(long, conflicts_with = "backup_dir", requires = "repairing")]
     no_backup: bool,
     /// With --repair: repair even a file another process holds open for writing (what it
     /// writes afterwards goes to the backup, and the repair says so).
-    #[arg(long)]
+    #[arg(long, requires = "repairing")]
     force: bool,
     /// Read every file as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT", value_parser = crate::input::readable_formats())]
@@ -141,16 +148,6 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     }
     if args.dry_run && !args.repair {
         args.repair = true;
-    }
-    // Options of the repair are meaningless without one: said, not ignored.
-    let repair_only = [
-        (args.backup_dir.is_some(), "--backup-dir"),
-        (args.no_backup, "--no-backup"),
-        (args.force, "--force"),
-    ];
-    if let Some((_, flag)) = repair_only.iter().find(|(on, _)| *on && !args.repair) {
-        return Err(usage(format!("{flag} works with --repair (or -n) only"))
-            .hint("add --repair to repair, or -n to see what a repair would change"));
     }
     let stdin = args.paths.iter().any(|p| p.as_os_str() == STDIN);
     if stdin && args.repair {
