@@ -170,10 +170,19 @@ fn after_help(text: &str) -> String {
     out
 }
 
-/// A line of text for roff: backslashes and minus signs escaped, a leading `.` or `'` kept
-/// from being read as a request.
+/// A line of text for roff: backslashes and minus signs escaped, characters past ASCII as
+/// `\[uXXXX]` (troff reads its input as Latin-1), a leading `.` or `'` kept from being read
+/// as a request.
 fn roff_text(line: &str) -> String {
-    let escaped = line.replace('\\', "\\e").replace('-', "\\-");
+    let mut escaped = String::with_capacity(line.len());
+    for c in line.chars() {
+        match c {
+            '\\' => escaped.push_str("\\e"),
+            '-' => escaped.push_str("\\-"),
+            c if c.is_ascii() => escaped.push(c),
+            c => escaped.push_str(&format!("\\[u{:04X}]", c as u32)),
+        }
+    }
     if escaped.starts_with('.') || escaped.starts_with('\'') {
         format!("\\&{escaped}")
     } else {
@@ -196,5 +205,6 @@ mod tests {
              What it does: a long\nparagraph.\n.SH \"EXIT STATUS\"\nExit codes: 0 ok.\n"
         );
         assert_eq!(roff_text(".hidden -x \\y"), "\\&.hidden \\-x \\ey");
+        assert_eq!(roff_text("…N… ◆"), "\\[u2026]N\\[u2026] \\[u25C6]");
     }
 }
