@@ -84,6 +84,28 @@ fn from_that_misnames_the_content_is_refused_with_the_format_it_is() {
             text(&out)
         );
     }
+    // fsck neither checks nor repairs it by another tool's rules.
+    let copy = dir.path().join("copy.jsonl");
+    std::fs::copy(&qwen, &copy).unwrap();
+    for repair in [false, true] {
+        let mut args = vec!["fsck", "--from", "claude-jsonl", s(&copy)];
+        if repair {
+            args.insert(1, "--repair");
+        }
+        let out = run(&args);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(8), "{args:?}: {said}");
+        assert!(
+            said.contains("the content is qwen-jsonl, not claude-jsonl"),
+            "{args:?}: {said}"
+        );
+    }
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&qwen).unwrap());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no backup"
+    );
     // A file no format recognises (damaged) is still read as asked.
     let damaged = dir.path().join("x.jsonl");
     std::fs::write(&damaged, "not json at all\n").unwrap();
@@ -319,7 +341,7 @@ fn a_file_that_cannot_be_read_is_not_called_checked() {
     assert!(said.contains("Permission denied"), "{said}");
     assert!(!said.contains(": ok"), "{said}");
     assert!(
-        said.contains("checked 0 file(s)") && said.contains("1 could not be read"),
+        said.contains("checked 0 file(s)") && said.contains("1 could not be checked"),
         "{said}"
     );
 }

@@ -201,16 +201,31 @@ fn diagnose_open(
     };
     let opened = reopened(opened).map_err(io)?;
     let stamp = Stamp::of_file(&opened).map_err(io)?;
-    let format = match options.format {
-        Some(name) => formats::by_name(name),
-        None => {
-            let mut head = Vec::with_capacity(formats::DETECT_HEAD);
-            (&opened)
-                .take(formats::DETECT_HEAD as u64)
-                .read_to_end(&mut head)
-                .map_err(io)?;
-            formats::detect(path, &head)
-        }
+    let mut head = Vec::with_capacity(formats::DETECT_HEAD);
+    (&opened)
+        .take(formats::DETECT_HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    let asked = options.format.map(formats::by_name);
+    let format = match asked {
+        // Read as the wrong format, a file would be all findings, and repaired by another
+        // tool's rules: content that plainly is another format's is not checked.
+        Some(Some(asked)) => match formats::contradicts(asked, path, &head) {
+            Some(found) => {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the content is {}, not {} (the format asked for); not checked: read it as {}, or let the format be detected",
+                        found.name(),
+                        asked.name(),
+                        found.name()
+                    ),
+                )));
+            }
+            None => Some(asked),
+        },
+        Some(None) => None,
+        None => formats::detect(path, &head),
     };
     let mut report = FileReport {
         file: file.clone(),

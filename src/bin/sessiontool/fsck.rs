@@ -127,7 +127,8 @@ pub(crate) struct Summary {
     repaired: usize,
     /// Files that could not be checked or repaired (`unreadable` among them).
     failed: usize,
-    /// Files that could not be read at all (counted in `files` and `failed`).
+    /// Files that could not be checked at all: unreadable, or plainly not the `--from` format
+    /// (counted in `files` and `failed`).
     unreadable: usize,
     /// Of `skipped`: entries that are not regular files (each printed with its reason).
     #[serde(skip)]

@@ -248,7 +248,10 @@ pub(super) fn print_summary(s: &Summary, args: &Args, code: i32) {
         s.damaged
     );
     if s.unreadable > 0 {
-        line.push_str(&format!("; {} could not be read (see above)", s.unreadable));
+        line.push_str(&format!(
+            "; {} could not be checked (see above)",
+            s.unreadable
+        ));
     }
     let other_skipped = s.skipped - s.not_regular;
     if other_skipped > 0 {
