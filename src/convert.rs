@@ -20,6 +20,16 @@ pub enum ConvertError {
         to: &'static str,
         source: WriteError,
     },
+    /// `--from` named a format the content plainly is not.
+    #[error("{name} is {found}, not {asked}")]
+    NotThisFormat {
+        name: String,
+        asked: &'static str,
+        found: &'static str,
+    },
+    /// `--leaf` names no node, or the start of several node ids.
+    #[error("--leaf: {0}")]
+    Leaf(#[from] crate::id_prefix::IdError),
 }
 
 impl ConvertError {
@@ -36,6 +46,13 @@ impl ConvertError {
             )),
             ConvertError::Read(e) => e.hint.clone(),
             ConvertError::Write { .. } => None,
+            ConvertError::NotThisFormat { found, .. } => Some(format!(
+                "leave out --from to read it as {found}, or pass --from {found}"
+            )),
+            ConvertError::Leaf(e) => Some(format!(
+                "{}; `sessiontool tree FILE` shows the ids",
+                e.hint()
+            )),
         }
     }
 }
@@ -63,7 +80,16 @@ pub fn read(
     from: Option<&'static dyn Format>,
 ) -> Result<(&'static dyn Format, ReadOutcome), ConvertError> {
     let format = match from {
-        Some(f) => f,
+        Some(f) => match formats::contradicts(f, input.path, input.bytes) {
+            Some(found) => {
+                return Err(ConvertError::NotThisFormat {
+                    name: input.name.to_string(),
+                    asked: f.name(),
+                    found: found.name(),
+                });
+            }
+            None => f,
+        },
         None => {
             formats::detect(input.path, input.bytes).ok_or_else(|| ConvertError::UnknownFormat {
                 name: input.name.to_string(),
@@ -98,6 +124,19 @@ pub fn convert_with(
     let mut session = outcome.session;
     fill_session_id(&mut session, input.bytes);
     adjust(&mut session);
+    // `--leaf` takes the start of an id too (as `tree` prints them): the writers get the id.
+    let with_leaf;
+    let options = match &options.leaf {
+        Some(wanted) => {
+            let index = session.tree().find(wanted)?;
+            with_leaf = WriteOptions {
+                leaf: Some(session.nodes[index].id.clone()),
+                ..options.clone()
+            };
+            &with_leaf
+        }
+        None => options,
+    };
     let mut diagnostics = outcome.diagnostics;
     let write_error = |source| ConvertError::Write {
         to: to.name(),

@@ -1,6 +1,8 @@
 //! The `claude-jsonl` format against real Claude Code files and hand-made fixtures: reading,
 //! byte-exact writing, conversions to and from other formats, and the fsck keys.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -16,8 +18,7 @@ const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples/cl
 /// The real files, or `None` (after saying so) where they are not available.
 fn samples() -> Option<Vec<PathBuf>> {
     let dir = Path::new(SAMPLES);
-    if !dir.is_dir() {
-        println!("SKIPPED: {SAMPLES} is absent");
+    if !common::prerequisite::present(dir.is_dir(), &format!("{SAMPLES} is absent")) {
         return None;
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -301,6 +301,12 @@ pub trait Format: Sync {
     fn project_fields(&self) -> &'static [ProjectField] {
         &[]
     }
+    /// Whether the text of a user message is context the tool itself put there for the model
+    /// (Codex's `<environment_context>`), not a prompt: `list` titles a session by its first
+    /// real prompt.
+    fn is_context_message(&self, _user_text: &str) -> bool {
+        false
+    }
 }
 
 /// Every format, in the order detection breaks ties.
@@ -330,14 +336,7 @@ pub const DETECT_HEAD: usize = 64 * 1024;
 
 /// The most likely format of some content, or `None` when no format recognises it.
 pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> {
-    let head = &bytes[..bytes.len().min(DETECT_HEAD)];
-    // NUL bytes (padding after a crash) are never part of JSON: judge what is left, so a
-    // padded file is still recognised, and so is its repaired copy.
-    let cleaned: Cow<[u8]> = if memchr::memchr(0, head).is_some() {
-        Cow::Owned(head.iter().copied().filter(|&b| b != 0).collect())
-    } else {
-        Cow::Borrowed(head)
-    };
+    let cleaned = detect_head(bytes);
     let mut best: Option<(&'static dyn Format, Confidence)> = None;
     for &f in all() {
         let c = f.detect(path, &cleaned);
@@ -346,6 +345,31 @@ pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> 
         }
     }
     best.map(|(f, _)| f)
+}
+
+/// What detection judges: the first [`DETECT_HEAD`] bytes, without NUL bytes (padding after
+/// a crash is never part of JSON: a padded file is still recognised, and so is its repaired
+/// copy).
+fn detect_head(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let head = &bytes[..bytes.len().min(DETECT_HEAD)];
+    if memchr::memchr(0, head).is_some() {
+        Cow::Owned(head.iter().copied().filter(|&b| b != 0).collect())
+    } else {
+        Cow::Borrowed(head)
+    }
+}
+
+/// When content that is to be read as `asked` (`--from`) is plainly another format's: that
+/// format. `asked` must not recognise the content at all, and another format must: a damaged
+/// file that no format recognises is read as asked.
+pub fn contradicts(
+    asked: &dyn Format,
+    path: Option<&Path>,
+    bytes: &[u8],
+) -> Option<&'static dyn Format> {
+    let found = detect(path, bytes)?;
+    let plain = found.name() != asked.name() && asked.detect(path, &detect_head(bytes)) == 0;
+    plain.then_some(found)
 }
 
 /// The format a file name suggests for an output, when nothing else says.

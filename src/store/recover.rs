@@ -229,10 +229,12 @@ fn run(
                 .collect(),
         });
     }
-    if outcome.resume.is_empty()
-        && let Some(hint) = entry.tool.resume_hint(outcome.id.as_deref(), &source)
-    {
-        outcome.resume.push(hint);
+    if outcome.resume.is_empty() {
+        let hint = match &entry.kind {
+            StoredKind::Checkpoint { tag } => Some(Tool::checkpoint_hint(tag)),
+            _ => entry.tool.resume_hint(outcome.id.as_deref(), &source),
+        };
+        outcome.resume.extend(hint);
     }
     Ok(())
 }
@@ -295,9 +297,8 @@ fn move_no_clobber(from: &Path, to: &Path) -> std::io::Result<()> {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
         Err(_) => {
-            // No hard links here: copy durably, then drop the old name.
-            let bytes = std::fs::read(from)?;
-            crate::io::write_atomic(to, &bytes, false)?;
+            // No hard links here: copy durably (mode and owner kept), then drop the old name.
+            crate::io::replace::copy_backup(&crate::regular_file::open(from)?, to)?;
         }
     }
     std::fs::remove_file(from)?;

@@ -149,7 +149,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
 }
 
 fn print_human(s: &Switched) {
-    if crate::style::settings().quiet {
+    if crate::style::quiet() {
         // Errors only: the command alone.
         if let Some(resume) = &s.resume {
             println!("{}", escape::line(&resume.shell));
@@ -174,7 +174,7 @@ fn print_human(s: &Switched) {
         );
     }
     report::print_diagnostics(&s.diagnostics);
-    report::print_losses(s.output.format, &s.losses);
+    report::print_losses(None, s.output.format, &s.losses);
     if let Some(b) = &s.budget {
         report::print_budget(b);
     }
