@@ -6,6 +6,8 @@
 //! `messages`: that is what pi → Claude left out silently before (15 replies of
 //! `before-compaction-v1.jsonl`).
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -37,8 +39,11 @@ fn inputs() -> Vec<PathBuf> {
         names.sort();
         files.extend(names);
     }
-    let samples = root.join("../shared/samples");
-    if samples.is_dir() {
+    let samples = common::prerequisite::shared_samples();
+    if common::prerequisite::present(
+        samples.is_dir(),
+        "the samples in ../shared/samples are absent (fixtures only)",
+    ) {
         for tool in ["claude", "codex", "gemini", "pi"] {
             let mut names: Vec<PathBuf> = std::fs::read_dir(samples.join(tool))
                 .unwrap()
@@ -47,8 +52,6 @@ fn inputs() -> Vec<PathBuf> {
             names.sort();
             files.extend(names);
         }
-    } else {
-        println!("SKIPPED: the samples in ../shared/samples are absent (fixtures only)");
     }
     files
 }
@@ -195,6 +198,7 @@ fn loss(c: &sessiontool::Conversion, codes: &[&str]) -> usize {
 /// Codes that stand for whole nodes left out.
 const NODE_CODES: &[&str] = &[
     "other-branches",
+    "outside-conversation",
     "messages",
     "notices",
     "system-messages",
@@ -239,7 +243,8 @@ fn every_node_is_in_the_output_or_in_the_loss_report() {
             let m = missing(&source, &out);
             let whole = loss(&c, NODE_CODES);
             let empty_codes = loss(&c, &["messages", "other-branches"]);
-            let branch = loss(&c, &["other-branches"]);
+            // Off the head's branch: on another branch, or beside the conversation.
+            let branch = loss(&c, &["other-branches", "outside-conversation"]);
             let mut why = Vec::new();
             if m.empty > empty_codes {
                 why.push(format!(
@@ -283,12 +288,10 @@ fn every_node_is_in_the_output_or_in_the_loss_report() {
 
 #[test]
 fn pi_aborted_replies_are_counted_when_claude_cannot_hold_them() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/samples/pi/before-compaction-v1.jsonl");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("SKIPPED: {} is absent", path.display());
+    let Some(path) = common::prerequisite::shared("pi/before-compaction-v1.jsonl") else {
         return;
     };
+    let bytes = std::fs::read(&path).unwrap();
     let c = sessiontool::convert_bytes(&bytes, None, "claude-jsonl").unwrap();
     // 13 empty aborted replies, 2 holding only thinking (with usage), all gone from the output.
     assert_eq!(loss(&c, &["messages"]), 15, "{:?}", c.losses);
