@@ -121,6 +121,20 @@ pub fn convert_with(
     adjust: impl FnOnce(&mut Session),
 ) -> Result<Conversion, ConvertError> {
     let (from, outcome) = read(input, from)?;
+    convert_read(from.name(), outcome, input, to, options, adjust)
+}
+
+/// The writing half of [`convert_with`], for a session already read (`from`: the format it
+/// was read from; `input` names it in messages, and its bytes derive an id when it has none).
+/// A database session ([`formats::database`]) is read by its own reader, then written here.
+pub fn convert_read(
+    from: &'static str,
+    outcome: ReadOutcome,
+    input: &Input,
+    to: &'static dyn Format,
+    options: &WriteOptions,
+    adjust: impl FnOnce(&mut Session),
+) -> Result<Conversion, ConvertError> {
     let mut session = outcome.session;
     fill_session_id(&mut session, input.bytes);
     adjust(&mut session);
@@ -182,7 +196,7 @@ pub fn convert_with(
         });
     }
     Ok(Conversion {
-        from: from.name(),
+        from,
         to: to.name(),
         bytes: written.bytes,
         diagnostics,

@@ -202,7 +202,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     };
     checkpoint_flags(&args, to)?;
     let loaded = input::load(&args.input)?;
-    let conversion = conv::convert(&loaded.input(), from, to, &options)?;
+    let conversion = input::convert(&loaded, from, to, &options)?;
     let replaced = if to_stdout || args.dry_run {
         None
     } else {
@@ -556,6 +556,13 @@ fn run_store(
     let home = args.store_args.home_to_fill()?;
     let project = store_args::project(args.project.as_deref())?;
     let loaded = input::load(&args.input)?;
+    if loaded.database.is_some() {
+        return Err(CliError::usage(format!(
+            "{}: a session in a database cannot be placed with --store yet",
+            escape::line(&loaded.name)
+        ))
+        .hint("convert it to a file first (`sessiontool convert PATH#ID -o FILE`), then place that file with --store"));
+    }
     let request = Request {
         from,
         to,

@@ -1,9 +1,12 @@
-//! Reading an input argument: a file path, or `-` for standard input.
+//! Reading an input argument: a file path, `-` for standard input, or a session in a database
+//! as `PATH#SESSION_ID` (OpenCode's `opencode.db#ses_…`).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use sessiontool::formats::{self, Format};
+use sessiontool::convert::ConvertError;
+use sessiontool::formats::database::{self, Address, DatabaseFormat};
+use sessiontool::formats::{self, Format, ReadOutcome};
 use sessiontool::regular_file;
 
 use crate::error::CliError;
@@ -14,6 +17,8 @@ pub struct Loaded {
     pub name: String,
     pub path: Option<PathBuf>,
     pub bytes: Vec<u8>,
+    /// A session in a database: read by its database format, not from `bytes` (empty).
+    pub database: Option<(Address, &'static dyn DatabaseFormat)>,
 }
 
 impl Loaded {
@@ -36,6 +41,15 @@ pub fn load(arg: &Path) -> Result<Loaded, CliError> {
             name: "<stdin>".into(),
             path: None,
             bytes,
+            database: None,
+        });
+    }
+    if let Some((address, format)) = Address::parse(arg) {
+        return Ok(Loaded {
+            name: address.name(),
+            path: Some(address.db.clone()),
+            bytes: Vec::new(),
+            database: Some((address, format)),
         });
     }
     // Only a regular file: a FIFO would block the read, a device could do anything.
@@ -54,7 +68,37 @@ pub fn load(arg: &Path) -> Result<Loaded, CliError> {
         name: arg.display().to_string(),
         path: Some(arg.to_path_buf()),
         bytes,
+        database: None,
     })
+}
+
+/// Reads the session `loaded` holds: a file's in the format given or detected, a database's
+/// with its database format (`from` must then be left out). The format's name and what was
+/// read.
+pub fn read(
+    loaded: &Loaded,
+    from: Option<&'static dyn Format>,
+) -> Result<(&'static str, ReadOutcome), CliError> {
+    match &loaded.database {
+        None => {
+            refuse_whole_database(loaded)?;
+            let (format, outcome) = sessiontool::convert::read(&loaded.input(), from)?;
+            Ok((format.name(), outcome))
+        }
+        Some((address, format)) => {
+            if let Some(asked) = from {
+                return Err(CliError::usage(format!(
+                    "{} is a session of {}, not {}",
+                    escape::line(&loaded.name),
+                    format.name(),
+                    asked.name()
+                ))
+                .hint("leave out --from: a database's format is known from the file"));
+            }
+            let outcome = database::read(address, *format).map_err(ConvertError::Read)?;
+            Ok((format.name(), outcome))
+        }
+    }
 }
 
 /// A `--from`/`--to` value as a format (clap has checked it against [`all_formats`]).
@@ -64,8 +108,44 @@ pub fn format_arg(name: &str) -> Result<&'static dyn Format, CliError> {
     })
 }
 
-/// `--from` values, for completions and `--help`: the formats sessiontool reads (exports are
-/// written only).
+/// A database file named without a session: it holds many, so say which.
+fn refuse_whole_database(loaded: &Loaded) -> Result<(), CliError> {
+    let Some(path) = &loaded.path else {
+        return Ok(());
+    };
+    if !loaded.bytes.starts_with(database::SQLITE_MAGIC) {
+        return Ok(());
+    }
+    match database::detect(path) {
+        Some(format) => Err(ConvertError::Read(database::needs_session(path, format)).into()),
+        None => Ok(()),
+    }
+}
+
+/// Reads and converts the session `loaded` holds into `to` (see [`read`]).
+pub fn convert(
+    loaded: &Loaded,
+    from: Option<&'static dyn Format>,
+    to: &'static dyn Format,
+    options: &formats::WriteOptions,
+) -> Result<sessiontool::convert::Conversion, CliError> {
+    if loaded.database.is_none() {
+        refuse_whole_database(loaded)?;
+        return Ok(sessiontool::convert::convert(
+            &loaded.input(),
+            from,
+            to,
+            options,
+        )?);
+    }
+    let (format, outcome) = read(loaded, from)?;
+    let convert =
+        sessiontool::convert::convert_read(format, outcome, &loaded.input(), to, options, |_| {});
+    Ok(convert?)
+}
+
+/// `--from` values, for completions and `--help`: the file formats sessiontool reads (exports
+/// are written only; a database session's format is always known from its file).
 pub fn readable_formats() -> clap::builder::PossibleValuesParser {
     formats::all()
         .iter()

@@ -7,7 +7,6 @@ use anstream::println;
 use clap::{Parser, ValueHint};
 use serde::Serialize;
 use serde_json::Value;
-use sessiontool::convert;
 use sessiontool::diag::Diagnostic;
 use sessiontool::model::{Body, Content, Message, Node, Session};
 use sessiontool::tree::Tree;
@@ -51,7 +50,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
     let loaded = input::load(&args.file)?;
-    let (format, outcome) = convert::read(&loaded.input(), from)?;
+    let (format, outcome) = input::read(&loaded, from)?;
     if args.json {
         #[derive(Serialize)]
         struct Doc<'a> {
@@ -64,7 +63,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         report::print_json(&Doc {
             schema: "sessiontool.show/1",
             file: &loaded.name,
-            format: format.name(),
+            format: format,
             diagnostics: &outcome.diagnostics,
             session: &outcome.session,
         });
@@ -87,28 +86,16 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         None => match tree.head() {
             Some(h) => h,
             None => {
-                println!(
-                    "{} ({}): empty session",
-                    escape::line(&loaded.name),
-                    format.name()
-                );
+                println!("{} ({}): empty session", escape::line(&loaded.name), format);
                 return Ok(0);
             }
         },
     };
     let width = style::width(args.width);
     let mut out = std::io::BufWriter::new(anstream::stdout().lock());
-    render(
-        &mut out,
-        &loaded.name,
-        format.name(),
-        session,
-        &tree,
-        leaf,
-        width,
-    )
-    .and_then(|()| out.flush())
-    .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
+    render(&mut out, &loaded.name, format, session, &tree, leaf, width)
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
     Ok(0)
 }
 

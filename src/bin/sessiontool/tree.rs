@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Parser, ValueHint};
-use sessiontool::convert;
 use sessiontool::model::{Body, Content, Node};
 use sessiontool::tree::Tree;
 
@@ -49,14 +48,14 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
     let loaded = input::load(&args.file)?;
-    let (format, outcome) = convert::read(&loaded.input(), from)?;
+    let (format, outcome) = input::read(&loaded, from)?;
     let session = &outcome.session;
     let tree = session.tree();
     if args.json {
         let doc = Doc {
             schema: "sessiontool.tree/1",
             file: &loaded.name,
-            format: format.name(),
+            format: format,
             diagnostics: &outcome.diagnostics,
             branches: tree.branch_leaves().len(),
             outside_conversation: tree.outside().len(),
@@ -71,7 +70,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     draw(
         &mut out,
         &loaded.name,
-        format.name(),
+        format,
         &tree,
         session.nodes.len(),
         args.full,
