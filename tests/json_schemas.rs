@@ -497,6 +497,11 @@ fn formats_lists_every_format() {
     let all: Vec<&str> = sessiontool::formats::all()
         .iter()
         .map(|f| f.name())
+        .chain(
+            sessiontool::formats::database::all()
+                .iter()
+                .map(|f| f.name()),
+        )
         .collect();
     assert_eq!(names, all);
     // Exports are written, never read.
@@ -1038,6 +1043,11 @@ fn enums_list_every_tool_format_and_scheme_the_code_has() {
     let formats: Vec<String> = sessiontool::formats::all()
         .iter()
         .map(|f| f.name().to_string())
+        .chain(
+            sessiontool::formats::database::all()
+                .iter()
+                .map(|f| f.name().to_string()),
+        )
         .collect();
     assert_eq!(names(&list["$defs"]["format"]), formats);
     let schemes: Vec<String> = Scheme::ALL.iter().map(|s| s.name().to_string()).collect();

@@ -208,6 +208,46 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         "something the format's reader noticed",
     ),
     (
+        "opencode-damaged",
+        Severity::Error,
+        "SQLite's quick_check finds an OpenCode database damaged",
+    ),
+    (
+        "opencode-part-without-message",
+        Severity::Error,
+        "OpenCode database: parts whose message is not there (OpenCode never shows them)",
+    ),
+    (
+        "opencode-message-without-session",
+        Severity::Error,
+        "OpenCode database: messages whose session is not there (OpenCode never shows them)",
+    ),
+    (
+        "opencode-part-session-mismatch",
+        Severity::Warning,
+        "OpenCode database: parts that name another session than their message's",
+    ),
+    (
+        "opencode-invalid-json",
+        Severity::Error,
+        "OpenCode database: message or part data that is not JSON (OpenCode fails on its session)",
+    ),
+    (
+        "opencode-missing-field",
+        Severity::Error,
+        "OpenCode database: a message without its role or a part without its type",
+    ),
+    (
+        "opencode-session-without-project",
+        Severity::Warning,
+        "OpenCode database: sessions whose project is not there",
+    ),
+    (
+        "opencode-checked-only",
+        Severity::Info,
+        "an OpenCode database is checked, never changed: there is no repair",
+    ),
+    (
         "unknown-format",
         Severity::Warning,
         "not a session file of any supported format",

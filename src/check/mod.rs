@@ -7,6 +7,7 @@
 
 pub mod capped;
 pub mod conversation;
+mod database;
 pub mod document;
 pub mod ident;
 pub mod issue;
@@ -237,6 +238,17 @@ fn diagnose_open(
     let Some(format) = format else {
         report.bytes = stamp.len;
         Progress::add(&options.progress, report.bytes);
+        if let Some((name, issues)) = path.and_then(database::issues) {
+            report.format = Some(name);
+            report.issues = issues.map_err(|e| io(std::io::Error::other(e)))?;
+            return Ok(Diagnosis {
+                report,
+                stamp,
+                options: options.clone(),
+                format: None,
+                fixes: Fixes::None,
+            });
+        }
         if let Some(issues) = path.and_then(|p| codex_state_issues(p, &opened)) {
             report.issues = issues.map_err(|e| io(std::io::Error::other(e)))?;
             return Ok(Diagnosis {

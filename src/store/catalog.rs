@@ -132,12 +132,15 @@ pub fn list(home: &Home, query: &Query) -> Catalog {
         })
         .collect();
     resolve_hashes(&mut entries, &wanted, query);
+    let mut problems = found.problems;
+    if query.tools.is_empty() || query.tools.contains(&Tool::OpenCode) {
+        entries.extend(database_entries(home, &mut problems));
+    }
     if let Some(project) = &query.project {
         entries.retain(|e| belongs(e, project));
     }
     mark_superseded(&mut entries);
     entries.sort_by(|a, b| b.sort_key.cmp(&a.sort_key).then(a.path.cmp(&b.path)));
-    let mut problems = found.problems;
     if query.tools.is_empty() || query.tools.contains(&Tool::Codex) {
         // Rows of Codex's state database whose rollout is gone.
         problems.extend(super::codex_state::index::missing_rollouts(
@@ -290,6 +293,74 @@ fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
         None => e.findings.push("no format recognises this file".into()),
     }
     health(e, path);
+}
+
+/// The sessions in OpenCode's databases (rows, not files), each read as `show` reads it: its
+/// health is what that reading says (sessiontool never repairs a database).
+fn database_entries(home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
+    use crate::formats::database::{self, DatabaseFormat};
+    let format = &crate::formats::opencode::OpenCodeDb;
+    let mut out = Vec::new();
+    for db in tools::opencode::databases(home) {
+        if !db.exists() {
+            continue;
+        }
+        let rows = match format.sessions(&db) {
+            Ok(rows) => rows,
+            Err(e) => {
+                problems.push(e.to_string());
+                continue;
+            }
+        };
+        for row in rows {
+            let address = database::Address {
+                db: db.clone(),
+                session: row.id.clone(),
+            };
+            let mut e = Entry {
+                tool: Tool::OpenCode,
+                path: address.name(),
+                kind: match row.parent {
+                    Some(_) => StoredKind::Subagent,
+                    None => StoredKind::Session,
+                },
+                format: Some(format.name()),
+                id: Some(row.id.clone()),
+                project: row.directory.clone(),
+                start: row.created.clone(),
+                updated: row.updated.clone(),
+                messages: 0,
+                title: row.title.clone(),
+                first_prompt: None,
+                health: Health::Broken,
+                findings: Vec::new(),
+                bytes: 0,
+                superseded_by: None,
+                hashed_folder: false,
+                sort_key: row.updated.as_deref().and_then(|t| t.parse().ok()),
+            };
+            match database::read(&address, format) {
+                Ok(outcome) => {
+                    describe(&mut e, &outcome.session, |_, m| m.text());
+                    let worst = outcome.diagnostics.iter().map(|d| d.severity).max();
+                    e.health = match worst {
+                        Some(Severity::Error) => Health::Broken,
+                        Some(Severity::Warning) => Health::Warnings,
+                        _ => Health::Ok,
+                    };
+                    e.findings = outcome
+                        .diagnostics
+                        .iter()
+                        .filter(|d| d.severity >= Severity::Warning)
+                        .map(|d| d.code.to_string())
+                        .collect();
+                }
+                Err(err) => e.findings.push(err.to_string()),
+            }
+            out.push(e);
+        }
+    }
+    out
 }
 
 /// Fills in what `session` says; `text(i, m)` is the text of message `m`, node `i`.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The environment variables that move a tool's store, as the tools read them.
-pub const OVERRIDES: [&str; 8] = [
+pub const OVERRIDES: [&str; 10] = [
     "GEMINI_CLI_HOME",
     "QWEN_RUNTIME_DIR",
     "CLAUDE_CONFIG_DIR",
@@ -17,6 +17,8 @@ pub const OVERRIDES: [&str; 8] = [
     "CODEX_HOME",
     "CODEX_SQLITE_HOME",
     "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "OPENCODE_DB",
 ];
 
 #[derive(Debug, Clone)]
@@ -137,6 +139,26 @@ impl Home {
     pub fn simple_agent(&self) -> PathBuf {
         self.dir.join(".simple-agent")
     }
+
+    /// OpenCode's data folder, `$XDG_DATA_HOME/opencode` (default `~/.local/share/opencode`),
+    /// where its databases are (`opencode.db`, `opencode-<channel>.db`).
+    pub fn opencode(&self) -> PathBuf {
+        self.var_or("XDG_DATA_HOME", || self.dir.join(".local/share"))
+            .join("opencode")
+    }
+
+    /// The database `$OPENCODE_DB` names, as OpenCode resolves it (an absolute path, or one
+    /// relative to its data folder); `None` when it is not set or is `:memory:`.
+    pub fn opencode_db_override(&self) -> Option<PathBuf> {
+        let db = self.overrides.get("OPENCODE_DB")?;
+        if db.as_os_str() == ":memory:" {
+            return None;
+        }
+        Some(match db.is_absolute() {
+            true => db.clone(),
+            false => self.opencode().join(db),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -153,6 +175,8 @@ mod tests {
         assert_eq!(home.codex(), Path::new("/h/.codex"));
         assert_eq!(home.agent(), Path::new("/h/.config/agent"));
         assert_eq!(home.simple_agent(), Path::new("/h/.simple-agent"));
+        assert_eq!(home.opencode(), Path::new("/h/.local/share/opencode"));
+        assert_eq!(home.opencode_db_override(), None);
         assert_eq!(
             home.llxprt_tmps(),
             [
@@ -167,5 +191,13 @@ mod tests {
         assert_eq!(home.gemini(), Path::new("/g/.gemini"));
         assert_eq!(home.codex(), Path::new("/c"));
         assert_eq!(home.llxprt_tmps()[0], Path::new("/l/tmp"));
+        let home = home
+            .with_override("XDG_DATA_HOME", "/d")
+            .with_override("OPENCODE_DB", "alt.db");
+        assert_eq!(home.opencode(), Path::new("/d/opencode"));
+        assert_eq!(
+            home.opencode_db_override().unwrap(),
+            Path::new("/d/opencode/alt.db")
+        );
     }
 }

@@ -46,7 +46,7 @@ pub fn command(
         Tool::Llxprt => vec!["llxprt", "--continue", id?],
         Tool::Pi => vec!["pi", "--session", &path],
         Tool::Codex => vec!["codex", "resume", id?],
-        Tool::Agent | Tool::SimpleAgent => return None,
+        Tool::Agent | Tool::SimpleAgent | Tool::OpenCode => return None,
     };
     debug_assert!(has_command(tool));
     let argv: Vec<String> = argv.into_iter().map(String::from).collect();
@@ -69,7 +69,7 @@ pub fn command(
 
 /// Whether sessiontool knows how `tool` resumes a session.
 pub fn has_command(tool: Tool) -> bool {
-    !matches!(tool, Tool::Agent | Tool::SimpleAgent)
+    !matches!(tool, Tool::Agent | Tool::SimpleAgent | Tool::OpenCode)
 }
 
 /// With `--home DIR` the tool must be told where its store is, by its own variable; from the
@@ -92,7 +92,7 @@ fn environment(home: &Home, tool: Tool) -> BTreeMap<String, String> {
         },
         Tool::Pi => ("PI_CODING_AGENT_DIR", dir(&home.pi())),
         Tool::Codex => ("CODEX_HOME", dir(&home.codex())),
-        Tool::Agent | Tool::SimpleAgent => return env,
+        Tool::Agent | Tool::SimpleAgent | Tool::OpenCode => return env,
     };
     env.insert(var.to_string(), value);
     env

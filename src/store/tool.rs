@@ -13,10 +13,13 @@ pub enum Tool {
     Codex,
     Agent,
     SimpleAgent,
+    /// Read only: its sessions are rows of a database (`formats::opencode`).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 8] = [
+    pub const ALL: [Tool; 9] = [
         Tool::Gemini,
         Tool::Qwen,
         Tool::Claude,
@@ -25,6 +28,7 @@ impl Tool {
         Tool::Codex,
         Tool::Agent,
         Tool::SimpleAgent,
+        Tool::OpenCode,
     ];
 
     /// The name used on the command line (`--tool qwen`).
@@ -38,6 +42,7 @@ impl Tool {
             Tool::Codex => "codex",
             Tool::Agent => "agent",
             Tool::SimpleAgent => "simple-agent",
+            Tool::OpenCode => "opencode",
         }
     }
 
@@ -71,7 +76,14 @@ impl Tool {
             Tool::Codex => "codex-jsonl",
             Tool::Agent => "agent-jsonl",
             Tool::SimpleAgent => "simple-agent-json",
+            Tool::OpenCode => crate::formats::opencode::NAME,
         }
+    }
+
+    /// Whether sessiontool only reads this tool's store (its format is a database format,
+    /// which has no writer): nothing is placed, migrated or relocated in it.
+    pub fn read_only(self) -> bool {
+        crate::formats::database::by_name(self.current_format()).is_some()
     }
 }
 
@@ -119,6 +131,11 @@ mod tests {
         for tool in Tool::ALL {
             assert_eq!(Tool::by_name(tool.name()), Some(tool));
             let format = tool.current_format();
+            if tool.read_only() {
+                let db = crate::formats::database::by_name(format).unwrap();
+                assert_eq!(db.tool(), tool.name());
+                continue;
+            }
             assert!(crate::formats::by_name(format).is_some(), "{format}");
             assert_eq!(Tool::of_format(format), Some(tool));
         }

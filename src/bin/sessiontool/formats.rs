@@ -27,22 +27,29 @@ struct Row {
 }
 
 pub fn run(args: Args) -> Result<i32, CliError> {
-    let rows: Vec<Row> = formats::all()
-        .iter()
-        .map(|f| Row {
-            name: f.name(),
-            tool: f.tool(),
-            // Exports (markdown, html) are written for people: not JSON, and never read back.
-            layout: match (f.is_jsonl(), f.resumable()) {
-                (true, _) => "jsonl",
-                (false, true) => "json",
-                (false, false) => f.name(),
-            },
-            read: f.resumable(),
-            write: true,
-            description: f.description(),
-        })
-        .collect();
+    let files = formats::all().iter().map(|f| Row {
+        name: f.name(),
+        tool: f.tool(),
+        // Exports (markdown, html) are written for people: not JSON, and never read back.
+        layout: match (f.is_jsonl(), f.resumable()) {
+            (true, _) => "jsonl",
+            (false, true) => "json",
+            (false, false) => f.name(),
+        },
+        read: f.resumable(),
+        write: true,
+        description: f.description(),
+    });
+    // Database formats are read only: sessiontool never writes a tool's database.
+    let databases = formats::database::all().iter().map(|f| Row {
+        name: f.name(),
+        tool: f.tool(),
+        layout: "sqlite",
+        read: true,
+        write: false,
+        description: f.description(),
+    });
+    let rows: Vec<Row> = files.chain(databases).collect();
     if args.json {
         let doc = serde_json::json!({"schema": "sessiontool.formats/1", "formats": rows});
         crate::report::print_json(&doc);

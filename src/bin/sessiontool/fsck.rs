@@ -387,7 +387,7 @@ fn check_one(
             };
         }
     };
-    let skipped = diagnosis.format.is_none() && !named;
+    let skipped = diagnosis.report.format.is_none() && !named;
     let wants_repair =
         repair.is_some() && diagnosis.format.is_some() && diagnosis.report.fixable() > 0;
     // The report is copied only when the repair needs the diagnosis too (a report of a badly

@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         report::print_json(&Doc {
             schema: "sessiontool.show/1",
             file: &loaded.name,
-            format: format,
+            format,
             diagnostics: &outcome.diagnostics,
             session: &outcome.session,
         });

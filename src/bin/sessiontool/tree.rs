@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         let doc = Doc {
             schema: "sessiontool.tree/1",
             file: &loaded.name,
-            format: format,
+            format,
             diagnostics: &outcome.diagnostics,
             branches: tree.branch_leaves().len(),
             outside_conversation: tree.outside().len(),

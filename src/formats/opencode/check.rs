@@ -26,44 +26,44 @@ pub(crate) fn check(db: &Db) -> Result<Vec<Diagnostic>, ReadError> {
         .collect();
     if !problems.is_empty() {
         say(
-            "database-damaged",
+            "opencode-damaged",
             Severity::Error,
             format!("SQLite's quick_check: {}", problems.join("; ")),
         );
     }
     let findings: [(&str, Severity, &str, &str); 6] = [
         (
-            "part-without-message",
+            "opencode-part-without-message",
             Severity::Error,
             "SELECT p.id || ' (of ' || p.message_id || ')' FROM part p WHERE NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) ORDER BY p.id",
             "part(s) belong to no message: OpenCode never shows them",
         ),
         (
-            "message-without-session",
+            "opencode-message-without-session",
             Severity::Error,
             "SELECT m.id || ' (of ' || m.session_id || ')' FROM message m WHERE NOT EXISTS (SELECT 1 FROM session s WHERE s.id = m.session_id) ORDER BY m.id",
             "message(s) belong to no session: OpenCode never shows them",
         ),
         (
-            "part-session-mismatch",
+            "opencode-part-session-mismatch",
             Severity::Warning,
             "SELECT p.id FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id <> m.session_id ORDER BY p.id",
             "part(s) name another session than their message's (OpenCode goes by the message)",
         ),
         (
-            "invalid-json",
+            "opencode-invalid-json",
             Severity::Error,
             "SELECT 'message ' || id FROM message WHERE typeof(data) <> 'text' OR NOT json_valid(data) UNION ALL SELECT 'part ' || id FROM part WHERE typeof(data) <> 'text' OR NOT json_valid(data)",
             "row(s) hold data that is not JSON: OpenCode fails on their session",
         ),
         (
-            "missing-field",
+            "opencode-missing-field",
             Severity::Error,
             "SELECT 'message ' || id FROM message WHERE typeof(data) = 'text' AND json_valid(data) AND coalesce(json_extract(data, '$.role'), '') NOT IN ('user', 'assistant') UNION ALL SELECT 'part ' || id FROM part WHERE typeof(data) = 'text' AND json_valid(data) AND json_type(data, '$.type') IS NOT 'text'",
             "row(s) lack the field that says what they are (a message's role, a part's type)",
         ),
         (
-            "session-without-project",
+            "opencode-session-without-project",
             Severity::Warning,
             "SELECT s.id || ' (of ' || s.project_id || ')' FROM session s WHERE NOT EXISTS (SELECT 1 FROM project p WHERE p.id = s.project_id) ORDER BY s.id",
             "session(s) belong to no project",
@@ -71,7 +71,7 @@ pub(crate) fn check(db: &Db) -> Result<Vec<Diagnostic>, ReadError> {
     ];
     let has_project = super::open::has_table(db, "project")?;
     for (code, severity, sql, what) in findings {
-        if code == "session-without-project" && !has_project {
+        if code == "opencode-session-without-project" && !has_project {
             continue;
         }
         let ids = strings(db, sql)?;
@@ -108,7 +108,7 @@ fn strings(db: &Db, sql: &str) -> Result<Vec<String>, ReadError> {
 /// What fsck says of a database it only checks.
 pub(crate) fn only_checks(name: &str) -> Diagnostic {
     Diagnostic {
-        code: "checked-only",
+        code: "opencode-checked-only",
         severity: Severity::Info,
         location: Location::file(name.to_string()),
         message: "an OpenCode database is checked, never changed: sessiontool does not write it"

@@ -8,6 +8,7 @@ mod gemini;
 
 pub use gemini::is_sha256;
 mod llxprt;
+pub(crate) mod opencode;
 mod pi;
 mod qwen;
 mod simple_agent;
@@ -156,6 +157,7 @@ pub fn all() -> &'static [&'static dyn ToolStore] {
         &codex::Codex,
         &agent::Agent,
         &simple_agent::SimpleAgent,
+        &opencode::OpenCode,
     ]
 }
 
@@ -181,6 +183,7 @@ mod tests {
             (Tool::Claude | Tool::Pi, _) => 2,
             (Tool::Codex, _) => 4,
             (Tool::Agent | Tool::SimpleAgent, _) => 1,
+            (Tool::OpenCode, _) => unreachable!("nothing is placed in OpenCode's store"),
         }
     }
 
@@ -218,7 +221,7 @@ mod tests {
     }
 
     fn every_store(home: &Home, project: &str, id: &str) {
-        for tool in Tool::ALL {
+        for tool in Tool::ALL.into_iter().filter(|t| !t.read_only()) {
             placed(home, tool, tool.current_format(), project, id);
         }
         placed(home, Tool::Gemini, "checkpoint", project, id);
