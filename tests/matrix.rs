@@ -195,3 +195,77 @@ fn every_fixture_converts_to_every_format_and_reads_back() {
         failures.join("\n")
     );
 }
+
+/// OpenCode's database (read only: no hop back into it) converted into every target: each
+/// output reads back without errors, is detected as its target, and keeps the user's prompts
+/// and the tool call with its result.
+#[test]
+fn the_opencode_database_converts_to_every_format_and_reads_back() {
+    use sessiontool::formats::database::{self, Address};
+    let db = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/opencode/session.db");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("opencode.db");
+    std::fs::copy(&db, &copy).unwrap();
+    let from = database::detect(&copy).expect("the fixture is an OpenCode database");
+    for row in from.sessions(&copy).unwrap() {
+        let address = Address {
+            db: copy.clone(),
+            session: row.id.clone(),
+        };
+        let name = address.name();
+        let source = database::read(&address, from).unwrap();
+        let (calls, results) = tool_counts(&source.session);
+        assert!(calls > 0 && results == calls, "{name}: {calls}/{results}");
+        for &target in TARGETS {
+            let to = formats::by_name(target).unwrap();
+            let input = Input {
+                name: &name,
+                path: Some(&copy),
+                bytes: &[],
+            };
+            let options = WriteOptions {
+                now: Some("2026-01-01T00:00:00.000Z".into()),
+                ..WriteOptions::default()
+            };
+            let outcome = database::read(&address, from).unwrap();
+            let conversion = sessiontool::convert::convert_read(
+                from.name(),
+                outcome,
+                &input,
+                to,
+                &options,
+                |_| {},
+            )
+            .unwrap_or_else(|e| panic!("{name} -> {target}: {e}"));
+            let back = to
+                .read(&Input {
+                    name: "out",
+                    path: None,
+                    bytes: &conversion.bytes,
+                })
+                .unwrap_or_else(|e| panic!("{name} -> {target}: {e}"));
+            let errors: Vec<_> = back
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .collect();
+            assert!(errors.is_empty(), "{name} -> {target}: {errors:?}");
+            assert_eq!(
+                formats::detect(None, &conversion.bytes).map(|f| f.name()),
+                Some(target),
+                "{name} -> {target}"
+            );
+            assert_eq!(
+                prompts(&back.session),
+                prompts(&source.session),
+                "{name} -> {target}"
+            );
+            assert_eq!(
+                tool_counts(&back.session),
+                (calls, results),
+                "{name} -> {target}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&db).unwrap());
+}

@@ -694,3 +694,44 @@ fn a_wal_database_is_read_while_opencode_writes_and_left_as_it_was() {
     );
     writer.execute_batch("ROLLBACK").unwrap();
 }
+
+#[test]
+fn detect_names_the_database_and_recover_and_switch_refuse_it_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = home_with_db(dir.path());
+    let home = dir.path().to_str().unwrap();
+    let out = run_unchanged(dir.path(), &db, &["detect", db.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["files"][0]["format"], "opencode-db");
+    let project = "/tmp/opencode-fixture-uedkq02e/project";
+    let out = run_unchanged(
+        dir.path(),
+        &db,
+        &["recover", "ses_df1c", "--project", project, "--home", home],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(said.contains("only reads"), "{said}");
+    let out = run_unchanged(
+        dir.path(),
+        &db,
+        &[
+            "switch",
+            "ses_df1c",
+            "--to",
+            "claude",
+            "--project",
+            project,
+            "--home",
+            home,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not switched yet"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing was written into the home besides the database.
+    assert!(!dir.path().join(".claude").exists());
+}

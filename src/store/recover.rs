@@ -141,6 +141,12 @@ fn run(
     options: &Options,
     outcome: &mut Outcome,
 ) -> Result<(), String> {
+    if entry.tool.read_only() {
+        return Err(format!(
+            "{} keeps its sessions in a database that sessiontool only reads: nothing to recover in it; `sessiontool convert '{}' -o FILE` copies the session out",
+            entry.tool, entry.path
+        ));
+    }
     // A store that cannot take the session (a damaged or linked registry) is refused before
     // anything is changed.
     let legacy = (entry.kind == StoredKind::Legacy && options.to.is_none())

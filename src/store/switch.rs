@@ -181,6 +181,15 @@ pub fn switch(home: &Home, entry: &Entry, request: &Request) -> Result<Switched,
     let tool = Tool::of_format(to.name()).ok_or_else(|| SwitchError::UnknownTarget {
         target: to.name().to_string(),
     })?;
+    if entry.tool.read_only() {
+        return Err(SwitchError::Read {
+            path: entry.path.clone(),
+            message: format!(
+                "a session in {}'s database is not switched yet: `sessiontool convert '{}' -o FILE` copies it out",
+                entry.tool, entry.path
+            ),
+        });
+    }
     let source_path = PathBuf::from(&entry.path);
     if entry.tool == tool {
         let resume = entry.project.as_deref().and_then(|p| {

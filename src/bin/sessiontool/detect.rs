@@ -39,6 +39,16 @@ struct Detected {
 pub fn run(args: Args) -> Result<i32, CliError> {
     let mut results = Vec::new();
     for f in &args.files {
+        // A database of sessions (OpenCode's) is known by its own formats.
+        if let Some(db) = formats::database::detect(f) {
+            results.push(Detected {
+                file: f.display().to_string(),
+                format: Some(db.name()),
+                tool: Some(db.tool()),
+                error: None,
+            });
+            continue;
+        }
         let r = match input::load(f) {
             Ok(l) => {
                 let found = formats::detect(l.path.as_deref(), &l.bytes);
