@@ -735,3 +735,19 @@ fn detect_names_the_database_and_recover_and_switch_refuse_it_clearly() {
     // Nothing was written into the home besides the database.
     assert!(!dir.path().join(".claude").exists());
 }
+
+#[test]
+fn rows_in_the_newer_session_message_table_are_said_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = copy(dir.path());
+    edit(
+        &db,
+        &format!(
+            "INSERT INTO session_message VALUES ('sm_1', '{SESSION}', 'user', 1, 1, 1, '{{}}')"
+        ),
+    );
+    let out = read(&db);
+    let codes: Vec<&str> = out.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["unread-rows"]);
+    assert_eq!(out.session.nodes.len(), 6);
+}

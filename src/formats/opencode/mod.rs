@@ -85,8 +85,22 @@ impl DatabaseFormat for OpenCodeDb {
         let messages = rows::messages(&db, session)?;
         let parts = rows::parts(&db, session)?;
         let orphans = rows::orphan_parts(&db, session)?;
+        let newer = rows::session_message_rows(&db, session)?;
         db.conn.execute_batch("COMMIT").map_err(|e| db.error(e))?;
-        Ok(map::session(&name, row, messages, parts, orphans))
+        let mut outcome = map::session(&name, row, messages, parts, orphans);
+        if newer > 0 {
+            // OpenCode 1.18 creates `session_message` and leaves it empty; a later version that
+            // fills it would keep there what this reader does not read.
+            outcome.diagnostics.push(Diagnostic {
+                code: "unread-rows",
+                severity: crate::diag::Severity::Warning,
+                location: Location::file(name),
+                message: format!(
+                    "the session has {newer} row(s) in `session_message` (a newer OpenCode message store), which this reader does not read"
+                ),
+            });
+        }
+        Ok(outcome)
     }
 
     fn check(&self, path: &Path) -> Result<Vec<Diagnostic>, ReadError> {

@@ -95,3 +95,19 @@ fn query(db: &Db, sql: &str, session: &str) -> Result<Vec<Row>, ReadError> {
         .map_err(|e| db.error(e))?;
     rows.collect::<Result<_, _>>().map_err(|e| db.error(e))
 }
+
+/// How many rows of `session_message` (created by OpenCode 1.18, empty there) the session has;
+/// 0 when the table is not there.
+pub(crate) fn session_message_rows(db: &Db, session: &str) -> Result<u64, ReadError> {
+    if !super::open::has_table(db, "session_message")? {
+        return Ok(0);
+    }
+    db.conn
+        .query_row(
+            "SELECT count(*) FROM session_message WHERE session_id = ?1",
+            [session],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n.max(0) as u64)
+        .map_err(|e| db.error(e))
+}
