@@ -416,7 +416,11 @@ fn completions_offer_names_where_names_are_taken() {
         bash.contains(&format!("compgen -W \"{formats}\"")),
         "--from: no exports"
     );
-    assert!(bash.contains("compgen -W \"gemini qwen claude llxprt pi codex agent simple-agent\""));
+    assert!(
+        bash.contains(
+            "compgen -W \"gemini qwen claude llxprt pi codex agent simple-agent opencode\""
+        )
+    );
     assert!(
         bash.contains("compgen -W \"sha256 gemini-slug dashed claude pi\""),
         "--scheme"
