@@ -751,3 +751,28 @@ fn rows_in_the_newer_session_message_table_are_said_not_read() {
     assert_eq!(codes, ["unread-rows"]);
     assert_eq!(out.session.nodes.len(), 6);
 }
+
+#[test]
+fn a_wal_database_no_process_has_open_is_read_without_leaving_files_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = copy(dir.path());
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL").unwrap();
+    }
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(listing(), ["opencode.db"]);
+    let out = run_unchanged(dir.path(), &db, &["show", &address(&db)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_unchanged(dir.path(), &db, &["fsck", db.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // No -wal or -shm left behind (a read-only connection would create both).
+    assert_eq!(listing(), ["opencode.db"]);
+}

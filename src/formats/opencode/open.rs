@@ -97,7 +97,8 @@ pub(crate) fn open(path: &Path) -> Result<Db, ReadError> {
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    let conn = Connection::open_with_flags(uri(&real), flags).map_err(|e| sql_error(&name, e))?;
+    let conn = Connection::open_with_flags(uri(&real, unopened_wal(&real, &head)), flags)
+        .map_err(|e| sql_error(&name, e))?;
     conn.busy_timeout(busy_timeout())
         .map_err(|e| sql_error(&name, e))?;
     conn.execute_batch("PRAGMA query_only = ON")
@@ -115,11 +116,26 @@ pub(crate) fn open(path: &Path) -> Result<Db, ReadError> {
     Ok(db)
 }
 
+/// Whether `path` is a WAL database that no process has open (no `-wal` or `-shm` beside it:
+/// OpenCode removes both when it closes the database). A read-only connection would create
+/// both files and could not remove them; opened `immutable` it creates nothing. OpenCode
+/// starting while it is read can only make this reading fail, never change the database.
+fn unopened_wal(path: &Path, head: &[u8]) -> bool {
+    // Header bytes 18 and 19: the file format's write and read versions, 2 for WAL.
+    let wal = head.get(18..20) == Some(&[2, 2]);
+    let beside = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        std::path::PathBuf::from(p).symlink_metadata().is_ok()
+    };
+    wal && !beside("-wal") && !beside("-shm")
+}
+
 fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut head = Vec::with_capacity(16);
+    let mut head = Vec::with_capacity(100);
     crate::regular_file::open(path)?
-        .take(16)
+        .take(100)
         .read_to_end(&mut head)?;
     Ok(head)
 }
@@ -135,9 +151,9 @@ pub(crate) fn has_table(db: &Db, table: &str) -> Result<bool, ReadError> {
         .map_err(|e| db.error(e))
 }
 
-/// `file:` URI of `path` with `mode=ro`: every byte but unreserved ones and `/` escaped, so a
-/// `?` or `#` in a folder name stays part of the path.
-fn uri(path: &Path) -> String {
+/// `file:` URI of `path` with `mode=ro` (and `immutable=1`): every byte but unreserved ones
+/// and `/` escaped, so a `?` or `#` in a folder name stays part of the path.
+fn uri(path: &Path, immutable: bool) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut out = String::from("file:");
     for &b in path.as_os_str().as_bytes() {
@@ -148,6 +164,9 @@ fn uri(path: &Path) -> String {
         }
     }
     out.push_str("?mode=ro");
+    if immutable {
+        out.push_str("&immutable=1");
+    }
     out
 }
 
@@ -155,7 +174,7 @@ fn uri(path: &Path) -> String {
 mod tests {
     #[test]
     fn uri_escapes_what_sqlite_would_read_as_uri_syntax() {
-        let uri = super::uri(std::path::Path::new("/a b/x?y#z%/o.db"));
+        let uri = super::uri(std::path::Path::new("/a b/x?y#z%/o.db"), false);
         assert_eq!(uri, "file:/a%20b/x%3Fy%23z%25/o.db?mode=ro");
     }
 }
