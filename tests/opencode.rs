@@ -332,21 +332,6 @@ fn show_tree_and_convert_take_path_hash_id_and_never_change_the_database() {
     // --from names file formats; a database's is known.
     let out = run_unchanged(dir.path(), &db, &["show", &addr, "--from", "qwen-jsonl"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    // --store does not take a database session yet: said, nothing written.
-    let out = run_unchanged(
-        dir.path(),
-        &db,
-        &[
-            "convert",
-            &addr,
-            "--to",
-            "claude-jsonl",
-            "--store",
-            "--home",
-            dir.path().to_str().unwrap(),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 #[test]
@@ -775,4 +760,81 @@ fn a_wal_database_no_process_has_open_is_read_without_leaving_files_beside_it() 
     assert!(out.status.success(), "{}", stderr(&out));
     // No -wal or -shm left behind (a read-only connection would create both).
     assert_eq!(listing(), ["opencode.db"]);
+}
+
+#[test]
+fn convert_store_places_an_opencode_session_in_another_tools_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = copy(dir.path());
+    let addr = address(&db);
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    for to in [
+        "claude-jsonl",
+        "codex-jsonl",
+        "qwen-jsonl",
+        "pi-jsonl",
+        "gemini-jsonl",
+    ] {
+        let out = run_unchanged(
+            dir.path(),
+            &db,
+            &[
+                "convert",
+                &addr,
+                "--to",
+                to,
+                "--store",
+                "--home",
+                home.to_str().unwrap(),
+                "--project",
+                project.to_str().unwrap(),
+                "--json",
+            ],
+        );
+        assert!(out.status.success(), "{to}: {}", stderr(&out));
+        let doc = json(&out);
+        let path = doc["output"]
+            .as_str()
+            .or(doc["path"].as_str())
+            .unwrap_or_else(|| panic!("{doc}"));
+        assert!(Path::new(path).starts_with(&home), "{to}: {path}");
+        // The placed session reads back with the call and its result.
+        let back = run(dir.path(), &["show", path, "--json"]);
+        assert!(back.status.success(), "{to}: {}", stderr(&back));
+        let session: Session = serde_json::from_value(json(&back)["session"].clone()).unwrap();
+        let calls = session
+            .nodes
+            .iter()
+            .filter_map(|n| n.message())
+            .flat_map(|m| &m.parts)
+            .filter(|p| matches!(p.content, Content::ToolCall { .. }))
+            .count();
+        assert_eq!(calls, 1, "{to}");
+    }
+    // `list` then shows the placed sessions.
+    let listed = json(&run(
+        dir.path(),
+        &["list", "--all", "--home", home.to_str().unwrap(), "--json"],
+    ));
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 5, "{listed}");
+    // --from does not apply to a database session.
+    let out = run_unchanged(
+        dir.path(),
+        &db,
+        &[
+            "convert",
+            &addr,
+            "--from",
+            "qwen-jsonl",
+            "--to",
+            "claude-jsonl",
+            "--store",
+            "--home",
+            home.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

@@ -11,6 +11,7 @@ use super::lock::FileLock;
 use super::tool::Tool;
 use super::tools::{self, NewSession, PlaceError, Registration};
 use crate::convert::{self, Conversion, ConvertError};
+use crate::formats::database::{self, Address, DatabaseFormat};
 use crate::formats::{Format, Input, WriteOptions};
 use crate::ids::sha256_hex;
 
@@ -57,18 +58,66 @@ pub enum PlaceFailure {
 /// `projectHash` become the project's), since a tool only resumes sessions of the folder it
 /// runs in.
 pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, PlaceFailure> {
-    let tool = Tool::of_format(request.to.name()).ok_or_else(|| {
+    let tool = target_tool(request)?;
+    let project = request.project;
+    let conversion =
+        convert::convert_with(input, request.from, request.to, request.options, |s| {
+            record_project(s, project)
+        })?;
+    place_converted(home, input, tool, conversion, request)
+}
+
+/// [`place`] for a session in a database (`PATH#SESSION_ID`), read by its database format.
+pub fn place_database(
+    home: &Home,
+    address: &Address,
+    format: &'static dyn DatabaseFormat,
+    request: &Request,
+) -> Result<Placed, PlaceFailure> {
+    let tool = target_tool(request)?;
+    let outcome = database::read(address, format).map_err(ConvertError::Read)?;
+    let name = address.name();
+    let input = Input {
+        name: &name,
+        path: Some(&address.db),
+        bytes: &[],
+    };
+    let project = request.project;
+    let conversion = convert::convert_read(
+        format.name(),
+        outcome,
+        &input,
+        request.to,
+        request.options,
+        |s| record_project(s, project),
+    )?;
+    place_converted(home, &input, tool, conversion, request)
+}
+
+fn target_tool(request: &Request) -> Result<Tool, PlaceError> {
+    Tool::of_format(request.to.name()).ok_or_else(|| {
         PlaceError(format!(
             "{} is an export, not a format any tool resumes",
             request.to.name()
         ))
-    })?;
+    })
+}
+
+/// A tool resumes only sessions of the folder it runs in: the session is recorded there.
+fn record_project(session: &mut crate::model::Session, project: &str) {
+    session.meta.cwd = Some(project.to_string());
+    session.meta.project_hash = Some(sha256_hex(project));
+}
+
+/// Writes a converted session where its tool finds it, and registers it.
+fn place_converted(
+    home: &Home,
+    input: &Input,
+    tool: Tool,
+    mut conversion: Conversion,
+    request: &Request,
+) -> Result<Placed, PlaceFailure> {
     let project = request.project;
-    let mut conversion =
-        convert::convert_with(input, request.from, request.to, request.options, |s| {
-            s.meta.cwd = Some(project.to_string());
-            s.meta.project_hash = Some(sha256_hex(project));
-        })?;
     // The file is named from the session as written (a writer may mint its id).
     let written = request
         .to

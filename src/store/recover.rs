@@ -143,7 +143,7 @@ fn run(
 ) -> Result<(), String> {
     if entry.tool.read_only() {
         return Err(format!(
-            "{} keeps its sessions in a database that sessiontool only reads: nothing to recover in it; `sessiontool convert '{}' -o FILE` copies the session out",
+            "{} keeps its sessions in a database that sessiontool only reads: nothing to recover in it; `sessiontool convert '{}' -o FILE` copies the session out, `--to FORMAT --store` places it in another tool's store",
             entry.tool, entry.path
         ));
     }

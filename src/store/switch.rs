@@ -185,7 +185,7 @@ pub fn switch(home: &Home, entry: &Entry, request: &Request) -> Result<Switched,
         return Err(SwitchError::Read {
             path: entry.path.clone(),
             message: format!(
-                "a session in {}'s database is not switched yet: `sessiontool convert '{}' -o FILE` copies it out",
+                "a session in {}'s database is not switched yet: `sessiontool convert '{}' --to FORMAT --store --project DIR` places it in another tool's store",
                 entry.tool, entry.path
             ),
         });

@@ -556,13 +556,6 @@ fn run_store(
     let home = args.store_args.home_to_fill()?;
     let project = store_args::project(args.project.as_deref())?;
     let loaded = input::load(&args.input)?;
-    if loaded.database.is_some() {
-        return Err(CliError::usage(format!(
-            "{}: a session in a database cannot be placed with --store yet",
-            escape::line(&loaded.name)
-        ))
-        .hint("convert it to a file first (`sessiontool convert PATH#ID -o FILE`), then place that file with --store"));
-    }
     let request = Request {
         from,
         to,
@@ -576,7 +569,18 @@ fn run_store(
         CliError::output(format!("{} exists; nothing was written", escape::path(p)))
             .hint("pass --force to replace it (it is kept as <name>.bak-<time>)")
     };
-    let placed = place::place(&home, &loaded.input(), &request).map_err(|e| match e {
+    if loaded.database.is_some() && from.is_some() {
+        return Err(CliError::usage(format!(
+            "{} is a session of a database, whose format is known: --from does not apply",
+            escape::line(&loaded.name)
+        ))
+        .hint("leave out --from"));
+    }
+    let placed = match &loaded.database {
+        Some((address, format)) => place::place_database(&home, address, *format, &request),
+        None => place::place(&home, &loaded.input(), &request),
+    };
+    let placed = placed.map_err(|e| match e {
         PlaceFailure::Convert(c) => CliError::from(c),
         PlaceFailure::Exists(p) => exists(&p),
         other => CliError::output(other.to_string()),
