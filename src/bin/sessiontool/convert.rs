@@ -33,7 +33,8 @@ const EXAMPLES: &str = "Examples:
 #[derive(Parser)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// The session file, a folder of sessions, or `-` for standard input.
+    /// The session file, a folder of sessions, `-` for standard input, or a session in a
+    /// database as `PATH#SESSION_ID` (OpenCode: `~/.local/share/opencode/opencode.db#ses_...`).
     #[arg(value_hint = ValueHint::AnyPath)]
     input: PathBuf,
     /// Where to write: a file, `-` for standard output, or a folder when INPUT is a folder.

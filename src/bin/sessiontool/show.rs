@@ -29,7 +29,8 @@ const PREVIEW_CHARS: usize = 400;
 #[derive(Parser)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// The session file (`-` for standard input).
+    /// The session file (`-` for standard input), or a session in a database as
+    /// `PATH#SESSION_ID` (OpenCode: `~/.local/share/opencode/opencode.db#ses_...`).
     #[arg(value_hint = ValueHint::FilePath)]
     file: PathBuf,
     /// Show the branch that ends at this node: its id or the start of it, as `sessiontool

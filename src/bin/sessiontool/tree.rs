@@ -31,7 +31,8 @@ ID`) to read another branch.";
 #[derive(Parser)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// The session file (`-` for standard input).
+    /// The session file (`-` for standard input), or a session in a database as
+    /// `PATH#SESSION_ID` (OpenCode: `~/.local/share/opencode/opencode.db#ses_...`).
     #[arg(value_hint = ValueHint::FilePath)]
     file: PathBuf,
     /// The input format (default: detected from content).
