@@ -128,7 +128,7 @@ fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {
     if o.contains_key("uuid") || o.contains_key("sessionId") || o.contains_key("payload") {
         return Some(0);
     }
-    if is_meta(o) {
+    if is_meta_for_detection(o) {
         return Some(90);
     }
     if o.get("record_type").and_then(Value::as_str) == Some("state") {
@@ -143,6 +143,25 @@ fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {
     }
 }
 
+/// The fields `SessionMeta` (and `SessionMetaWithGit`) had in this layout, and the few a
+/// transitional writer added; a line with any other key is not this meta (a pi or agent
+/// header whose `type` key was damaged has `id` and `timestamp` too).
+const META_KEYS: [&str; 7] = [
+    "id",
+    "timestamp",
+    "instructions",
+    "git",
+    "cwd",
+    "originator",
+    "cli_version",
+];
+
+fn is_meta_for_detection(o: &Map<String, Value>) -> bool {
+    is_meta(o) && o.keys().all(|k| META_KEYS.contains(&k.as_str()))
+}
+
+/// The meta as Codex read it: `SessionMeta` from a typeless line with `id` and `timestamp`
+/// (serde passing over any other field).
 fn is_meta(o: &Map<String, Value>) -> bool {
     !o.contains_key("type")
         && o.get("id").is_some_and(Value::is_string)
