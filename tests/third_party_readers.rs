@@ -4,7 +4,8 @@
 //! there too: nothing in the home folder); and claude-code-log 1.7.0 (Claude Code files and
 //! Codex rollouts of both layouts, rendered to JSON), pinned, installed from PyPI into a venv
 //! in `target/third-party/` (pip's cache there too). Without node and npm, or python3 with
-//! venv, or without the registry, the tests say SKIPPED; with CI=true that is a failure.
+//! venv, or without the registry, the tests say NOT RUN (tests/common/prerequisite.rs); with
+//! CI=true that is a failure.
 //!
 //! What claude-code-log counts: its JSON rendering's message tree, by type (`user`,
 //! `assistant`, `tool_use`, `tool_result`, `thinking`), and for Claude files each session's
@@ -20,6 +21,8 @@
 //! `input_tokens` including the cached ones. So a Codex total's input is ccusage's input + cache
 //! reads + cache writes, and both readers' `totalTokens` are input + output.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -33,13 +36,9 @@ fn manifest(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// A prerequisite that is missing: said, and a failure in CI.
+/// A prerequisite that is missing: a failure in CI, said on standard error elsewhere.
 fn not_run(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must be able to run this: {why}"
-    );
-    println!("SKIPPED: {why}");
+    common::prerequisite::present(false, why);
 }
 
 static INSTALL: Mutex<Option<Result<PathBuf, String>>> = Mutex::new(None);
@@ -267,11 +266,10 @@ fn ccusage_codex_counts_a_claude_session_converted_to_codex_as_ccusage_counts_it
 
 #[test]
 fn the_real_rollout_converted_to_claude_counts_what_codex_counted() {
-    let Ok(rollout) = std::fs::read(manifest("../shared/samples/codex/pomodoro-timer.jsonl"))
-    else {
-        println!("SKIPPED: the Codex sample is not here");
+    let Some(sample) = common::prerequisite::shared("codex/pomodoro-timer.jsonl") else {
         return;
     };
+    let rollout = std::fs::read(sample).unwrap();
     let Some(readers) = with_readers() else {
         return;
     };
