@@ -9,49 +9,31 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use sessiontool::model::{Body, Content, Event, Node, Role, Session};
 use sessiontool::tree::Tree;
 
-const TARGETS: &[&str] = &[
-    "qwen-jsonl",
-    "claude-jsonl",
-    "pi-jsonl",
-    "codex-jsonl",
-    "gemini-jsonl",
-    "llxprt-jsonl",
-    "agent-jsonl",
-    "gemini-json",
-    "simple-agent-json",
-    "checkpoint",
-];
-
+/// Every fixture of every format a tool resumes, then every real sample (each folder of
+/// ../shared/samples).
 fn inputs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for folder in TARGETS {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(root.join("fixtures").join(folder))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
-            .collect();
-        names.sort();
-        files.extend(names);
-    }
+    let mut files: Vec<PathBuf> = common::source_formats()
+        .into_iter()
+        .flat_map(common::fixtures_of)
+        .collect();
     let samples = common::prerequisite::shared_samples();
     if common::prerequisite::present(
         samples.is_dir(),
         "the samples in ../shared/samples are absent (fixtures only)",
     ) {
-        for tool in ["claude", "codex", "gemini", "pi"] {
-            let mut names: Vec<PathBuf> = std::fs::read_dir(samples.join(tool))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .collect();
-            names.sort();
-            files.extend(names);
-        }
+        let mut names: Vec<PathBuf> = walkdir::WalkDir::new(&samples)
+            .min_depth(2)
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.is_file())
+            .collect();
+        names.sort();
+        files.extend(names);
     }
     files
 }
@@ -230,7 +212,7 @@ fn every_node_is_in_the_output_or_in_the_loss_report() {
             continue; // not a session file (the matrix and the format tests cover those)
         };
         let source = read(&bytes, first.from);
-        for to in TARGETS {
+        for to in common::session_formats() {
             let c = match sessiontool::convert_bytes(&bytes, None, to) {
                 Ok(c) => c,
                 Err(e) => {

@@ -37,7 +37,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             (false, false) => f.name(),
         },
         read: f.resumable(),
-        write: true,
+        write: f.writable(),
         description: f.description(),
     });
     // Database formats are read only: sessiontool never writes a tool's database.
