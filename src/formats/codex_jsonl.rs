@@ -31,6 +31,7 @@ mod items;
 mod keys;
 mod parse;
 mod read;
+pub(crate) mod stream;
 mod synthetic;
 mod write;
 

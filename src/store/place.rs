@@ -63,9 +63,9 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
     })?;
     let project = request.project;
     let mut conversion =
-        convert::convert_with(input, request.from, request.to, request.options, |s| {
-            s.meta.cwd = Some(project.to_string());
-            s.meta.project_hash = Some(sha256_hex(project));
+        convert::convert_with(input, request.from, request.to, request.options, |m| {
+            m.cwd = Some(project.to_string());
+            m.project_hash = Some(sha256_hex(project));
         })?;
     // The file is named from the session as written (a writer may mint its id).
     let written = request

@@ -62,6 +62,12 @@ impl<'a> Foreign<'a> {
         for node in &branch.nodes {
             self.node_lines(node, &mut out);
         }
+        self.finish();
+        Ok(out)
+    }
+
+    /// What the session holds that no line carries, said once every node is written.
+    pub(super) fn finish(&mut self) {
         let meta = &self.session.meta;
         if meta.title.is_some() {
             self.losses.add(
@@ -82,10 +88,38 @@ impl<'a> Foreign<'a> {
             meta.extra.len(),
             "session-level fields of the source format",
         );
-        Ok(out)
     }
 
-    fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {
+    /// A writer that goes on after the nodes another one wrote (the two-pass engine writes
+    /// runs of nodes on several threads): with the session id the first one chose and the
+    /// time of the line before. Its losses are its run's own.
+    pub(super) fn continued(
+        session: &'a Session,
+        options: &'a WriteOptions,
+        losses: &'a mut LossReport,
+        session_id: String,
+        last_ts: Option<String>,
+    ) -> Self {
+        Foreign {
+            session,
+            options,
+            losses,
+            session_id,
+            last_ts,
+        }
+    }
+
+    /// The session id written.
+    pub(super) fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The time the last line written had.
+    pub(super) fn last_ts(&self) -> Option<&String> {
+        self.last_ts.as_ref()
+    }
+
+    pub(super) fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {
         let meta = &self.session.meta;
         let ts = meta
             .start_time

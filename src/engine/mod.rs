@@ -1,0 +1,458 @@
+//! Engine v2's two-pass conversion (docs/engine-v2.md, stage 3): a JSONL session converted in
+//! memory bounded by its number of records, never by its content.
+//!
+//! Pass one ([`pass1`]) splits the input into records exactly as the records layer does and
+//! keeps, per record, where it is and the few facts its format's reader needs to know about
+//! the whole file (ids, parents, flags); the session's metadata and every diagnostic the whole
+//! reader would give come out of it. The nodes to write are chosen on that skeleton
+//! ([`skeleton`]) as the whole-session writers choose them. Pass two ([`pass2`]) reads each
+//! chosen record again (borrowed from memory, or by positioned reads of a file), makes its node
+//! with the format's own reading code, hands it to the target's writer, and drops it; runs of
+//! nodes are converted on several threads at once and written in order. A same-format
+//! conversion that changes nothing copies each record's bytes.
+//!
+//! What goes through here: Claude Code JSONL to Codex and to Claude Code. Everything else goes
+//! through the whole-session path ([`crate::convert::convert_whole`]), which this path equals
+//! byte for byte, diagnostic for diagnostic and loss for loss (`tests/engine.rs`).
+
+pub mod pass1;
+pub mod pass2;
+pub mod skeleton;
+pub mod source;
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::convert::{Conversion, ConvertError, unanswered_diagnostic};
+use crate::diag::{Diagnostic, LossReport};
+use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
+use crate::formats::codex_jsonl::stream::RolloutStream;
+use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
+use crate::model::Meta;
+pub use source::{Bytes, FileSource, Source};
+
+/// Sizes the engine works in (tests make them small, to cross many boundaries).
+#[derive(Debug, Clone, Copy)]
+pub struct Tuning {
+    /// Pass one's blocks.
+    pub block_size: usize,
+    /// Pass two's runs of records converted on one thread at a time.
+    pub run_bytes: u64,
+    /// Rebuild every record of a same-format conversion even when it would be copied (for
+    /// tests: both must give the same bytes).
+    pub rebuild_unchanged: bool,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            block_size: 4 << 20,
+            run_bytes: 1 << 20,
+            rebuild_unchanged: false,
+        }
+    }
+}
+
+/// One conversion.
+pub struct Job<'a> {
+    /// What to call the input in messages.
+    pub name: &'a str,
+    pub path: Option<&'a Path>,
+    pub source: &'a dyn Source,
+    pub from: Option<&'static dyn Format>,
+    pub to: &'static dyn Format,
+    pub options: &'a WriteOptions,
+    pub tuning: Tuning,
+}
+
+/// A conversion whose pass one is done: everything is known but the output's bytes. Errors
+/// of reading and of the target (an unknown `--leaf`) have been said; writing can only fail
+/// on input or output.
+pub struct Plan<'a> {
+    job: Job<'a>,
+    from: &'static dyn Format,
+    diagnostics: Vec<Diagnostic>,
+    route: Route,
+}
+
+enum Route {
+    /// Claude Code to Claude Code: each entry copied, or rebuilt with other session fields.
+    ClaudeSame {
+        known: Known,
+        rewrite: Option<Rewrite>,
+        drop_final_newline: bool,
+    },
+    /// Claude Code to a Codex rollout: the branch's nodes, one run at a time.
+    ClaudeToCodex {
+        known: Known,
+        branch: Vec<u32>,
+        left_out: usize,
+        stream: Box<RolloutStream>,
+    },
+}
+
+/// What an output is written into: memory, or a file through a buffer.
+pub trait Output {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Takes back the last byte written (a line break the input did not end with).
+    fn take_back_last(&mut self) -> io::Result<()>;
+}
+
+impl Output for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn take_back_last(&mut self) -> io::Result<()> {
+        self.pop();
+        Ok(())
+    }
+}
+
+/// A file written through a buffer of 1 MiB.
+pub struct FileOutput<'f> {
+    writer: BufWriter<&'f File>,
+    written: u64,
+}
+
+impl<'f> FileOutput<'f> {
+    pub fn new(file: &'f File) -> Self {
+        FileOutput {
+            writer: BufWriter::with_capacity(1 << 20, file),
+            written: 0,
+        }
+    }
+
+    /// Writes what is still buffered.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+impl Output for FileOutput<'_> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.written += bytes.len() as u64;
+        self.writer.write_all(bytes)
+    }
+
+    fn take_back_last(&mut self) -> io::Result<()> {
+        if self.written == 0 {
+            return Ok(());
+        }
+        self.writer.flush()?;
+        self.written -= 1;
+        let file = *self.writer.get_ref();
+        file.set_len(self.written)?;
+        use std::io::Seek;
+        let mut f = file;
+        f.seek(io::SeekFrom::Start(self.written))?;
+        Ok(())
+    }
+}
+
+/// Whether the engine converts `from` into `to`.
+pub fn covers(from: &dyn Format, to: &dyn Format) -> bool {
+    route_of(from, to).is_some()
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    ClaudeSame,
+    ClaudeToCodex,
+}
+
+fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
+    use crate::formats::{claude_jsonl, codex_jsonl};
+    match (from.name(), to.name()) {
+        (claude_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::ClaudeSame),
+        (claude_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::ClaudeToCodex),
+        _ => None,
+    }
+}
+
+/// The input's format as [`crate::convert::read`] finds it: given, or detected from the
+/// first bytes.
+fn detect(job: &Job) -> io::Result<Option<&'static dyn Format>> {
+    if let Some(f) = job.from {
+        return Ok(Some(f));
+    }
+    let n = job.source.len().min(formats::DETECT_HEAD as u64) as usize;
+    let mut head = vec![0; n];
+    job.source.read_exact_at(&mut head, 0)?;
+    Ok(formats::detect(job.path, &head))
+}
+
+/// Pass one, when the engine covers the conversion: `Ok(None)` when it does not (the caller
+/// converts the whole session instead). `adjust` changes the session's metadata between
+/// reading and writing, as [`crate::convert::convert_with`]'s does.
+pub fn plan<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+) -> Result<Option<Plan<'a>>, PlanError> {
+    let Some(from) = detect(&job)? else {
+        return Ok(None);
+    };
+    let Some(kind) = route_of(from, job.to) else {
+        return Ok(None);
+    };
+    let to = job.to;
+    let scanner = Scanner::new(
+        job.name,
+        to.resumable() && !to.answers_open_calls_itself(),
+    );
+    let options = pass1::Pass1Options {
+        block_size: job.tuning.block_size,
+    };
+    let pass = pass1::run(job.source, &scanner, options)?;
+    let findings = record_diagnostics(job.name, &pass.findings);
+    let known = scanner.known(pass, findings);
+    let mut meta = known.meta.clone();
+    if meta.id.is_none() {
+        // As `convert` fills it: from the whole input's content.
+        meta.id = Some(crate::ids::derived_uuid(&sha256_of(job.source)?));
+    }
+    adjust(&mut meta);
+    if meta.source_format.as_deref() != Some(from.name()) {
+        return Ok(None);
+    }
+    let mut diagnostics = known.diagnostics.clone();
+    diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
+    let write_error = |source: WriteError| ConvertError::Write {
+        to: to.name(),
+        source,
+    };
+    let route = match kind {
+        Kind::ClaudeSame => {
+            let rewrite = known.rewrite(&meta, job.tuning.rebuild_unchanged);
+            Route::ClaudeSame {
+                drop_final_newline: Known::drops_final_newline(&meta),
+                known,
+                rewrite,
+            }
+        }
+        Kind::ClaudeToCodex => {
+            let stream = RolloutStream::new(meta, job.options).map_err(write_error)?;
+            let (branch, left_out) = known
+                .skeleton
+                .branch(job.options.leaf.as_deref(), known.head)
+                .map_err(|e| write_error(WriteError(e)))?;
+            Route::ClaudeToCodex {
+                known,
+                branch,
+                left_out,
+                stream: Box::new(stream),
+            }
+        }
+    };
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route,
+    }))
+}
+
+/// Why pass one stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    /// The input could not be read.
+    #[error("{0}")]
+    Input(#[from] io::Error),
+}
+
+/// The sha256 of the whole input, read in pieces.
+fn sha256_of(source: &dyn Source) -> io::Result<String> {
+    let mut hash = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    while at < source.len() {
+        let n = (source.len() - at).min(buf.len() as u64) as usize;
+        source.read_exact_at(&mut buf[..n], at)?;
+        hash.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Plan<'_> {
+    /// Pass two: the output into `out`; the conversion's report (its `bytes` left empty: they
+    /// went to `out`).
+    pub fn write(self, out: &mut dyn Output) -> io::Result<Conversion> {
+        let job = &self.job;
+        let losses = match &self.route {
+            Route::ClaudeSame {
+                known,
+                rewrite,
+                drop_final_newline,
+            } => {
+                same_format(job, known, rewrite.as_ref(), out)?;
+                if *drop_final_newline {
+                    out.take_back_last()?;
+                }
+                LossReport::default()
+            }
+            Route::ClaudeToCodex {
+                known,
+                branch,
+                left_out,
+                stream,
+            } => to_codex(job, known, branch, *left_out, stream, out)?,
+        };
+        Ok(Conversion {
+            from: self.from.name(),
+            to: job.to.name(),
+            bytes: Vec::new(),
+            diagnostics: self.diagnostics,
+            losses,
+            replaced: None,
+        })
+    }
+}
+
+/// Runs of consecutive positions of `indices` holding about `bytes` of records each.
+fn runs(known_spots: &[pass1::Spot], indices: &[u32], bytes: u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut size = 0;
+    for (k, &i) in indices.iter().enumerate() {
+        size += u64::from(known_spots[i as usize].len) + 1;
+        if size >= bytes {
+            out.push(start..k + 1);
+            start = k + 1;
+            size = 0;
+        }
+    }
+    if start < indices.len() {
+        out.push(start..indices.len());
+    }
+    out
+}
+
+/// Runs converted at once (twice the threads: while one is long, others go on).
+fn window() -> usize {
+    2 * rayon::current_num_threads().max(1)
+}
+
+/// Claude Code to Claude Code: each record's bytes, or its entry rebuilt.
+fn same_format(
+    job: &Job,
+    known: &Known,
+    rewrite: Option<&Rewrite>,
+    out: &mut dyn Output,
+) -> io::Result<()> {
+    let all: Vec<u32> = (0..known.spots.len() as u32).collect();
+    let Some(rewrite) = rewrite else {
+        // The output's first error stops the copy (the rest is not read).
+        let mut failed = None;
+        pass2::each_record(job.source, &known.spots, &all, |_, bytes| {
+            if failed.is_none()
+                && let Err(e) = out.put(bytes).and_then(|()| out.put(b"\n"))
+            {
+                failed = Some(e);
+            }
+        })?;
+        return failed.map_or(Ok(()), Err);
+    };
+    for window_runs in runs(&known.spots, &all, job.tuning.run_bytes).chunks(window()) {
+        let done: Vec<io::Result<Vec<u8>>> = window_runs
+            .par_iter()
+            .map(|run| {
+                let mut buf = Vec::new();
+                pass2::each_record(job.source, &known.spots, &all[run.clone()], |i, bytes| {
+                    rewrite.entry(known, i, bytes, &mut buf)
+                })?;
+                Ok(buf)
+            })
+            .collect();
+        for buf in done {
+            out.put(&buf?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Claude Code to Codex: the meta line, the branch's runs, the closing losses.
+fn to_codex(
+    job: &Job,
+    known: &Known,
+    branch: &[u32],
+    left_out: usize,
+    stream: &RolloutStream,
+    out: &mut dyn Output,
+) -> io::Result<LossReport> {
+    let node_at = |i: u32| -> io::Result<crate::model::Node> {
+        let mut node = None;
+        pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
+            node = Some(known.node(i, bytes, false))
+        })?;
+        Ok(node.expect("one record was read"))
+    };
+    let mut losses = LossReport::default();
+    let first_timed = match stream_needs_first_time(stream) {
+        true => branch
+            .iter()
+            .find(|&&i| known.timed(i))
+            .map(|&i| node_at(i))
+            .transpose()?,
+        false => None,
+    };
+    let mut head = Vec::new();
+    let meta_ts = stream
+        .begin(&mut losses, left_out, first_timed, &mut head)
+        .map_err(io::Error::other)?;
+    out.put(&head)?;
+    let runs = runs(&known.spots, branch, job.tuning.run_bytes);
+    // Each run starts after the last node before it that has a time (else after the meta line).
+    let mut timed_before = Vec::with_capacity(runs.len());
+    let mut last_timed = None;
+    let mut pos = 0;
+    for run in &runs {
+        while pos < run.start {
+            if known.timed(branch[pos]) {
+                last_timed = Some(pos);
+            }
+            pos += 1;
+        }
+        timed_before.push(last_timed);
+    }
+    let jobs: Vec<_> = runs.into_iter().zip(timed_before).collect();
+    for part in jobs.chunks(window()) {
+        let done: Vec<io::Result<(Vec<u8>, LossReport)>> = part
+            .par_iter()
+            .map(|(run, before)| {
+                let last_ts = match before {
+                    Some(p) => node_at(branch[*p])?.timestamp,
+                    None => meta_ts.clone(),
+                };
+                debug_assert!(last_ts.is_some(), "a node flagged as timed has a time");
+                let mut run_losses = LossReport::default();
+                let mut buf = Vec::new();
+                let mut w = stream.run(&mut run_losses, last_ts);
+                pass2::each_record(job.source, &known.spots, &branch[run.clone()], |i, bytes| {
+                    w.node(&known.node(i, bytes, false), &mut buf)
+                })?;
+                drop(w);
+                Ok((buf, run_losses))
+            })
+            .collect();
+        for d in done {
+            let (buf, run_losses) = d?;
+            out.put(&buf)?;
+            losses.merge(run_losses);
+        }
+    }
+    stream.finish(&mut losses);
+    Ok(losses)
+}
+
+/// Whether the meta line takes its time from the branch's first timed node.
+fn stream_needs_first_time(stream: &RolloutStream) -> bool {
+    stream.start_time().is_none()
+}

@@ -1,0 +1,177 @@
+//! The tree of a session known only by its nodes' ids and parents (pass one), and the branch a
+//! one-branch writer takes from it: the same nodes [`crate::model::Session::branch`] takes
+//! from the whole session (the first node of an id answers for it; a parent naming a missing
+//! node, or the node itself, makes a root; a cycle ends the walk). Nothing recurses.
+
+use crate::check::ident::{Ident, Interner};
+
+/// No node / no parent.
+const NONE: u32 = u32::MAX;
+
+/// Ids and parents, interned: about 60 bytes a node.
+#[derive(Default)]
+pub struct Skeleton {
+    pub ids: Interner,
+    /// Each node's id (interned).
+    node_ids: Vec<u32>,
+    /// Each node's parent id (interned), or [`NONE`].
+    parents: Vec<u32>,
+    /// For each interned id, the first node that has it ([`NONE`] for ids only named as
+    /// parents).
+    first: Vec<u32>,
+}
+
+impl Skeleton {
+    pub fn len(&self) -> usize {
+        self.node_ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.node_ids.is_empty()
+    }
+
+    pub fn intern(&mut self, id: &str) -> u32 {
+        let n = self.ids.intern(Ident::new(id));
+        if n as usize >= self.first.len() {
+            self.first.resize(n as usize + 1, NONE);
+        }
+        n
+    }
+
+    /// Adds the next node (ids from [`intern`](Self::intern)).
+    pub fn push(&mut self, id: u32, parent: Option<u32>) {
+        let index = self.node_ids.len() as u32;
+        if self.first[id as usize] == NONE {
+            self.first[id as usize] = index;
+        }
+        self.node_ids.push(id);
+        self.parents.push(parent.unwrap_or(NONE));
+    }
+
+    pub fn id(&self, index: u32) -> u32 {
+        self.node_ids[index as usize]
+    }
+
+    pub fn parent_id(&self, index: u32) -> Option<u32> {
+        Some(self.parents[index as usize]).filter(|&p| p != NONE)
+    }
+
+    /// The node an id names (its first one).
+    pub fn index_of(&self, id: &str) -> Option<u32> {
+        let n = self.ids.get(&Ident::new(id))?;
+        Some(self.first[n as usize]).filter(|&i| i != NONE)
+    }
+
+    pub fn name(&self, index: u32) -> String {
+        self.ids.name(self.id(index)).to_string()
+    }
+
+    /// The node's parent in the session, when it has one there (not itself).
+    fn parent(&self, index: u32) -> Option<u32> {
+        let p = self.parent_id(index)?;
+        let pi = self.first[p as usize];
+        (pi != NONE && pi != index).then_some(pi)
+    }
+
+    /// The branch a one-branch writer writes: from the root down to `leaf` (an id), or to
+    /// `head` (a node) when no leaf is named, or the last node when there is no head. Returns
+    /// the nodes in order and how many were left out; `Err` names a leaf that is not there.
+    pub fn branch(&self, leaf: Option<&str>, head: Option<u32>) -> Result<(Vec<u32>, usize), String> {
+        let leaf_index = match leaf {
+            Some(id) => self
+                .index_of(id)
+                .ok_or_else(|| format!("no node with id {id:?} in this session"))?,
+            None => match head.or_else(|| (self.len() as u32).checked_sub(1)) {
+                Some(h) => h,
+                None => return Ok((Vec::new(), 0)),
+            },
+        };
+        // Up from the leaf; a node seen before closes a cycle. The walk visits each node once,
+        // so a bit per node tells what was seen.
+        let mut seen = vec![false; self.len()];
+        let mut path = Vec::new();
+        let mut next = Some(leaf_index);
+        while let Some(cur) = next {
+            seen[cur as usize] = true;
+            path.push(cur);
+            next = self.parent(cur).filter(|&p| !seen[p as usize]);
+        }
+        path.reverse();
+        let left_out = self.len() - path.len();
+        Ok((path, left_out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Body, Extra, Message, Node, Part, Role, Session};
+
+    /// The same nodes as a session and as a skeleton.
+    fn both(nodes: &[(&str, Option<&str>)]) -> (Session, Skeleton) {
+        let mut sk = Skeleton::default();
+        let mut session = Session::default();
+        for (id, parent) in nodes {
+            let i = sk.intern(id);
+            let p = parent.map(|p| sk.intern(p));
+            sk.push(i, p);
+            session.nodes.push(Node {
+                id: id.to_string(),
+                parent: parent.map(String::from),
+                timestamp: None,
+                body: Body::Message(Message::new(Role::User, vec![Part::text("x")])),
+                extra: Extra::new(),
+                hints: Extra::new(),
+            });
+        }
+        (session, sk)
+    }
+
+    fn agree(nodes: &[(&str, Option<&str>)], leaf: Option<&str>, head: Option<&str>) {
+        let (mut session, sk) = both(nodes);
+        session.meta.head = head.map(String::from);
+        let head_index = head.and_then(|h| sk.index_of(h));
+        match (session.branch(leaf), sk.branch(leaf, head_index)) {
+            (Ok((s, left)), Ok((path, left2))) => {
+                let ids: Vec<String> = s.nodes.iter().map(|n| n.id.clone()).collect();
+                let ids2: Vec<String> = path.iter().map(|&i| sk.name(i)).collect();
+                assert_eq!((ids, left), (ids2, left2), "{nodes:?} {leaf:?} {head:?}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b),
+            (a, b) => panic!("{:?} vs {:?}", a.map(|x| x.1), b.map(|x| x.1)),
+        }
+    }
+
+    #[test]
+    fn branches_agree_with_the_session_model() {
+        let tree = [
+            ("A", None),
+            ("B", Some("A")),
+            ("C", Some("B")),
+            ("D", Some("C")),
+            ("E", Some("B")),
+            ("F", Some("E")),
+        ];
+        for leaf in [None, Some("D"), Some("F"), Some("A"), Some("nope")] {
+            for head in [None, Some("D"), Some("nope")] {
+                agree(&tree, leaf, head);
+            }
+        }
+        // Damage: a duplicate id (the first answers), a parent that is missing, a node that
+        // is its own parent, a cycle.
+        let damaged = [
+            ("A", None),
+            ("B", Some("A")),
+            ("B", Some("X")),
+            ("C", Some("C")),
+            ("D", Some("E")),
+            ("E", Some("D")),
+            ("F", Some("B")),
+        ];
+        for leaf in [None, Some("B"), Some("C"), Some("D"), Some("E"), Some("F")] {
+            agree(&damaged, leaf, None);
+        }
+        agree(&[], None, None);
+        agree(&[], Some("x"), None);
+    }
+}
