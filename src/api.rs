@@ -63,6 +63,16 @@ pub enum Error {
     /// A format name that is not one of [`crate::formats::all`].
     #[error("unknown format {name:?} (one of: {})", format_names())]
     UnknownFormatName { name: String },
+    /// The content was to be read as `asked`, but it is plainly `found`'s.
+    #[error("{name} is {found}, not {asked}")]
+    NotThisFormat {
+        name: String,
+        asked: &'static str,
+        found: &'static str,
+    },
+    /// An id (or the start of one) that names no node, or several.
+    #[error(transparent)]
+    Id(#[from] crate::id_prefix::IdError),
     /// The file is in a known format but cannot be read at all (cut off, damaged beyond
     /// reading). The [`ReadError`] has the location and, often, a hint.
     #[error(transparent)]
@@ -122,6 +132,10 @@ impl Error {
             )),
             Error::Unreadable(e) => e.hint.clone(),
             Error::Exists { .. } => Some("ask for it to be replaced (`force`)".into()),
+            Error::NotThisFormat { found, .. } => {
+                Some(format!("read it as {found}, or let the format be detected"))
+            }
+            Error::Id(e) => Some(e.hint().to_string()),
             Error::Repair(RepairError::Refused { .. }) => {
                 Some("nothing was changed; run the repair again later".into())
             }
@@ -138,6 +152,10 @@ impl Error {
                 to,
                 source,
             },
+            ConvertError::NotThisFormat { name, asked, found } => {
+                Error::NotThisFormat { name, asked, found }
+            }
+            ConvertError::Leaf(e) => Error::Id(e),
         }
     }
 }

@@ -1,6 +1,9 @@
 //! Moving a session from one format to another: detect, read, fill what the target needs,
 //! write, and report what could not be carried.
 
+pub mod budget;
+pub mod close_calls;
+
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{self, Format, Input, ReadError, ReadOutcome, WriteError, WriteOptions};
 use crate::ids::derived_uuid;
@@ -17,6 +20,16 @@ pub enum ConvertError {
         to: &'static str,
         source: WriteError,
     },
+    /// `--from` named a format the content plainly is not.
+    #[error("{name} is {found}, not {asked}")]
+    NotThisFormat {
+        name: String,
+        asked: &'static str,
+        found: &'static str,
+    },
+    /// `--leaf` names no node, or the start of several node ids.
+    #[error("--leaf: {0}")]
+    Leaf(#[from] crate::id_prefix::IdError),
 }
 
 impl ConvertError {
@@ -33,6 +46,13 @@ impl ConvertError {
             )),
             ConvertError::Read(e) => e.hint.clone(),
             ConvertError::Write { .. } => None,
+            ConvertError::NotThisFormat { found, .. } => Some(format!(
+                "leave out --from to read it as {found}, or pass --from {found}"
+            )),
+            ConvertError::Leaf(e) => Some(format!(
+                "{}; `sessiontool tree FILE` shows the ids",
+                e.hint()
+            )),
         }
     }
 }
@@ -50,6 +70,8 @@ pub struct Conversion {
     /// Set once the bytes are written over an existing file (`--force`): where that file was
     /// kept (`<name>.bak-<time>`, its own inode).
     pub replaced: Option<std::path::PathBuf>,
+    /// With [`WriteOptions::max_tokens`]: what fitting the session into it did.
+    pub budget: Option<budget::Budget>,
 }
 
 /// Reads a session in the given format, or the one its content shows.
@@ -58,7 +80,16 @@ pub fn read(
     from: Option<&'static dyn Format>,
 ) -> Result<(&'static dyn Format, ReadOutcome), ConvertError> {
     let format = match from {
-        Some(f) => f,
+        Some(f) => match formats::contradicts(f, input.path, input.bytes) {
+            Some(found) => {
+                return Err(ConvertError::NotThisFormat {
+                    name: input.name.to_string(),
+                    asked: f.name(),
+                    found: found.name(),
+                });
+            }
+            None => f,
+        },
         None => {
             formats::detect(input.path, input.bytes).ok_or_else(|| ConvertError::UnknownFormat {
                 name: input.name.to_string(),
@@ -134,13 +165,51 @@ pub fn convert_whole(
     let mut session = outcome.session;
     fill_session_id(&mut session, input.bytes);
     adjust(&mut session.meta);
-    let written = to
-        .write(&session, options)
-        .map_err(|source| ConvertError::Write {
-            to: to.name(),
-            source,
-        })?;
+    // `--leaf` takes the start of an id too (as `tree` prints them): the writers get the id.
+    let with_leaf;
+    let options = match &options.leaf {
+        Some(wanted) => {
+            let index = session.tree().find(wanted)?;
+            with_leaf = WriteOptions {
+                leaf: Some(session.nodes[index].id.clone()),
+                ..options.clone()
+            };
+            &with_leaf
+        }
+        None => options,
+    };
     let mut diagnostics = outcome.diagnostics;
+    let write_error = |source| ConvertError::Write {
+        to: to.name(),
+        source,
+    };
+    if options.close_open_calls && to.resumable() && !to.answers_open_calls_itself() {
+        let closed = close_calls::close_open_calls(&mut session);
+        if closed > 0 {
+            diagnostics.push(Diagnostic {
+                code: "tool-call-closed",
+                severity: Severity::Warning,
+                location: Location::file(input.name),
+                message: format!(
+                    "{closed} tool call(s) had no result; each got an error result saying so, as {} does not answer them itself when it resumes",
+                    to.tool()
+                ),
+            });
+        }
+    }
+    let mut cut = crate::diag::LossReport::default();
+    let budget = match options.max_tokens {
+        Some(max) => Some(
+            budget::fit(&mut session, max, options.leaf.as_deref(), &mut cut)
+                .map_err(|e| write_error(WriteError(e)))?,
+        ),
+        None => None,
+    };
+    let written = to.write(&session, options).map_err(write_error)?;
+    let mut losses = cut;
+    for l in written.losses.losses {
+        losses.add(l.code, l.count, l.message);
+    }
     let open = crate::check::document::unanswered_calls(&session).len();
     diagnostics.extend(unanswered_diagnostic(open, to, input.name));
     Ok(Conversion {
@@ -148,8 +217,9 @@ pub fn convert_whole(
         to: to.name(),
         bytes: written.bytes,
         diagnostics,
-        losses: written.losses,
+        losses,
         replaced: None,
+        budget,
     })
 }
 

@@ -50,6 +50,7 @@ pub mod diag;
 pub mod engine;
 pub mod fault;
 pub mod formats;
+pub mod id_prefix;
 pub mod ids;
 pub mod io;
 pub mod json;
@@ -60,6 +61,11 @@ pub mod repair;
 pub mod serde_path;
 pub mod store;
 pub mod tree;
+
+/// Tests that need what a machine may lack say so, and fail in CI (shared with tests/).
+#[cfg(test)]
+#[path = "../tests/common/prerequisite.rs"]
+pub(crate) mod prerequisite;
 
 pub use api::{
     Error, Opened, PlaceOptions, check, convert, convert_bytes, open, place, project_path, repair,

@@ -72,6 +72,20 @@ impl<'a> Tree<'a> {
         self.by_id.get(id).copied()
     }
 
+    /// The node `wanted` names: its whole id, or the start of one id (as `tree` prints ids);
+    /// an error names every node that matches when several do.
+    pub fn find(&self, wanted: &str) -> Result<usize, crate::id_prefix::IdError> {
+        if let Some(i) = self.index_of(wanted) {
+            return Ok(i);
+        }
+        let ids = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i));
+        crate::id_prefix::find(ids, wanted, "node")
+    }
+
     pub fn node(&self, index: usize) -> &'a Node {
         &self.nodes[index]
     }

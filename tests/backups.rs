@@ -220,8 +220,8 @@ fn a_backup_that_cannot_be_written_whole_is_not_left_half_written() {
 
 #[test]
 fn what_replaces_a_file_keeps_its_owner_group_and_mode() {
-    if !is_root() {
-        return not_run("keeping another user's owner needs root");
+    if !common::prerequisite::root("keeping another user's owner") {
+        return;
     }
     let dir = tempfile::tempdir().unwrap();
     let session = dir.path().join("s.jsonl");
@@ -239,20 +239,6 @@ fn what_replaces_a_file_keeps_its_owner_group_and_mode() {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A test that cannot run here: said, and a failure in CI.
-fn not_run(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must be able to run this: {why}"
-    );
-    println!("SKIPPED: {why}");
-}
-
 /// A small tmpfs (root or CAP_SYS_ADMIN), unmounted on drop.
 struct Tmpfs(tempfile::TempDir);
 
@@ -265,7 +251,10 @@ impl Tmpfs {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            not_run("mounting a small tmpfs needs root or CAP_SYS_ADMIN");
+            common::prerequisite::present(
+                false,
+                "mounting a small tmpfs needs root or CAP_SYS_ADMIN",
+            );
             return None;
         }
         Some(Tmpfs(dir))

@@ -6,6 +6,8 @@
 //! orders as its structs serialize them), plus lines it would not write (unknown types and
 //! fields, keys out of order, escapes serde would not produce, non-objects).
 
+mod common;
+
 use std::path::Path;
 
 use serde_json::Value;
@@ -69,7 +71,7 @@ fn sample() -> Option<Vec<u8>> {
     match std::fs::read(SAMPLE) {
         Ok(b) => Some(b),
         Err(e) => {
-            println!("SKIPPED: the Codex sample {SAMPLE} is not here ({e})");
+            common::prerequisite::present(false, &format!("the Codex sample {SAMPLE}: {e}"));
             None
         }
     }

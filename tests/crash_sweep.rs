@@ -37,23 +37,19 @@ const LEFT_ON_CONFLICT: &[&str] = &["orphan-parent", "cycle", "tool-call-unanswe
 // Inputs and scratch files
 // ---------------------------------------------------------------------------------------------
 
-/// The files of `fixtures/<folder>` ending in `ext`, sorted; says SKIPPED when there are none.
+/// The files of `fixtures/<folder>` ending in `ext`, sorted. The fixtures are part of the
+/// repository: none is a failure, not a test that passes without testing.
 fn fixtures(folder: &str, ext: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(folder);
-    let Ok(entries) = fs::read_dir(&dir) else {
-        eprintln!("SKIPPED: fixture folder {} is missing", dir.display());
-        return Vec::new();
-    };
+    let entries = fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut files: Vec<PathBuf> = entries
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().ends_with(ext))
         .collect();
     files.sort();
-    if files.is_empty() {
-        eprintln!("SKIPPED: no *{ext} fixture in {}", dir.display());
-    }
+    assert!(!files.is_empty(), "no *{ext} fixture in {}", dir.display());
     files
 }
 

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use sessiontool::convert::{self, Conversion, ConvertError};
-use sessiontool::engine::{self, Bytes, FileSource, FileOutput, Job, PlanError, Source, Tuning};
+use sessiontool::engine::{self, Bytes, FileOutput, FileSource, Job, PlanError, Source, Tuning};
 use sessiontool::formats::{self, Format, Input, WriteOptions};
 use sessiontool::model::Meta;
 
@@ -29,8 +29,20 @@ fn options(leaf: Option<&str>) -> WriteOptions {
     }
 }
 
-fn tunings() -> [Tuning; 3] {
-    [
+/// The sizes to run with: the defaults and tiny ones; for a large input (tiny sizes would take
+/// long in a debug build), the defaults and small ones.
+fn tunings(len: usize) -> Vec<Tuning> {
+    if len > 1 << 20 {
+        return vec![
+            Tuning::default(),
+            Tuning {
+                block_size: 64 << 10,
+                run_bytes: 200 << 10,
+                rebuild_unchanged: true,
+            },
+        ];
+    }
+    vec![
         Tuning::default(),
         Tuning {
             block_size: 1,
@@ -77,24 +89,11 @@ fn outcome(r: Result<Conversion, ConvertError>) -> Outcome {
 /// The engine on `source`, writing into memory or into a file; `None` when it does not cover
 /// the conversion.
 fn engine_run(
-    name: &str,
-    source: &dyn Source,
-    from: Option<&'static dyn Format>,
-    to: &'static dyn Format,
-    options: &WriteOptions,
-    tuning: Tuning,
+    job: Job,
     adjust: &mut dyn FnMut(&mut Meta),
     to_file: bool,
 ) -> Option<Result<Conversion, ConvertError>> {
-    let job = Job {
-        name,
-        path: None,
-        source,
-        from,
-        to,
-        options,
-        tuning,
-    };
+    let name = job.name.to_string();
     let plan = match engine::plan(job, adjust) {
         Ok(Some(plan)) => plan,
         Ok(None) => return None,
@@ -140,18 +139,24 @@ fn agree(
     let file = FileSource::new(std::fs::File::open(&path).unwrap()).unwrap();
     let memory = Bytes(bytes);
     let mut took = None;
-    for tuning in tunings() {
+    let mut all = tunings(bytes.len());
+    if options.leaf.is_some() {
+        // Leaves cross no other boundary than the default branch does: one tiny run.
+        all.remove(0);
+        all.truncate(1);
+    }
+    for tuning in all {
         for (source, to_file) in [(&memory as &dyn Source, false), (&file, true)] {
-            let got = engine_run(
+            let job = Job {
                 name,
+                path: None,
                 source,
                 from,
                 to,
                 options,
                 tuning,
-                &mut |m| adjust(m),
-                to_file,
-            );
+            };
+            let got = engine_run(job, &mut |m| adjust(m), to_file);
             match (&took, got.is_some()) {
                 (None, t) => took = Some(t),
                 (Some(t), g) => assert_eq!(*t, g, "{name}: taken by one run, not another"),
@@ -216,7 +221,13 @@ fn difference(want: &Outcome, got: &Outcome) -> String {
             }
             s
         }
-        _ => format!("want {want:?}\ngot  {got:?}"),
+        _ => {
+            let short = |o: &Outcome| {
+                let s = format!("{o:?}");
+                s.chars().take(600).collect::<String>()
+            };
+            format!("want {}\ngot  {}", short(want), short(got))
+        }
     }
 }
 
@@ -255,14 +266,16 @@ fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
         bytes,
     }) {
         let n = o.session.nodes.len();
-        let step = (n / 8).max(1);
-        out.extend(
-            o.session
-                .nodes
-                .iter()
-                .step_by(step)
-                .map(|n| Some(n.id.clone())),
-        );
+        let step = (n / 6).max(1);
+        for (k, node) in o.session.nodes.iter().step_by(step).enumerate() {
+            // Whole ids, and starts of them as `tree` prints them (some name several nodes).
+            let id = &node.id;
+            out.push(Some(match k % 3 {
+                0 => id.clone(),
+                1 => id.chars().take(8).collect(),
+                _ => id.chars().take(2).collect(),
+            }));
+        }
     }
     out
 }
@@ -332,7 +345,12 @@ fn a_session_placed_under_another_project_is_rewritten_as_the_whole_session_path
     // one, the rest stay as they were.
     let claude = fmt("claude-jsonl");
     let mut taken = 0;
-    for name in ["plain.jsonl", "tools.jsonl", "sidechain.jsonl", "unknown.jsonl"] {
+    for name in [
+        "plain.jsonl",
+        "tools.jsonl",
+        "sidechain.jsonl",
+        "unknown.jsonl",
+    ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/claude-jsonl")
             .join(name);
@@ -378,7 +396,11 @@ impl Rng {
 fn generated(seed: u64) -> Vec<u8> {
     let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let python = r.chance(10);
-    let session = if r.chance(10) { None } else { Some(format!("s-{seed}")) };
+    let session = if r.chance(10) {
+        None
+    } else {
+        Some(format!("s-{seed}"))
+    };
     let mut uuids: Vec<String> = Vec::new();
     let mut out: Vec<u8> = Vec::new();
     if r.chance(5) {
@@ -402,7 +424,11 @@ fn generated(seed: u64) -> Vec<u8> {
             (l, _) => format!("\"{}\"", uuids[l - 1]),
         };
         let ts = if r.chance(85) {
-            format!(",\"timestamp\":\"2025-01-0{}T00:00:{:02}.000Z\"", 1 + r.below(9), k % 60)
+            format!(
+                ",\"timestamp\":\"2025-01-0{}T00:00:{:02}.000Z\"",
+                1 + r.below(9),
+                k % 60
+            )
         } else {
             String::new()
         };
@@ -416,7 +442,11 @@ fn generated(seed: u64) -> Vec<u8> {
             2 => ",\"isSidechain\":false",
             _ => "",
         };
-        let cwd = if r.chance(90) { ",\"cwd\":\"/w/app\"" } else { ",\"cwd\":\"/w/other\"" };
+        let cwd = if r.chance(90) {
+            ",\"cwd\":\"/w/app\""
+        } else {
+            ",\"cwd\":\"/w/other\""
+        };
         let common = format!(
             "\"parentUuid\":{parent}{side},\"userType\":\"external\"{cwd}{sid},\"version\":\"2.0.24\",\"gitBranch\":\"main\""
         );
@@ -446,13 +476,21 @@ fn generated(seed: u64) -> Vec<u8> {
                     2 => "{\"type\":\"thinking\",\"thinking\":\"hm\",\"signature\":\"sig\"}".into(),
                     _ => "{\"type\":\"mystery\",\"x\":[1,2,{\"y\":null}]}".into(),
                 };
-                let usage = if r.chance(50) {
-                    ",\"usage\":{\"input_tokens\":3,\"cache_creation_input_tokens\":0,\"output_tokens\":7,\"service_tier\":\"standard\"}"
+                // One API reply written as several entries shares its message id and
+                // request id; its usage stands on each, growing.
+                let usage = if r.chance(60) {
+                    format!(
+                        ",\"usage\":{{\"input_tokens\":{},\"cache_creation_input_tokens\":{},\"cache_read_input_tokens\":5,\"output_tokens\":{k},\"service_tier\":\"standard\"}}",
+                        3 + k,
+                        r.below(3)
+                    )
                 } else {
-                    ""
+                    String::new()
                 };
+                let reply = if r.chance(50) { k - k % 3 } else { k };
+                let model = if r.chance(20) { "claude-y" } else { "claude-x" };
                 line = format!(
-                    "{{{common},\"message\":{{\"model\":\"claude-x\",\"id\":\"msg_{k}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{block}],\"stop_reason\":null,\"stop_sequence\":null{usage}}},\"requestId\":\"req_{k}\",\"type\":\"assistant\",\"uuid\":\"{uuid}\"{ts}}}"
+                    "{{{common},\"message\":{{\"model\":\"{model}\",\"id\":\"msg_{reply}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{block}],\"stop_reason\":null,\"stop_sequence\":null{usage}}},\"requestId\":\"req_{reply}\",\"type\":\"assistant\",\"uuid\":\"{uuid}\"{ts}}}"
                 );
             }
             55..=62 => {
@@ -483,17 +521,40 @@ fn generated(seed: u64) -> Vec<u8> {
                     "{{\"type\":\"user\",\"uuid\":\"{uuid}\",\"message\":{{\"content\":\"x\",\"role\":\"user\"}},{common},\"uuid\":\"{uuid}\"{ts}}}"
                 );
             }
-            79..=80 => line = format!("{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"lone \\ud83d and {}\"}},\"uuid\":\"{uuid}\"{ts}}}", "1e400"),
-            81 => line = format!("{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"n\"}},\"n\":1e400,\"uuid\":\"{uuid}\"{ts}}}"),
+            79..=80 => {
+                line = format!(
+                    "{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"lone \\ud83d and {}\"}},\"uuid\":\"{uuid}\"{ts}}}",
+                    "1e400"
+                )
+            }
+            81 => {
+                line = format!(
+                    "{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"n\"}},\"n\":1e400,\"uuid\":\"{uuid}\"{ts}}}"
+                )
+            }
             82 => line = format!("[{},\"not an entry\"]", k),
             83 => line = "\"just a string\"".into(),
             84 => line = format!("{{\"deep\":{}1{}}}", "[".repeat(600), "]".repeat(600)),
-            85 => line = format!("{{\"deep\":{}1{},\"uuid\":\"{uuid}\"}}", "[".repeat(200), "]".repeat(200)),
+            85 => {
+                line = format!(
+                    "{{\"deep\":{}1{},\"uuid\":\"{uuid}\"}}",
+                    "[".repeat(200),
+                    "]".repeat(200)
+                )
+            }
             86 => line = "{\"torn\":\"this line was cut".into(),
             87 => line = "{not json at all}".into(),
-            88 => line = format!("{{\"a\":1}}{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"glued\"}},\"uuid\":\"{uuid}\"}}"),
+            88 => {
+                line = format!(
+                    "{{\"a\":1}}{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"glued\"}},\"uuid\":\"{uuid}\"}}"
+                )
+            }
             89 => line = String::new(),
-            90 => line = format!("{{\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":{{\"odd\":true}}}}}}"),
+            90 => {
+                line = format!(
+                    "{{\"uuid\":\"{uuid}\",\"parentUuid\":{parent},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":{{\"odd\":true}}}}}}"
+                )
+            }
             91 => line = format!("{{\"uuid\":{k},\"type\":\"user\"}}"),
             _ => {
                 line = format!(
@@ -559,18 +620,61 @@ fn generated_sessions_convert_as_the_whole_session_path_converts_them() {
         let name = format!("generated-{seed}.jsonl");
         for to in TARGETS {
             assert!(
-                agree(&name, &bytes, Some(claude), fmt(to), &options(None), &no_adjust),
+                agree(
+                    &name,
+                    &bytes,
+                    Some(claude),
+                    fmt(to),
+                    &options(None),
+                    &no_adjust
+                ),
                 "{name} is not taken"
             );
         }
         // Other leaves, and a project change, on some.
         if seed % 5 == 0 {
             for leaf in leaves(&bytes).into_iter().step_by(3) {
-                agree(&name, &bytes, Some(claude), fmt("codex-jsonl"), &options(leaf.as_deref()), &no_adjust);
+                agree(
+                    &name,
+                    &bytes,
+                    Some(claude),
+                    fmt("codex-jsonl"),
+                    &options(leaf.as_deref()),
+                    &no_adjust,
+                );
                 leaves_tried += 1;
             }
+            // Closing unanswered calls goes through the whole session when there are calls
+            // to close (and where the target closes them itself, changes nothing); a token
+            // budget always does.
+            for to in TARGETS {
+                let close = WriteOptions {
+                    close_open_calls: true,
+                    ..options(None)
+                };
+                agree(&name, &bytes, Some(claude), fmt(to), &close, &no_adjust);
+                let budget = WriteOptions {
+                    max_tokens: Some(200),
+                    ..options(None)
+                };
+                assert!(!agree(
+                    &name,
+                    &bytes,
+                    Some(claude),
+                    fmt(to),
+                    &budget,
+                    &no_adjust
+                ));
+            }
             let place = |m: &mut Meta| m.cwd = Some("/w/moved".into());
-            agree(&name, &bytes, Some(claude), fmt("claude-jsonl"), &options(None), &place);
+            agree(
+                &name,
+                &bytes,
+                Some(claude),
+                fmt("claude-jsonl"),
+                &options(None),
+                &place,
+            );
         }
     }
     assert!(leaves_tried > seeds as usize / 5);
@@ -593,7 +697,9 @@ fn a_large_generated_session_converts_in_runs_on_several_threads_as_a_whole() {
                 v["uuid"] = new.clone().into();
                 match v.get("parentUuid").and_then(|p| p.as_str()) {
                     Some(p) => v["parentUuid"] = format!("{p}-{copy}").into(),
-                    None => v["parentUuid"] = last.clone().map_or(serde_json::Value::Null, Into::into),
+                    None => {
+                        v["parentUuid"] = last.clone().map_or(serde_json::Value::Null, Into::into)
+                    }
                 }
                 last = Some(new);
             }
@@ -604,6 +710,13 @@ fn a_large_generated_session_converts_in_runs_on_several_threads_as_a_whole() {
     }
     let claude = fmt("claude-jsonl");
     for to in TARGETS {
-        assert!(agree("big.jsonl", &bytes, Some(claude), fmt(to), &options(None), &no_adjust));
+        assert!(agree(
+            "big.jsonl",
+            &bytes,
+            Some(claude),
+            fmt(to),
+            &options(None),
+            &no_adjust
+        ));
     }
 }

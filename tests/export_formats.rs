@@ -93,6 +93,12 @@ fn output_text(v: &Value) -> String {
     }
 }
 
+/// Markdown text as a renderer shows it, as far as these tests look: without the backslash
+/// the export puts before raw HTML and entity references (`\<audio>` shows `<audio>`).
+fn as_written(markdown: &str) -> String {
+    markdown.replace("\\<", "<").replace("\\&", "&")
+}
+
 /// Every line of `text` (trimmed) must appear in `doc`, escaped for HTML when `html`.
 fn assert_lines_in(doc: &str, text: &str, html: bool, what: &str) {
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -121,7 +127,10 @@ fn every_text_call_and_result_appears() {
         let session = read(fmt, file);
         for to in ["markdown", "html"] {
             let html = to == "html";
-            let doc = export(to, &session);
+            let doc = match html {
+                true => export(to, &session),
+                false => as_written(&export(to, &session)),
+            };
             let what = format!("{fmt}/{file} as {to}");
             let mut texts = 0;
             for (_, part) in parts(&session) {
@@ -157,7 +166,7 @@ fn every_text_call_and_result_appears() {
 fn user_and_assistant_texts_appear_whole_in_markdown() {
     for (fmt, file) in all_fixtures() {
         let session = read(fmt, file);
-        let md = export("markdown", &session);
+        let md = as_written(&export("markdown", &session));
         for (role, part) in parts(&session) {
             if let (Role::User | Role::Assistant, Content::Text { text }) = (role, &part.content) {
                 assert!(
@@ -251,7 +260,10 @@ fn other_branches_are_shown_after_the_head_branch() {
     let other_text = "Use the Web Audio API.";
     let other_answer = "Added `playChime()`";
     for to in ["markdown", "html"] {
-        let doc = export(to, &session);
+        let doc = match to {
+            "html" => export(to, &session),
+            _ => as_written(&export(to, &session)),
+        };
         let (head_text, other_text, other_answer) = if to == "html" {
             (esc(head_text), esc(other_text), esc(other_answer))
         } else {

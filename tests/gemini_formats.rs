@@ -12,10 +12,6 @@ use sessiontool::model::{Body, Content, Role};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples");
-const POMODORO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/samples/gemini/pomodoro-timer.json"
-);
 
 mod common;
 use common::{CHECKPOINT, GEMINI_JSON};
@@ -134,15 +130,17 @@ fn every_fixture_is_listed() {
     }
 }
 
+/// The real Gemini sample, when `../shared` is here (said, or a failure in CI, when not).
+fn pomodoro() -> Option<Vec<u8>> {
+    common::prerequisite::shared("gemini/pomodoro-timer.json").map(|p| std::fs::read(p).unwrap())
+}
+
 /// A real file written by Gemini CLI (about v0.9). The file as stored in `../shared/samples`
 /// ends with a newline that the CLI itself never writes (it came with the copy); a faithful
 /// round trip still has to give the same bytes back.
 #[test]
 fn round_trip_pomodoro_sample() {
-    let Ok(bytes) = std::fs::read(POMODORO) else {
-        eprintln!("SKIPPED: {POMODORO} is absent (../shared not checked out)");
-        return;
-    };
+    let Some(bytes) = pomodoro() else { return };
     assert_round_trip("gemini-json", "pomodoro-timer.json", &bytes);
 }
 
@@ -150,10 +148,7 @@ fn round_trip_pomodoro_sample() {
 /// whatever the newline handling.
 #[test]
 fn round_trip_pomodoro_sample_as_written_by_the_cli() {
-    let Ok(bytes) = std::fs::read(POMODORO) else {
-        eprintln!("SKIPPED: {POMODORO} is absent (../shared not checked out)");
-        return;
-    };
+    let Some(bytes) = pomodoro() else { return };
     let bytes = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     assert_round_trip("gemini-json", "pomodoro-timer.json", bytes);
 }
@@ -174,10 +169,7 @@ fn final_newline_is_kept() {
 
 #[test]
 fn pomodoro_sample_reads_as_expected() {
-    let Ok(bytes) = std::fs::read(POMODORO) else {
-        eprintln!("SKIPPED: {POMODORO} is absent (../shared not checked out)");
-        return;
-    };
+    let Some(bytes) = pomodoro() else { return };
     let outcome = read(format("gemini-json"), "pomodoro-timer.json", &bytes).unwrap();
     assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
     let s = &outcome.session;
@@ -365,10 +357,10 @@ fn names_alone_do_not_decide_against_content() {
 
 #[test]
 fn samples_are_not_mistaken_for_gemini_formats() {
-    let Ok(dirs) = std::fs::read_dir(SAMPLES) else {
-        eprintln!("SKIPPED: {SAMPLES} is absent (../shared not checked out)");
+    if common::prerequisite::shared("").is_none() {
         return;
-    };
+    }
+    let dirs = std::fs::read_dir(SAMPLES).unwrap();
     let mut checked = 0;
     for dir in dirs {
         let dir = dir.unwrap().path();

@@ -6,6 +6,8 @@
 //! The fixtures are hand-made in the layout the CLI appends (`JSON.stringify(record) + "\n"`,
 //! key orders of `chatRecordingService.ts` v0.39.0).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use sessiontool::convert::convert;
@@ -15,7 +17,6 @@ use sessiontool::formats::{Format, Input, Parent, ReadOutcome, WriteOptions};
 use sessiontool::model::{Content, Role, Session};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
-const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples");
 
 const FIXTURE_FILES: &[&str] = &[
     "plain.jsonl",
@@ -132,8 +133,9 @@ fn other_formats_files_are_not_claimed() {
         }
     }
     for sub in ["claude", "codex", "pi", "gemini"] {
-        if let Ok(dir) = std::fs::read_dir(Path::new(SAMPLES).join(sub)) {
-            files.extend(dir.map(|e| e.unwrap().path()));
+        // The fixtures are checked either way; the real samples when they are here.
+        if let Some(dir) = common::prerequisite::shared(sub) {
+            files.extend(std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()));
         }
     }
     assert!(files.len() > 20);

@@ -245,6 +245,152 @@ fn convert_into_stores() {
     }
 }
 
+/// `convert -n --json` in each mode: the document says it was a dry run, and nothing is
+/// written.
+#[test]
+fn convert_dry_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jsonl");
+    let input = fixture("gemini-json/plain.json");
+    let doc = json_of(
+        "convert",
+        &[
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-n",
+            "--json",
+        ],
+        None,
+        &[0],
+    );
+    assert_eq!(
+        (&doc["mode"], &doc["dry_run"]),
+        (&"file".into(), &true.into())
+    );
+    std::fs::write(&out, "mine").unwrap();
+    let doc = json_of(
+        "convert",
+        &[
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-n",
+            "--force",
+            "--json",
+        ],
+        None,
+        &[0],
+    );
+    assert_eq!(doc["would_replace"], true, "{doc:#}");
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let doc = store_json(
+        &home,
+        "convert",
+        &[
+            input.to_str().unwrap(),
+            "--to",
+            "qwen-jsonl",
+            "--store",
+            "--project",
+            APP,
+            "-n",
+        ],
+        &[0],
+    );
+    assert_eq!(
+        (&doc["mode"], &doc["dry_run"]),
+        (&"store".into(), &true.into())
+    );
+    let src = fixture("gemini-json");
+    let folder = dir.path().join("folder");
+    let doc = json_of(
+        "convert",
+        &[
+            src.to_str().unwrap(),
+            "-o",
+            folder.to_str().unwrap(),
+            "--to",
+            "qwen-jsonl",
+            "-n",
+            "--json",
+        ],
+        None,
+        &[0],
+    );
+    assert_eq!(
+        (&doc["mode"], &doc["dry_run"]),
+        (&"folder".into(), &true.into())
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"mine");
+    assert!(!folder.exists());
+    assert_eq!(
+        std::fs::read_dir(&home).unwrap().count(),
+        0,
+        "nothing in the home"
+    );
+}
+
+/// A command given `--json` that fails prints a `sessiontool.error/1` document (on standard
+/// output; on standard error for `convert -o -`), with the exit code it has without `--json`.
+#[test]
+fn failures_with_json_are_error_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let missing = missing.to_str().unwrap();
+    let out = dir.path().join("out.json");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["show", missing, "--json"], 3, "input"),
+        (vec!["tree", "--json", missing], 3, "input"),
+        (
+            vec!["convert", missing, "-o", out.to_str().unwrap(), "--json"],
+            3,
+            "input",
+        ),
+        (vec!["fsck", "--json", missing], 8, "operational"),
+        (
+            vec!["convert", "x", "--to", "nope", "-o", "-", "--json"],
+            2,
+            "usage",
+        ),
+        (vec!["fsck", "--json", "--bogus", "x"], 16, "usage"),
+        (
+            vec!["list", "--json", "--home", missing, "--project", APP],
+            3,
+            "input",
+        ),
+    ];
+    for (args, code, kind) in cases {
+        let run = tool().args(&args).output().unwrap();
+        assert_eq!(run.status.code(), Some(code), "{args:?}");
+        let to_stdout = !args.contains(&"-o") || !args.contains(&"-");
+        let (doc_stream, other) = if to_stdout {
+            (&run.stdout, &run.stderr)
+        } else {
+            (&run.stderr, &run.stdout)
+        };
+        // The text for people is on standard error too; the document is the JSON part.
+        let text = String::from_utf8_lossy(doc_stream);
+        let json = &text[text.find('{').unwrap_or_else(|| panic!("{args:?}: {text}"))..];
+        let doc = check("error", json.as_bytes());
+        assert_eq!(doc["exit_code"], code, "{args:?}");
+        assert_eq!(doc["error"]["kind"], kind, "{args:?}: {doc:#}");
+        assert_eq!(doc["command"], args[0], "{args:?}");
+        assert!(!doc["error"]["message"].as_str().unwrap().is_empty());
+        assert!(
+            String::from_utf8_lossy(&run.stderr).contains("error"),
+            "{args:?}: the message is said in words too"
+        );
+        if !to_stdout {
+            assert!(
+                other.is_empty(),
+                "{args:?}: standard output is the session's"
+            );
+        }
+    }
+}
+
 #[test]
 fn tree_of_branching_and_orphaned_sessions() {
     for (fixture, head, orphans) in [
@@ -559,6 +705,66 @@ fn relocate_dry_run_done_and_failed() {
     assert!(failed["error"].is_string(), "{failed:#}");
 }
 
+#[test]
+fn switch_dry_run_repaired_budget_and_resume() {
+    let home = fake_home();
+    let h = home.path();
+    let list = store_json(h, "list", &["--project", APP], &[0]);
+    let path_of = |tool: &str, health: &str| -> String {
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["tool"] == tool && s["health"] == health)
+            .unwrap_or_else(|| panic!("no {health} {tool} session: {list:#}"))["path"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // The damaged Qwen Code session, repaired on a copy, cut to a budget, into Claude Code.
+    let damaged = path_of("qwen", "repairable");
+    let doc = store_json(
+        h,
+        "switch",
+        &[&damaged, "--to", "claude", "--max-tokens", "120"],
+        &[0],
+    );
+    assert!(doc["repaired"].is_object(), "{doc:#}");
+    assert!(doc["budget"].is_object(), "{doc:#}");
+    assert!(doc["resume"]["argv"][0] == "claude", "{doc:#}");
+    rejects("switch", &doc, |d| {
+        d["resume"]["argv"] = Value::Array(vec![])
+    });
+    rejects("switch", &doc, |d| d["source"]["sha256"] = "abc".into());
+    rejects("switch", &doc, |d| {
+        d.as_object_mut().unwrap().remove("repaired");
+    });
+    // A dry run into Gemini CLI's store, and a tool without a resume command.
+    let codex = path_of("codex", "ok");
+    let dry = store_json(h, "switch", &[&codex, "--to", "gemini", "-n"], &[0]);
+    assert_eq!(dry["dry_run"], true);
+    assert!(dry["repaired"].is_null() && dry["budget"].is_null());
+    let agent = store_json(h, "switch", &[&codex, "--to", "agent"], &[0]);
+    assert!(agent["resume"].is_null(), "{agent:#}");
+    // convert --max-tokens reports its budget in convert's schema.
+    let out = h.join("cut.jsonl");
+    let input = fixture("claude-jsonl/tools.jsonl");
+    let conv = json_of(
+        "convert",
+        &[
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--max-tokens",
+            "60",
+            "--json",
+        ],
+        None,
+        &[0],
+    );
+    assert!(conv["budget"]["left_out"].as_u64().unwrap() > 0, "{conv:#}");
+}
+
 fn is_valid(name: &str, doc: &Value) -> bool {
     jsonschema::draft202012::new(&load_schema(name))
         .unwrap()
@@ -695,6 +901,12 @@ const COVERED: &[(&str, &str, &str)] = &[
         "convert_a_folder_with_converted_failed_and_skipped_files",
     ),
     ("convert", "convert", "convert_into_stores"),
+    ("convert", "convert", "convert_dry_runs"),
+    (
+        "convert (failing)",
+        "error",
+        "failures_with_json_are_error_documents",
+    ),
     ("show", "show", "show_every_fixture"),
     ("tree", "tree", "tree_of_branching_and_orphaned_sessions"),
     ("detect", "detect", "detect_known_unknown_and_missing_files"),
@@ -711,6 +923,11 @@ const COVERED: &[(&str, &str, &str)] = &[
     ),
     ("migrate", "migrate", "migrate_gemini_and_qwen"),
     ("relocate", "relocate", "relocate_dry_run_done_and_failed"),
+    (
+        "switch",
+        "switch",
+        "switch_dry_run_repaired_budget_and_resume",
+    ),
 ];
 
 #[test]

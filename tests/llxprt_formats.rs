@@ -1,6 +1,8 @@
 //! llxprt-jsonl: fixtures round-trip byte for byte and read as expected, conversions to and
 //! from it, detection against the other formats' files, and fsck keys.
 
+mod common;
+
 use std::path::Path;
 
 use sessiontool::convert::convert;
@@ -329,14 +331,13 @@ fn detection_claims_only_llxprt_files() {
     .iter()
     .map(|d| root.join("fixtures").join(d))
     .collect();
+    // The fixtures are checked either way; the real samples when they are here.
     for s in ["claude", "codex", "gemini", "pi"] {
-        dirs.push(root.join("../shared/samples").join(s));
+        dirs.extend(common::prerequisite::shared(s));
     }
     let mut seen = 0;
     for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         for e in entries.flatten() {
             let b = std::fs::read(e.path()).unwrap();
             assert_eq!(

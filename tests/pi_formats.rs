@@ -5,6 +5,8 @@
 //! The fixtures in `fixtures/pi-jsonl/` follow pi's `session-manager.ts` (v0.58.3): entries as
 //! `JSON.stringify(entry) + "\n"`, fields in the order pi builds them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -23,11 +25,13 @@ fn fixture(dir: &str, file: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The real pi samples, or `None` (with a `SKIPPED` line) when `../shared` is absent.
+/// The real pi samples, or `None` (said, or a failure in CI) when `../shared` is absent.
 fn samples(test: &str) -> Option<Vec<(PathBuf, Vec<u8>)>> {
     let dir = Path::new(SAMPLES).join("pi");
-    if !dir.is_dir() {
-        println!("SKIPPED: {test}: {} is absent", dir.display());
+    if !common::prerequisite::present(
+        dir.is_dir(),
+        &format!("{test}: {} is absent", dir.display()),
+    ) {
         return None;
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -247,8 +251,10 @@ fn not_claimed_for_other_tools_files() {
         assert_eq!(PI.detect(None, &b), 0, "qwen-jsonl/{f}");
     }
     let claude = Path::new(SAMPLES).join("claude");
-    if !claude.is_dir() {
-        println!("SKIPPED: claude samples: {} is absent", claude.display());
+    if !common::prerequisite::present(
+        claude.is_dir(),
+        &format!("claude samples: {} is absent", claude.display()),
+    ) {
         return;
     }
     for e in std::fs::read_dir(&claude).unwrap() {

@@ -3,6 +3,8 @@
 //! the move the file reads with its format's reader and its metadata names the new folder; and
 //! the only bytes that changed are the values of the format's project fields.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -72,8 +74,10 @@ fn fixture_cases() -> Vec<Case> {
 
 /// The real samples, or `None` after saying that the test did not run.
 fn sample_cases() -> Option<Vec<Case>> {
-    if !Path::new(SAMPLES).is_dir() {
-        println!("did not run: ../shared missing ({SAMPLES} is absent)");
+    if !common::prerequisite::present(
+        Path::new(SAMPLES).is_dir(),
+        &format!("../shared missing ({SAMPLES} is absent)"),
+    ) {
         return None;
     }
     let cases: Vec<Case> = files_under(Path::new(SAMPLES))

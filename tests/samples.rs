@@ -2,7 +2,9 @@
 //! clean). Each is detected as the format of its tool and has no error, except the errors
 //! that `claude/edge_cases.jsonl` holds on purpose (it is claude-code-log's test file for
 //! broken entries), which must be exactly those listed here. Without `../shared` the test
-//! says that it did not run.
+//! says that it did not run, and fails in CI (tests/common/prerequisite.rs).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 
@@ -40,8 +42,10 @@ fn session_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_real_sample_checks_clean() {
     let root = Path::new(SAMPLES);
-    if !root.is_dir() {
-        println!("did not run: ../shared missing ({SAMPLES} is absent)");
+    if !common::prerequisite::present(
+        root.is_dir(),
+        &format!("../shared missing ({SAMPLES} is absent)"),
+    ) {
         return;
     }
     let mut files = Vec::new();

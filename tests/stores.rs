@@ -659,12 +659,7 @@ fn every_tool_finds_what_convert_store_placed_and_names_it_as_the_tool_does() {
 /// the numbered list appears, picking 1 and a tag writes the checkpoint.
 #[test]
 fn recover_on_a_terminal_shows_a_numbered_list_and_asks_for_a_tag() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        println!("SKIPPED: python3 is not installed; the terminal test did not run");
+    if !common::prerequisite::python3() {
         return;
     }
     let (home, dir) = gemini_only_home("gemini-json/seed003.json");
@@ -678,7 +673,11 @@ fn recover_on_a_terminal_shows_a_numbered_list_and_asks_for_a_tag() {
         .arg("weather")
         .output()
         .unwrap();
-    let screen = String::from_utf8_lossy(&out.stdout);
+    // On a terminal the output is coloured: read as the words it shows.
+    let sgr = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
+    let screen = sgr
+        .replace_all(&String::from_utf8_lossy(&out.stdout), "")
+        .into_owned();
     assert!(
         out.status.success(),
         "{screen}\n{}",

@@ -6,6 +6,8 @@
 //! such byte may reach standard output or standard error (with `--color always`, only
 //! sessiontool's own SGR colour sequences). `--json` still carries every string exactly.
 
+mod common;
+
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -349,12 +351,7 @@ fn json_output_keeps_every_string_exactly() {
 /// it lists are escaped, and nothing but sessiontool's colours reaches the screen.
 #[test]
 fn recover_pick_list_on_a_terminal_is_escaped() {
-    if Command::new("python3").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none_or(|v| v != "true"),
-            "python3 is needed to drive a terminal (CI=true: a missing prerequisite fails)"
-        );
-        println!("SKIPPED: python3 is not installed; the terminal test did not run");
+    if !common::prerequisite::python3() {
         return;
     }
     let s = setup();

@@ -171,23 +171,61 @@ pub struct CheckError {
 /// Checks one file and keeps what a repair needs.
 pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckError> {
     let file = path.display().to_string();
+    // One descriptor for the stamp and every read: the stamp describes the bytes checked.
+    let opened = crate::regular_file::open(path).map_err(|source| CheckError {
+        file: file.clone(),
+        source,
+    })?;
+    diagnose_open(&opened, Some(path), file, options)
+}
+
+/// Checks a file that is already open and has no path of its own (standard input, copied to
+/// an unnamed temp file), called `name` in the report.
+pub fn check_open(
+    file: &File,
+    name: &str,
+    options: &CheckOptions,
+) -> Result<FileReport, CheckError> {
+    diagnose_open(file, None, name.to_string(), options).map(|d| d.report)
+}
+
+fn diagnose_open(
+    opened: &File,
+    path: Option<&Path>,
+    file: String,
+    options: &CheckOptions,
+) -> Result<Diagnosis, CheckError> {
     let io = |source| CheckError {
         file: file.clone(),
         source,
     };
-    // One descriptor for the stamp and every read: the stamp describes the bytes checked.
-    let opened = crate::regular_file::open(path).map_err(io)?;
+    let opened = reopened(opened).map_err(io)?;
     let stamp = Stamp::of_file(&opened).map_err(io)?;
-    let format = match options.format {
-        Some(name) => formats::by_name(name),
-        None => {
-            let mut head = Vec::with_capacity(formats::DETECT_HEAD);
-            (&opened)
-                .take(formats::DETECT_HEAD as u64)
-                .read_to_end(&mut head)
-                .map_err(io)?;
-            formats::detect(Some(path), &head)
-        }
+    let mut head = Vec::with_capacity(formats::DETECT_HEAD);
+    (&opened)
+        .take(formats::DETECT_HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    let asked = options.format.map(formats::by_name);
+    let format = match asked {
+        // Read as the wrong format, a file would be all findings, and repaired by another
+        // tool's rules: content that plainly is another format's is not checked.
+        Some(Some(asked)) => match formats::contradicts(asked, path, &head) {
+            Some(found) => {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the content is {}, not {} (the format asked for); not checked: read it as {}, or let the format be detected",
+                        found.name(),
+                        asked.name(),
+                        found.name()
+                    ),
+                )));
+            }
+            None => Some(asked),
+        },
+        Some(None) => None,
+        None => formats::detect(path, &head),
     };
     let mut report = FileReport {
         file: file.clone(),
@@ -199,7 +237,7 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
     let Some(format) = format else {
         report.bytes = stamp.len;
         Progress::add(&options.progress, report.bytes);
-        if let Some(issues) = codex_state_issues(path, &opened) {
+        if let Some(issues) = path.and_then(|p| codex_state_issues(p, &opened)) {
             report.issues = issues.map_err(|e| io(std::io::Error::other(e)))?;
             return Ok(Diagnosis {
                 report,
@@ -237,8 +275,9 @@ pub fn diagnose(path: &Path, options: &CheckOptions) -> Result<Diagnosis, CheckE
         .map_err(io)?;
         let mut issues = Capped::default();
         let plan = check_jsonl(&mut scan, format, options, &mut issues);
-        if format.name() == "codex-jsonl" {
-            // Whether Codex's state database lists it (a store fact, not the file's).
+        if let Some(path) = path.filter(|_| format.name() == "codex-jsonl") {
+            // Whether Codex's state database lists it (a store fact, not the file's; none
+            // for standard input).
             crate::store::codex_state::index::rollout_issues(path)
                 .into_iter()
                 .for_each(|i| issues.push(i));

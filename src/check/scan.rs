@@ -31,6 +31,8 @@ pub struct Rec {
     pub len: u32,
     pub id: Option<u32>,
     pub parent: Link,
+    /// The parent is a logical link ([`Parent::Logical`]): the tool's own walk stops here.
+    pub logical: bool,
     pub session: Option<u32>,
     pub kind: Option<u16>,
 }
@@ -186,6 +188,7 @@ struct LocalRec {
     len: u32,
     id: Option<Ident>,
     parent: Option<Option<Local>>,
+    logical: bool,
     session: Option<Local>,
     kind: Option<u16>,
 }
@@ -314,10 +317,11 @@ impl BlockOut {
         }
         let kind = keys.kind.as_deref().map(|k| self.kind(k));
         let id = keys.id.as_deref().map(Ident::new);
+        let logical = matches!(keys.parent, Parent::Logical(_));
         let parent = match &keys.parent {
             Parent::None => None,
             Parent::Root => Some(None),
-            Parent::Id(p) => Some(Some(same_or_new(&self.prev_id, p))),
+            Parent::Id(p) | Parent::Logical(p) => Some(Some(same_or_new(&self.prev_id, p))),
         };
         let session = keys
             .session_id
@@ -333,6 +337,7 @@ impl BlockOut {
             len: span.len as u32,
             id,
             parent,
+            logical,
             session,
             kind,
         });
@@ -441,6 +446,7 @@ impl JsonlScan {
                 len: r.len,
                 id,
                 parent,
+                logical: r.logical,
                 session,
                 kind: r.kind.map(|k| kinds[k as usize]),
             });

@@ -26,6 +26,7 @@ pub struct Nodes {
 
 pub fn check(scan: &JsonlScan, issues: &mut Capped<Issue>, plan: &mut Plan) -> Nodes {
     let mut nodes = collect(scan, issues);
+    logical_links(scan, &mut nodes);
     if !nodes.order.is_empty() {
         orphans_and_cycles(scan, &mut nodes, issues, plan);
         shape(scan, &nodes, plan, issues);
@@ -83,6 +84,27 @@ fn collect(scan: &JsonlScan, issues: &mut Capped<Issue>) -> Nodes {
         }
     }
     nodes
+}
+
+/// A logical link (a compaction boundary naming the record it continues from) joins the tree
+/// when it names a record earlier in the file: the history before a `/compact` is then this
+/// session's, not dead branches, and the boundary no second root. Otherwise the record is a
+/// root, as the tool's own walk sees it; a repair never touches such a link.
+fn logical_links(scan: &JsonlScan, nodes: &mut Nodes) {
+    let mut rank = vec![NONE; nodes.first.len()];
+    for (r, &id) in nodes.order.iter().enumerate() {
+        rank[id as usize] = r as u32;
+    }
+    for &id in &nodes.order {
+        if !scan.records[nodes.first[id as usize] as usize].logical {
+            continue;
+        }
+        if let Link::Id(p) = nodes.parent[id as usize]
+            && (nodes.first[p as usize] == NONE || rank[p as usize] >= rank[id as usize])
+        {
+            nodes.parent[id as usize] = Link::Root;
+        }
+    }
 }
 
 /// The id of the record before `id`'s first record in file order (another id), or root.

@@ -176,15 +176,18 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
 }
 
 /// The input's format as [`crate::convert::read`] finds it: given, or detected from the
-/// first bytes.
+/// first bytes (all that detection looks at). `None` too when the given format is plainly not
+/// the content's: the whole path says so.
 fn detect(job: &Job) -> io::Result<Option<&'static dyn Format>> {
-    if let Some(f) = job.from {
-        return Ok(Some(f));
-    }
     let n = job.source.len().min(formats::DETECT_HEAD as u64) as usize;
     let mut head = vec![0; n];
     job.source.read_exact_at(&mut head, 0)?;
-    Ok(formats::detect(job.path, &head))
+    Ok(match job.from {
+        Some(f) => formats::contradicts(f, job.path, &head)
+            .is_none()
+            .then_some(f),
+        None => formats::detect(job.path, &head),
+    })
 }
 
 /// Pass one, when the engine covers the conversion: `Ok(None)` when it does not (the caller
@@ -200,17 +203,39 @@ pub fn plan<'a>(
     let Some(kind) = route_of(from, job.to) else {
         return Ok(None);
     };
+    // Fitting a session into a token budget weighs every turn of the branch against the
+    // others (`convert::budget`): that conversion goes through the whole session.
+    if job.options.max_tokens.is_some() {
+        return Ok(None);
+    }
     let to = job.to;
-    let scanner = Scanner::new(
-        job.name,
-        to.resumable() && !to.answers_open_calls_itself(),
-    );
+    let scanner = Scanner::new(job.name, to.resumable() && !to.answers_open_calls_itself());
     let options = pass1::Pass1Options {
         block_size: job.tuning.block_size,
     };
     let pass = pass1::run(job.source, &scanner, options)?;
     let findings = record_diagnostics(job.name, &pass.findings);
     let known = scanner.known(pass, findings);
+    // Closing unanswered calls adds result nodes to the session (`convert::close_calls`):
+    // when there are calls to close, the conversion goes through the whole session.
+    if job.options.close_open_calls
+        && to.resumable()
+        && !to.answers_open_calls_itself()
+        && known.open_calls > 0
+    {
+        return Ok(None);
+    }
+    // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.
+    let leaf = match job.options.leaf.as_deref() {
+        Some(wanted) => Some(
+            known
+                .skeleton
+                .find(wanted)
+                .map(|i| known.skeleton.name(i))
+                .map_err(ConvertError::Leaf)?,
+        ),
+        None => None,
+    };
     let mut meta = known.meta.clone();
     if meta.id.is_none() {
         // As `convert` fills it: from the whole input's content.
@@ -236,10 +261,14 @@ pub fn plan<'a>(
             }
         }
         Kind::ClaudeToCodex => {
-            let stream = RolloutStream::new(meta, job.options).map_err(write_error)?;
+            let options = WriteOptions {
+                leaf: leaf.clone(),
+                ..job.options.clone()
+            };
+            let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
             let (branch, left_out) = known
                 .skeleton
-                .branch(job.options.leaf.as_deref(), known.head)
+                .branch(leaf.as_deref(), known.head)
                 .map_err(|e| write_error(WriteError(e)))?;
             Route::ClaudeToCodex {
                 known,
@@ -312,6 +341,7 @@ impl Plan<'_> {
             diagnostics: self.diagnostics,
             losses,
             replaced: None,
+            budget: None,
         })
     }
 }
@@ -378,7 +408,9 @@ fn same_format(
     Ok(())
 }
 
-/// Claude Code to Codex: the meta line, the branch's runs, the closing losses.
+/// Claude Code to Codex: the meta line, the branch's nodes, the closing losses. The nodes of
+/// several runs are made at once on the thread pool; one writer then writes them in order
+/// (each line depends on the ones before it).
 fn to_codex(
     job: &Job,
     known: &Known,
@@ -387,72 +419,49 @@ fn to_codex(
     stream: &RolloutStream,
     out: &mut dyn Output,
 ) -> io::Result<LossReport> {
-    let node_at = |i: u32| -> io::Result<crate::model::Node> {
-        let mut node = None;
-        pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
-            node = Some(known.node(i, bytes, false))
-        })?;
-        Ok(node.expect("one record was read"))
-    };
     let mut losses = LossReport::default();
-    let first_timed = match stream_needs_first_time(stream) {
-        true => branch
-            .iter()
-            .find(|&&i| known.timed(i))
-            .map(|&i| node_at(i))
-            .transpose()?,
-        false => None,
-    };
-    let mut head = Vec::new();
-    let meta_ts = stream
-        .begin(&mut losses, left_out, first_timed, &mut head)
+    let mut w = stream
+        .writer(&mut losses, left_out)
         .map_err(io::Error::other)?;
-    out.put(&head)?;
-    let runs = runs(&known.spots, branch, job.tuning.run_bytes);
-    // Each run starts after the last node before it that has a time (else after the meta line).
-    let mut timed_before = Vec::with_capacity(runs.len());
-    let mut last_timed = None;
-    let mut pos = 0;
-    for run in &runs {
-        while pos < run.start {
-            if known.timed(branch[pos]) {
-                last_timed = Some(pos);
-            }
-            pos += 1;
-        }
-        timed_before.push(last_timed);
-    }
-    let jobs: Vec<_> = runs.into_iter().zip(timed_before).collect();
-    for part in jobs.chunks(window()) {
-        let done: Vec<io::Result<(Vec<u8>, LossReport)>> = part
-            .par_iter()
-            .map(|(run, before)| {
-                let last_ts = match before {
-                    Some(p) => node_at(branch[*p])?.timestamp,
-                    None => meta_ts.clone(),
-                };
-                debug_assert!(last_ts.is_some(), "a node flagged as timed has a time");
-                let mut run_losses = LossReport::default();
-                let mut buf = Vec::new();
-                let mut w = stream.run(&mut run_losses, last_ts);
-                pass2::each_record(job.source, &known.spots, &branch[run.clone()], |i, bytes| {
-                    w.node(&known.node(i, bytes, false), &mut buf)
+    let first_timed = match stream.start_time() {
+        None => match branch.iter().find(|&&i| known.timed(i)) {
+            Some(&i) => {
+                let mut node = None;
+                pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
+                    node = Some(known.node(i, bytes, false))
                 })?;
-                drop(w);
-                Ok((buf, run_losses))
+                node
+            }
+            None => None,
+        },
+        Some(_) => None,
+    };
+    let mut buf = Vec::new();
+    w.begin(first_timed, &mut buf);
+    out.put(&buf)?;
+    let runs = runs(&known.spots, branch, job.tuning.run_bytes);
+    for part in runs.chunks(window()) {
+        let made: Vec<io::Result<Vec<crate::model::Node>>> = part
+            .par_iter()
+            .map(|run| {
+                let mut nodes = Vec::with_capacity(run.len());
+                pass2::each_record(
+                    job.source,
+                    &known.spots,
+                    &branch[run.clone()],
+                    |i, bytes| nodes.push(known.node(i, bytes, false)),
+                )?;
+                Ok(nodes)
             })
             .collect();
-        for d in done {
-            let (buf, run_losses) = d?;
+        for nodes in made {
+            buf.clear();
+            for node in &nodes? {
+                w.node(node, &mut buf);
+            }
             out.put(&buf)?;
-            losses.merge(run_losses);
         }
     }
-    stream.finish(&mut losses);
+    w.finish();
     Ok(losses)
-}
-
-/// Whether the meta line takes its time from the branch's first timed node.
-fn stream_needs_first_time(stream: &RolloutStream) -> bool {
-    stream.start_time().is_none()
 }

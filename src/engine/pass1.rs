@@ -67,7 +67,11 @@ impl Default for Pass1Options {
 }
 
 /// Pass one over `source`.
-pub fn run<S: Scan>(source: &dyn Source, scan: &S, options: Pass1Options) -> io::Result<Pass1<S::Acc>> {
+pub fn run<S: Scan>(
+    source: &dyn Source,
+    scan: &S,
+    options: Pass1Options,
+) -> io::Result<Pass1<S::Acc>> {
     match parallel(source, scan, options)? {
         Some(done) => Ok(done),
         // A CRLF run is one finding however many blocks it spans, placed where the run ends:

@@ -82,8 +82,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, &text).unwrap();
-        let file = super::super::source::FileSource::new(std::fs::File::open(&path).unwrap())
-            .unwrap();
+        let file =
+            super::super::source::FileSource::new(std::fs::File::open(&path).unwrap()).unwrap();
         let bytes = super::super::source::Bytes(&text);
         for source in [&bytes as &dyn Source, &file] {
             let mut got = Vec::new();

@@ -62,6 +62,16 @@ impl Skeleton {
         Some(self.first[n as usize]).filter(|&i| i != NONE)
     }
 
+    /// The node `wanted` names, as [`crate::tree::Tree::find`] finds it in the whole session:
+    /// its whole id (the first node of it), else the one id that starts with it.
+    pub fn find(&self, wanted: &str) -> Result<u32, crate::id_prefix::IdError> {
+        if let Some(i) = self.index_of(wanted) {
+            return Ok(i);
+        }
+        let ids: Vec<(String, u32)> = (0..self.len() as u32).map(|i| (self.name(i), i)).collect();
+        crate::id_prefix::find(ids.iter().map(|(id, i)| (id.as_str(), *i)), wanted, "node")
+    }
+
     pub fn name(&self, index: u32) -> String {
         self.ids.name(self.id(index)).to_string()
     }
@@ -76,7 +86,11 @@ impl Skeleton {
     /// The branch a one-branch writer writes: from the root down to `leaf` (an id), or to
     /// `head` (a node) when no leaf is named, or the last node when there is no head. Returns
     /// the nodes in order and how many were left out; `Err` names a leaf that is not there.
-    pub fn branch(&self, leaf: Option<&str>, head: Option<u32>) -> Result<(Vec<u32>, usize), String> {
+    pub fn branch(
+        &self,
+        leaf: Option<&str>,
+        head: Option<u32>,
+    ) -> Result<(Vec<u32>, usize), String> {
         let leaf_index = match leaf {
             Some(id) => self
                 .index_of(id)

@@ -81,10 +81,12 @@ impl Source for FileSource {
         #[cfg(unix)]
         {
             use std::os::unix::fs::FileExt;
-            self.file.read_exact_at(buf, offset).map_err(|e| match e.kind() {
-                io::ErrorKind::UnexpectedEof => short(),
-                _ => e,
-            })
+            self.file
+                .read_exact_at(buf, offset)
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::UnexpectedEof => short(),
+                    _ => e,
+                })
         }
         #[cfg(not(unix))]
         {

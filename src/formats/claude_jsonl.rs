@@ -28,6 +28,7 @@ mod layout;
 mod read;
 mod synthetic;
 pub(crate) mod two_pass;
+mod usage;
 mod write;
 
 #[cfg(test)]
@@ -57,6 +58,9 @@ const HINT_CONTENT: &str = "claude-jsonl.content";
 const HINT_UUID: &str = "claude-jsonl.uuid";
 /// Node hint: the entry's original text, when rebuilding it would not give the same bytes.
 const HINT_RAW: &str = "claude-jsonl.raw";
+/// Node hint: the `message.usage` of an entry before the last of a split reply (the model has
+/// the reply's usage once, on its last entry; see `usage`).
+const HINT_USAGE: &str = "claude-jsonl.usage";
 /// Meta hint: `"python"` when entries were written with `", "` and `": "` separators.
 const HINT_STYLE: &str = "claude-jsonl.style";
 

@@ -33,6 +33,7 @@ mod parse;
 mod read;
 pub(crate) mod stream;
 mod synthetic;
+mod usage;
 mod write;
 
 #[cfg(test)]
@@ -146,6 +147,32 @@ impl Format for CodexJsonl {
     fn answers_open_calls_itself(&self) -> bool {
         true
     }
+
+    fn is_context_message(&self, user_text: &str) -> bool {
+        is_context_message(user_text)
+    }
+}
+
+/// The user-role messages Codex writes itself for the model (environment and instructions,
+/// notices), which its own session list passes over to show the first real prompt (as
+/// codex-rs's `is_session_prefix` and its instruction checks do).
+fn is_context_message(text: &str) -> bool {
+    const TAGS: &[&str] = &[
+        "<environment_context>",
+        "<user_instructions>",
+        "<turn_aborted>",
+        "<context_update>",
+        "<subagent_notification>",
+        "<tool_context>",
+        "<reasoning_context>",
+        "<pinned_notes>",
+    ];
+    let text = text.trim_start();
+    let starts = |tag: &str| {
+        text.get(..tag.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(tag))
+    };
+    TAGS.iter().any(|t| starts(t)) || text.starts_with("# AGENTS.md instructions")
 }
 
 /// What the first lines say (`Some(0)` another tool's record, `Some(n)` a rollout line, `None`

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 
 use super::export::{self, Block, Detail, Doc, Exporter, Item, ResultBlock, SectionKind};
 
+mod as_text;
+
 pub struct Markdown;
 
 impl Exporter for Markdown {
@@ -200,8 +202,9 @@ fn render_block(out: &mut String, block: &Block) {
             }
             out.push_str("</summary>\n\n");
             if !text.is_empty() {
-                // A `</details>` in the thought would end the fold early.
-                markdown_text(out, &text.replace("</details", "&lt;/details"));
+                // A `</details>` in the thought is shown as text (as_text), so it cannot end
+                // the fold early.
+                markdown_text(out, text);
             }
             if let Some(n) = encrypted {
                 let _ = writeln!(
@@ -292,14 +295,15 @@ fn render_result(out: &mut String, r: &ResultBlock) {
     }
 }
 
-/// Message text, as written (it is Markdown already), followed by a blank line. A code fence
-/// the text leaves open is closed, so it cannot swallow the rest of the document.
+/// Message text, as written (it is Markdown already) but for raw HTML and entity references,
+/// which are shown as the characters they are ([`as_text`]), followed by a blank line. A code
+/// fence the text leaves open is closed, so it cannot swallow the rest of the document.
 fn markdown_text(out: &mut String, text: &str) {
     let text = text.trim_end_matches(['\n', '\r']);
     if text.is_empty() {
         return;
     }
-    out.push_str(text);
+    out.push_str(&as_text::shown_as_written(text));
     out.push('\n');
     if let Some(fence) = open_fence(text) {
         out.push_str(&fence);

@@ -90,6 +90,12 @@ pub struct WriteOptions {
     pub cwd: Option<String>,
     /// Checkpoint: do not put the CLI's context turn first (see `checkpoint`).
     pub checkpoint_no_context: bool,
+    /// Conversion: keep the branch the tool resumes within about this many tokens (the
+    /// first prompt and the newest turns that fit; see [`crate::convert::budget`]).
+    pub max_tokens: Option<u64>,
+    /// Conversion: give tool calls without a result an error result when the target's tool
+    /// does not answer them itself on resume (see [`crate::convert::close_calls`]).
+    pub close_open_calls: bool,
 }
 
 #[derive(Debug)]
@@ -133,6 +139,10 @@ pub enum Parent<'a> {
     /// Explicitly no parent (`null`, or `""` where the format uses that): a root.
     Root,
     Id(Cow<'a, str>),
+    /// No parent for the tool's history walk, but a link to the record the session goes on
+    /// from (Claude Code's `logicalParentUuid` on a `/compact` boundary, whose `parentUuid` is
+    /// null): not a root of its own, and never relinked by a repair.
+    Logical(Cow<'a, str>),
 }
 
 /// What a format needs to write a result for a tool call that never got one.
@@ -291,6 +301,12 @@ pub trait Format: Sync {
     fn project_fields(&self) -> &'static [ProjectField] {
         &[]
     }
+    /// Whether the text of a user message is context the tool itself put there for the model
+    /// (Codex's `<environment_context>`), not a prompt: `list` titles a session by its first
+    /// real prompt.
+    fn is_context_message(&self, _user_text: &str) -> bool {
+        false
+    }
 }
 
 /// Every format, in the order detection breaks ties.
@@ -320,14 +336,7 @@ pub const DETECT_HEAD: usize = 64 * 1024;
 
 /// The most likely format of some content, or `None` when no format recognises it.
 pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> {
-    let head = &bytes[..bytes.len().min(DETECT_HEAD)];
-    // NUL bytes (padding after a crash) are never part of JSON: judge what is left, so a
-    // padded file is still recognised, and so is its repaired copy.
-    let cleaned: Cow<[u8]> = if memchr::memchr(0, head).is_some() {
-        Cow::Owned(head.iter().copied().filter(|&b| b != 0).collect())
-    } else {
-        Cow::Borrowed(head)
-    };
+    let cleaned = detect_head(bytes);
     let mut best: Option<(&'static dyn Format, Confidence)> = None;
     for &f in all() {
         let c = f.detect(path, &cleaned);
@@ -336,6 +345,31 @@ pub fn detect(path: Option<&Path>, bytes: &[u8]) -> Option<&'static dyn Format> 
         }
     }
     best.map(|(f, _)| f)
+}
+
+/// What detection judges: the first [`DETECT_HEAD`] bytes, without NUL bytes (padding after
+/// a crash is never part of JSON: a padded file is still recognised, and so is its repaired
+/// copy).
+fn detect_head(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let head = &bytes[..bytes.len().min(DETECT_HEAD)];
+    if memchr::memchr(0, head).is_some() {
+        Cow::Owned(head.iter().copied().filter(|&b| b != 0).collect())
+    } else {
+        Cow::Borrowed(head)
+    }
+}
+
+/// When content that is to be read as `asked` (`--from`) is plainly another format's: that
+/// format. `asked` must not recognise the content at all, and another format must: a damaged
+/// file that no format recognises is read as asked.
+pub fn contradicts(
+    asked: &dyn Format,
+    path: Option<&Path>,
+    bytes: &[u8],
+) -> Option<&'static dyn Format> {
+    let found = detect(path, bytes)?;
+    let plain = found.name() != asked.name() && asked.detect(path, &detect_head(bytes)) == 0;
+    plain.then_some(found)
 }
 
 /// The format a file name suggests for an output, when nothing else says.
@@ -442,6 +476,13 @@ pub(crate) fn ends_with_newline(bytes: &[u8]) -> bool {
 /// than 64 MiB up front: a file of ten million `{}` lines must not reserve gigabytes.
 pub(crate) fn output_buffer(nodes: usize) -> Vec<u8> {
     Vec::with_capacity(nodes.saturating_mul(512).min(64 << 20))
+}
+
+#[test]
+fn a_flood_of_records_reserves_at_most_64_mib() {
+    // Ten million `{}` lines reserved 5 GB at once before.
+    assert!(output_buffer(10_000_000).capacity() <= 64 << 20);
+    assert!(output_buffer(100).capacity() >= 51_200);
 }
 
 pub(crate) fn record_value(

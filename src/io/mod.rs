@@ -9,7 +9,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-pub use temp::{clear_stale_temps, is_own_file, temp_beside};
+pub use temp::{clear_stale_temps, is_own_file, temp_beside, temp_for_new};
 
 /// Writes `bytes` to `path` atomically. With `overwrite` false an existing file is an error
 /// (`AlreadyExists`), checked again at the moment of the rename so a racing writer is not lost.
@@ -17,12 +17,12 @@ pub use temp::{clear_stale_temps, is_own_file, temp_beside};
 /// the caller has just read and carried into `bytes` (registries, under their lock) or
 /// regenerates (manual pages). Outputs that may replace a user's file go through
 /// [`write_output`].
+///
+/// A new file gets mode 0666 less the umask, as any program's new file; a file replaced keeps
+/// its mode, owner and group.
 pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    match fs::symlink_metadata(path) {
+    let dir = folder_of(path);
+    let existing = match fs::symlink_metadata(path) {
         Ok(_) if !overwrite => {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
@@ -30,9 +30,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()
             ));
         }
         Ok(meta) if meta.file_type().is_symlink() => return Err(link_refused(path)),
-        _ => {}
-    }
-    let mut tmp = temp_beside(path, "write")?;
+        Ok(meta) if meta.is_dir() => return Err(is_a_folder(path)),
+        // Its mode is read from it: a FIFO or device is refused, never opened to block.
+        Ok(_) => Some(crate::regular_file::open(path)?),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            check_folder(path)?;
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let mut tmp = match &existing {
+        Some(old) => {
+            let tmp = temp_beside(path, "write")?;
+            replace::same_owner_and_mode(tmp.as_file(), old)?;
+            tmp
+        }
+        None => temp_for_new(path, "write")?,
+    };
     tmp.write_all(bytes)?;
     crate::fault::point("write.temp-written")?;
     tmp.as_file().sync_all()?;
@@ -51,26 +65,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()
 /// and then it is kept as `<name>.bak-<stamp>` (its inode, hard-linked: see [`replace`]).
 /// Returns the backup's path when one was made.
 pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> io::Result<Option<PathBuf>> {
-    match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            write_atomic(path, bytes, false)?;
-            return Ok(None);
-        }
-        Err(e) => return Err(e),
-        Ok(_) if !force => {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!("{} exists", path.display()),
-            ));
-        }
-        Ok(meta) if meta.file_type().is_symlink() => return Err(link_refused(path)),
-        Ok(meta) if !meta.file_type().is_file() => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a regular file; not replaced", path.display()),
-            ));
-        }
-        Ok(_) => {}
+    if !check_output(path, force)? {
+        write_atomic(path, bytes, false)?;
+        return Ok(None);
     }
     let original = replace::Original::open_now(path)?;
     let mut tmp = temp_beside(path, "write")?;
@@ -95,6 +92,86 @@ pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> io::Result<Option
         other => io::Error::other(format!("{}: {other}", path.display())),
     })?;
     done.finish()
+}
+
+/// Whether [`write_output`] may write `path` (without writing anything: a dry run asks this):
+/// `Ok(false)` when it is new, `Ok(true)` when it exists and `force` lets it be replaced (kept
+/// as a backup). Refused: a file that exists without `force` (`AlreadyExists`), a folder, a
+/// symbolic link or another special file, a folder that does not exist.
+pub fn check_output(path: &Path, force: bool) -> io::Result<bool> {
+    if names_a_folder(path) {
+        return Err(is_a_folder(path));
+    }
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => check_folder(path).map(|()| false),
+        Err(e) => Err(e),
+        Ok(meta) if meta.is_dir() => Err(is_a_folder(path)),
+        Ok(_) if !force => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} exists", path.display()),
+        )),
+        Ok(meta) if meta.file_type().is_symlink() => Err(link_refused(path)),
+        Ok(meta) if !meta.file_type().is_file() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file; not replaced", path.display()),
+        )),
+        Ok(_) => Ok(true),
+    }
+}
+
+/// The folder a new file goes into must be there: said in words, not as the temp file's
+/// name that the creation of the temp file would report.
+fn check_folder(path: &Path) -> io::Result<()> {
+    let dir = folder_of(path);
+    match fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a folder", dir.display()),
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("the folder {} does not exist", dir.display()),
+        )),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("cannot use the folder {}: {e}", dir.display()),
+        )),
+    }
+}
+
+/// An output named as a folder (one that is, or a name ending in `/`): the session would
+/// need a file name.
+fn is_a_folder(path: &Path) -> io::Error {
+    let what = if names_a_folder(path) && !path.is_dir() {
+        "names a folder, not a file"
+    } else {
+        "is a folder"
+    };
+    io::Error::new(
+        io::ErrorKind::IsADirectory,
+        format!(
+            "{} {what}; name the file to write (a folder is the output only when the input is one)",
+            path.display()
+        ),
+    )
+}
+
+/// Whether the name itself says folder: `out/`, `out/.`, `out/..`.
+fn names_a_folder(path: &Path) -> bool {
+    let text = path.as_os_str().as_encoded_bytes();
+    text.ends_with(b"/")
+        || matches!(
+            path.components().next_back(),
+            Some(std::path::Component::CurDir | std::path::Component::ParentDir)
+        )
+}
+
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 /// Reads a file with the stamp of what was read (inode, size, time), so that a later change

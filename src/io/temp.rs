@@ -14,7 +14,24 @@ const MARK: &str = "sessiontool-";
 /// A temp file beside `target` that names its purpose and this process, locked while it
 /// lives. Stale temp files of ours in that folder (their process died) are removed first, so
 /// a rerun leaves none.
+/// Only this process's user may read it (mode 0600): the caller gives it the mode of the
+/// file it replaces, or see [`temp_for_new`].
 pub fn temp_beside(target: &Path, purpose: &str) -> io::Result<tempfile::NamedTempFile> {
+    temp_with(target, purpose, None)
+}
+
+/// A temp file beside `target` for a file that does not exist yet: created with mode 0666
+/// less the umask, as any program creates a new file (the kernel applies the umask when it
+/// creates the file, so no thread ever changes the process's umask to read it).
+pub fn temp_for_new(target: &Path, purpose: &str) -> io::Result<tempfile::NamedTempFile> {
+    temp_with(target, purpose, Some(0o666))
+}
+
+fn temp_with(
+    target: &Path,
+    purpose: &str,
+    mode: Option<u32>,
+) -> io::Result<tempfile::NamedTempFile> {
     debug_assert!(purpose.bytes().all(|b| b.is_ascii_alphanumeric()));
     let dir = folder_of(target);
     let name = target
@@ -22,10 +39,18 @@ pub fn temp_beside(target: &Path, purpose: &str) -> io::Result<tempfile::NamedTe
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     clear_stale_temps(dir);
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}.{MARK}{}-", std::process::id()))
-        .suffix(&format!(".{purpose}.tmp"))
-        .tempfile_in(dir)?;
+    let prefix = format!(".{name}.{MARK}{}-", std::process::id());
+    let suffix = format!(".{purpose}.tmp");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(&suffix);
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(mode));
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    let temp = builder.tempfile_in(dir)?;
     // Held until the file is closed (or this process dies): a sweep never takes it.
     lock(temp.as_file());
     Ok(temp)

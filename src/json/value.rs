@@ -1,8 +1,11 @@
 //! A JSON text as a `serde_json::Value`, read as `JSON.parse` reads it, for the readers that
 //! still build value trees (the v1 model, see docs/engine-v2.md). serde_json is tried first; a
 //! text it refuses but `JSON.parse` takes is read here, and what a `Value` cannot hold is said:
-//! a lone surrogate escape becomes U+FFFD, a number beyond f64 becomes what JavaScript makes of
-//! it (the nearest double; `null` for one out of range, as `JSON.stringify(Infinity)` writes).
+//! a lone surrogate escape becomes U+FFFD. Numbers are kept as written, whatever their size
+//! (serde_json's `arbitrary_precision`): `1e400`, a 30-digit integer, `1.50` and `-0` are
+//! written back as they were read; only an exponent's spelling is normalised (`1E5` and `1e5`
+//! are written `1e+5`, the same number for every JSON parser). Records a writer does not change
+//! are written from their own bytes, so there not even that changes.
 
 use serde_json::{Map, Number, Value};
 
@@ -14,8 +17,6 @@ use super::scan::SyntaxError;
 pub struct Lossy {
     /// Strings (keys included) in which a lone surrogate escape became U+FFFD.
     pub surrogates: usize,
-    /// Numbers out of the range of a double (read as `null`).
-    pub out_of_range: usize,
 }
 
 impl Lossy {
@@ -30,12 +31,6 @@ impl Lossy {
             what.push(format!(
                 "{} string(s) hold a lone UTF-16 surrogate escape, read as U+FFFD",
                 self.surrogates
-            ));
-        }
-        if self.out_of_range > 0 {
-            what.push(format!(
-                "{} number(s) beyond a double, read as null (as JavaScript writes them back)",
-                self.out_of_range
             ));
         }
         what.join("; ")
@@ -91,7 +86,7 @@ fn build(root: Raw<'_>, lossy: &mut Lossy) -> Result<Value, ToValueError> {
                 }
                 Value::String(t.value.into_owned())
             }
-            Kind::Number => number(v.text(), lossy),
+            Kind::Number => number(v.text()),
             Kind::Object | Kind::Array => unreachable!("containers are opened"),
         }
     };
@@ -167,21 +162,11 @@ fn build(root: Raw<'_>, lossy: &mut Lossy) -> Result<Value, ToValueError> {
     }
 }
 
-/// A number as JavaScript holds it: an integer that fits u64/i64 as one, else the nearest
-/// double; out of range, `null` (and counted).
-fn number(text: &str, lossy: &mut Lossy) -> Value {
-    if let Ok(n) = text.parse::<u64>() {
-        return Value::Number(n.into());
-    }
-    if let Ok(n) = text.parse::<i64>() {
-        return Value::Number(n.into());
-    }
-    match text.parse::<f64>().ok().and_then(Number::from_f64) {
-        Some(n) => Value::Number(n),
-        None => {
-            lossy.out_of_range += 1;
-            Value::Null
-        }
+/// A number kept as written (the grammar was checked by the scan).
+fn number(text: &str) -> Value {
+    match serde_json::from_str::<Number>(text) {
+        Ok(n) => Value::Number(n),
+        Err(_) => unreachable!("a number the scan accepted is a JSON number: {text}"),
     }
 }
 
@@ -202,17 +187,31 @@ mod tests {
             .unwrap();
         assert_eq!(v["t"], "a\u{FFFD}b");
         assert_eq!(v["k\u{FFFD}"], 1);
-        assert_eq!(v["n"], Value::Null);
-        assert_eq!(v["m"].as_f64(), Some(1.2345678901234568e29));
         assert_eq!(v["a"][0]["x"], "\u{FFFD}");
-        assert_eq!(
-            l,
-            Lossy {
-                surrogates: 3,
-                out_of_range: 1
-            }
+        assert_eq!(l, Lossy { surrogates: 3 });
+        // Numbers are written back as they were read.
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(
+            text.contains(r#""n":1e+400,"m":123456789012345678901234567890"#),
+            "{text}"
         );
         assert!(l.describe().contains("3 string(s)"));
+    }
+
+    #[test]
+    fn numbers_keep_their_text_on_both_paths() {
+        let plain = br#"[1e5,-0,1.50,1e400,-123456789012345678901234567890,0.1e-999,2E+3]"#;
+        let (v, _) = to_value(plain).unwrap();
+        let again = serde_json::to_string(&v).unwrap();
+        assert_eq!(
+            again,
+            "[1e+5,-0,1.50,1e+400,-123456789012345678901234567890,0.1e-999,2e+3]"
+        );
+        // The lenient path (serde_json refuses the lone surrogate) keeps them too.
+        let lenient = br#"["\ud83d",1e5,-0,1.50,1e400]"#;
+        let (v, _) = to_value(lenient).unwrap();
+        let again = serde_json::to_string(&v).unwrap();
+        assert_eq!(again, "[\"\u{FFFD}\",1e+5,-0,1.50,1e+400]");
     }
 
     #[test]

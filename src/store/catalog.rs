@@ -269,7 +269,21 @@ fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
                 Some(listing) => describe(e, &listing.session, |i, _| listing.text(i)),
                 None => match format.read(&input) {
                     Ok(outcome) => describe(e, &outcome.session, |_, m| m.text()),
-                    Err(err) => e.findings.push(err.to_string()),
+                    Err(err) => {
+                        e.findings.push(err.to_string());
+                        // A document cut off by a crash: its complete part still names the
+                        // session (id, times, first prompt), as a repair will keep it.
+                        let saved = format.salvage(bytes).and_then(|s| {
+                            let input = Input {
+                                bytes: &s.document,
+                                ..input
+                            };
+                            format.read(&input).ok()
+                        });
+                        if let Some(outcome) = saved {
+                            describe(e, &outcome.session, |_, m| m.text());
+                        }
+                    }
                 },
             }
         }
@@ -280,6 +294,7 @@ fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
 
 /// Fills in what `session` says; `text(i, m)` is the text of message `m`, node `i`.
 fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> String) {
+    let format = e.format.and_then(formats::by_name);
     let meta = &session.meta;
     e.id = meta.id.clone();
     e.start = meta.start_time.clone();
@@ -308,7 +323,8 @@ fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> 
         }
         if e.first_prompt.is_none() && m.role == Role::User {
             let text = text(i, m);
-            if !text.trim().is_empty() {
+            let context = format.is_some_and(|f| f.is_context_message(&text));
+            if !text.trim().is_empty() && !context {
                 e.first_prompt = Some(one_line(&text, 80));
             }
         }
@@ -373,4 +389,24 @@ pub fn one_line(text: &str, max: usize) -> String {
     } else {
         line.to_string()
     }
+}
+
+/// What `list` shows of a session file found outside every store: its tool is the one whose
+/// format it is, its project the one it records. `None` when no tool's format reads it.
+pub fn entry_of_file(path: &Path) -> Option<Entry> {
+    let mut head = Vec::with_capacity(formats::DETECT_HEAD);
+    let file = crate::regular_file::open(path).ok()?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, formats::DETECT_HEAD as u64),
+        &mut head,
+    )
+    .ok()?;
+    let format = formats::detect(Some(path), &head)?;
+    let tool = Tool::of_format(format.name())?;
+    Some(entry(&Stored {
+        tool,
+        path: path.to_path_buf(),
+        kind: StoredKind::Session,
+        folder: FolderKey::None,
+    }))
 }

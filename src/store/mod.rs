@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod codex_state;
 pub mod confined;
+pub mod find;
 pub mod gemini_registry;
 pub mod guard;
 pub mod home;
@@ -15,8 +16,10 @@ pub mod place;
 pub mod recover;
 pub mod rekey;
 pub mod relocate;
+pub mod resume;
 pub mod scheme;
 pub mod stored;
+pub mod switch;
 pub mod tool;
 pub mod tools;
 pub mod txn;

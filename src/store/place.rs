@@ -32,6 +32,8 @@ pub struct Request<'a> {
 #[derive(Debug)]
 pub struct Placed {
     pub path: PathBuf,
+    /// The session's id as written (a writer may mint one, e.g. a UUID for Qwen Code).
+    pub id: Option<String>,
     pub tool: Tool,
     pub conversion: Conversion,
     /// Registries updated (or, in a dry run, that would be), in words.
@@ -136,6 +138,7 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
     }
     Ok(Placed {
         path: target.path,
+        id: written.session.meta.id.clone(),
         tool,
         conversion,
         registered,

@@ -209,7 +209,8 @@ fn run(
             Some(tag) => Tool::checkpoint_hint(tag),
             None => placed
                 .tool
-                .resume_hint(outcome.id.as_deref(), &placed.path)
+                // The id as written: a target may have been given another (a UUID).
+                .resume_hint(placed.id.as_deref().or(outcome.id.as_deref()), &placed.path)
                 .unwrap_or_else(|| format!("open it in {}", placed.tool)),
         });
         outcome.steps.push(Step::Placed {
@@ -228,10 +229,12 @@ fn run(
                 .collect(),
         });
     }
-    if outcome.resume.is_empty()
-        && let Some(hint) = entry.tool.resume_hint(outcome.id.as_deref(), &source)
-    {
-        outcome.resume.push(hint);
+    if outcome.resume.is_empty() {
+        let hint = match &entry.kind {
+            StoredKind::Checkpoint { tag } => Some(Tool::checkpoint_hint(tag)),
+            _ => entry.tool.resume_hint(outcome.id.as_deref(), &source),
+        };
+        outcome.resume.extend(hint);
     }
     Ok(())
 }
@@ -294,9 +297,8 @@ fn move_no_clobber(from: &Path, to: &Path) -> std::io::Result<()> {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
         Err(_) => {
-            // No hard links here: copy durably, then drop the old name.
-            let bytes = std::fs::read(from)?;
-            crate::io::write_atomic(to, &bytes, false)?;
+            // No hard links here: copy durably (mode and owner kept), then drop the old name.
+            crate::io::replace::copy_backup(&crate::regular_file::open(from)?, to)?;
         }
     }
     std::fs::remove_file(from)?;

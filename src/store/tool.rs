@@ -87,13 +87,17 @@ impl Tool {
         format!("gemini, then {}", Tool::checkpoint_command(tag))
     }
 
+    /// The command that resumes a session: by its id (`None` when it has none that could be
+    /// read: never a placeholder to type), or for pi by its path.
     pub fn resume_hint(self, id: Option<&str>, path: &std::path::Path) -> Option<String> {
-        let id = id.unwrap_or("<id>");
+        if self == Tool::Pi {
+            return Some(format!("pi --session {}", path.display()));
+        }
+        let id = id.filter(|id| !id.is_empty())?;
         Some(match self {
             Tool::Gemini => format!("gemini --resume {id}"),
             Tool::Qwen => format!("qwen --resume {id}"),
             Tool::Claude => format!("claude --resume {id}"),
-            Tool::Pi => format!("pi --session {}", path.display()),
             Tool::Codex => format!("codex resume {id}"),
             _ => return None,
         })

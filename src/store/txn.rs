@@ -130,7 +130,11 @@ impl Txn {
         }
         let dir = target.parent().unwrap_or(Path::new("."));
         self.create_dir_all(dir)?;
-        let mut temp = crate::io::temp_beside(target, "stage")?;
+        // A file of its own follows the umask; one made from an old file gets its mode below.
+        let mut temp = match &old {
+            Some(_) => crate::io::temp_beside(target, "stage")?,
+            None => crate::io::temp_for_new(target, "stage")?,
+        };
         temp.write_all(bytes)?;
         temp.as_file().sync_all()?;
         crate::fault::point("txn.staged")?;

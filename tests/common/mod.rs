@@ -3,6 +3,8 @@
 //! test uses some of it.
 #![allow(dead_code)]
 
+pub mod prerequisite;
+
 use std::path::{Path, PathBuf};
 
 use sessiontool::ids::sha256_hex;

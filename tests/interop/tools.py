@@ -133,8 +133,9 @@ def command(tool: Tool, exe: str, prompt: str, session_id: str, session_path: st
     """The resume command. by="latest": the tool's own 'most recent session of this project'
     lookup (proves the folder naming and the recorded cwd); by="id": the session's id (pi: its
     file)."""
-    if tool.name == "gemini":  # --resume takes "latest" or an index, not an id
-        return [exe, "-m", "gemini-2.5-flash", "--resume", "latest", "-p", prompt]
+    if tool.name == "gemini":  # --resume takes "latest", an index or the session's id
+        pick = "latest" if by == "latest" else session_id
+        return [exe, "-m", "gemini-2.5-flash", "--resume", pick, "-p", prompt]
     if tool.name == "qwen":
         pick = ["--continue"] if by == "latest" else ["--resume", session_id]
         return [exe, "--auth-type", "openai", *pick, prompt]
@@ -147,6 +148,28 @@ def command(tool: Tool, exe: str, prompt: str, session_id: str, session_path: st
     if tool.name == "codex":
         pick = ["--last"] if by == "latest" else [session_id]
         return [exe, "exec", "--skip-git-repo-check", "resume", *pick, prompt]
+    raise ValueError(tool.name)
+
+
+def printed_command(tool: Tool, exe: str, argv: list, prompt: str):
+    """The command `sessiontool switch` printed (`argv`), run as printed with the suite's own
+    additions for a run without a terminal against the mock: the model or provider, and the
+    prompt (Codex: `codex resume ID` through its non-interactive `exec`)."""
+    if not argv or argv[0] != tool.bin:
+        raise ValueError(f"switch printed {argv!r}, not a {tool.bin} command")
+    args = list(argv[1:])
+    if tool.name == "gemini":
+        return [exe, "-m", "gemini-2.5-flash", *args, "-p", prompt]
+    if tool.name == "qwen":
+        return [exe, "--auth-type", "openai", *args, prompt]
+    if tool.name == "claude":
+        return [exe, *args, "-p", prompt]
+    if tool.name == "pi":
+        return [exe, "--provider", "mock", "--model", "m", *args, "-p", prompt]
+    if tool.name == "codex":
+        if args[:1] != ["resume"]:
+            raise ValueError(f"switch printed {argv!r}, not `codex resume ID`")
+        return [exe, "exec", "--skip-git-repo-check", *args, prompt]
     raise ValueError(tool.name)
 
 

@@ -6,10 +6,15 @@ use clap_complete::Shell;
 use crate::error::CliError;
 
 const EXAMPLES: &str = "Examples:
+  mkdir -p ~/.local/share/bash-completion/completions
   sessiontool completions bash > ~/.local/share/bash-completion/completions/sessiontool
-  sessiontool completions zsh > ~/.zfunc/_sessiontool      (with fpath+=~/.zfunc in ~/.zshrc)
+  mkdir -p ~/.zfunc && sessiontool completions zsh > ~/.zfunc/_sessiontool
+                                              (with fpath+=~/.zfunc in ~/.zshrc)
+  mkdir -p ~/.config/fish/completions
   sessiontool completions fish > ~/.config/fish/completions/sessiontool.fish
-  sessiontool completions powershell >> $PROFILE";
+  sessiontool completions powershell >> $PROFILE
+
+Formats, tools and schemes complete to their names; files and folders where a path is taken.";
 
 /// Print a completion script for a shell.
 #[derive(Parser)]

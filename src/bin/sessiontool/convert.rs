@@ -3,27 +3,30 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use clap::Parser;
+use anstream::eprintln;
+use clap::{Parser, ValueHint};
 use rayon::prelude::*;
 use serde::Serialize;
+use sessiontool::convert::budget::Budget;
 use sessiontool::convert::{self as conv, Conversion};
 use sessiontool::diag::{Diagnostic, LossReport};
 use sessiontool::formats::{self, Format, WriteOptions};
 use sessiontool::regular_file;
 
-use crate::error::{CliError, EXIT_OUTPUT, EXIT_PARTIAL};
+use crate::error::{CliError, EXIT_PARTIAL};
 use crate::escape;
 use crate::input::{self, format_arg};
 use crate::report;
 use crate::store_args::{self, StoreArgs};
+use crate::style::{self, ERROR, NOTE};
 
 const EXAMPLES: &str = "Examples:
   sessiontool convert session-2025-10-21T20-04-0b23371a.json -o 0b23371a.jsonl
-  sessiontool convert chat.jsonl --to gemini-json --leaf 6f1c... -o chat.json
+  sessiontool convert chat.jsonl --to gemini-json --leaf 6f1c0a2b -o chat.json
   sessiontool convert session.json --to checkpoint -o checkpoint-mytag.json
   cat session.json | sessiontool convert - --to qwen-jsonl -o -
   sessiontool convert ~/.gemini/tmp/<project>/chats -o converted/ --to qwen-jsonl
-  sessiontool convert old.json --to qwen-jsonl --store --project ~/src/app
+  sessiontool convert old.json --to qwen-jsonl --store --project ~/src/app -n
   sessiontool convert old.json --to checkpoint --store --tag before-refactor";
 
 /// Convert a session to another format (formats from content, names, or --from/--to).
@@ -31,13 +34,15 @@ const EXAMPLES: &str = "Examples:
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The session file, a folder of sessions, or `-` for standard input.
+    #[arg(value_hint = ValueHint::AnyPath)]
     input: PathBuf,
     /// Where to write: a file, `-` for standard output, or a folder when INPUT is a folder.
     #[arg(
         short,
         long,
         required_unless_present = "store",
-        conflicts_with = "store"
+        conflicts_with = "store",
+        value_hint = ValueHint::AnyPath
     )]
     output: Option<PathBuf>,
     /// Write into the store of the --to format's tool, for --project (default: the current
@@ -46,7 +51,7 @@ pub struct Args {
     #[arg(long, requires = "to")]
     store: bool,
     /// With --store: the project the session is placed under.
-    #[arg(long, value_name = "DIR", requires = "store")]
+    #[arg(long, value_name = "DIR", requires = "store", value_hint = ValueHint::DirPath)]
     project: Option<PathBuf>,
     /// With --store --to checkpoint: the tag (`/chat resume TAG`).
     #[arg(long, value_name = "TAG", requires = "store")]
@@ -54,27 +59,38 @@ pub struct Args {
     #[command(flatten)]
     store_args: StoreArgs,
     /// The input format (default: detected from content).
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = input::readable_formats())]
     from: Option<String>,
     /// The output format (default: from the output name: .jsonl -> qwen-jsonl,
-    /// checkpoint-*.json -> checkpoint, other .json -> gemini-json).
-    #[arg(long, value_name = "FORMAT")]
+    /// checkpoint-*.json -> checkpoint, other .json -> gemini-json, .md -> markdown).
+    #[arg(long, value_name = "FORMAT", value_parser = input::all_formats())]
     to: Option<String>,
-    /// Replace an output that exists.
+    /// Replace an output that exists (it is kept as <output>.bak-<time>).
     #[arg(long)]
     force: bool,
-    /// For one-branch targets: follow the branch ending at this node (default: the head).
+    /// Convert and report, but write nothing.
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+    /// For one-branch targets: follow the branch ending at this node, given by its id or the
+    /// start of it, as `sessiontool tree` prints it (default: the head).
     #[arg(long, value_name = "ID")]
     leaf: Option<String>,
-    /// The project folder to record when the input does not say (Qwen keys sessions by it).
-    #[arg(long, value_name = "DIR")]
-    cwd: Option<String>,
-    /// Checkpoint: write the bare array older Gemini CLIs (before v0.16) read.
+    /// The project folder to record when the input does not say (Qwen keys sessions by it);
+    /// a relative path is made absolute.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    cwd: Option<PathBuf>,
+    /// With --to checkpoint: write the bare array older Gemini CLIs (before v0.16) read.
     #[arg(long)]
     checkpoint_array: bool,
-    /// Checkpoint: do not add the context turn the CLI hides on resume.
+    /// With --to checkpoint: do not add the context turn the CLI hides on resume.
     #[arg(long)]
     no_context: bool,
+    /// Keep the session within about N tokens for the target's model: the first prompt and
+    /// the newest turns that fit, never a tool call without its result; what is left out is
+    /// in the loss report. An estimate (4 bytes of text a token, 1,600 an image). Off by
+    /// default: nothing is cut unless asked.
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u64>,
     /// Print a machine-readable report on standard output (on standard error when the
     /// converted session itself goes to standard output).
     #[arg(long)]
@@ -96,6 +112,9 @@ struct FileReport {
     /// An output replaced with --force: where the file it replaced was kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     replaced: Option<String>,
+    /// A dry run that would replace an existing output (--force).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    would_replace: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     /// Not a session file in any known format (listed, not converted).
@@ -104,20 +123,56 @@ struct FileReport {
     /// Why a skipped entry was not even read: `not a regular file (a FIFO)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// --max-tokens: what fitting the session into it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<Budget>,
+}
+
+impl FileReport {
+    fn new(input: String, output: String, to: &'static str) -> Self {
+        FileReport {
+            input,
+            output,
+            from: None,
+            to,
+            diagnostics: Vec::new(),
+            losses: LossReport::default(),
+            replaced: None,
+            would_replace: false,
+            error: None,
+            skipped: false,
+            reason: None,
+            budget: None,
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
     let to = args.to.as_deref().map(format_arg).transpose()?;
+    let cwd = match &args.cwd {
+        Some(dir) => Some(store_args::project(Some(dir))?),
+        None => None,
+    };
     let options = WriteOptions {
         leaf: args.leaf.clone(),
         checkpoint_array: args.checkpoint_array,
         checkpoint_no_context: args.no_context,
         now: Some(now()),
-        cwd: args.cwd.clone(),
+        cwd,
+        max_tokens: args.max_tokens,
+        close_open_calls: false,
     };
     if args.store {
         let to = to.expect("clap requires --to with --store");
+        if !to.resumable() {
+            return Err(CliError::usage(format!(
+                "--store: {} is an export, which no tool keeps in a store",
+                to.name()
+            ))
+            .hint("write it to a file with -o"));
+        }
+        checkpoint_flags(&args, to)?;
         return run_store(&args, from, to, &options);
     }
     let output = args
@@ -127,52 +182,56 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     if args.input.is_dir() {
         return run_dir(&args, &output, from, to, &options);
     }
+    let to_stdout = output == Path::new("-");
+    // An output that cannot be written (a folder, in a folder that is not there, a file
+    // without --force) is said before anything else about it and before converting.
+    let replaces = if to_stdout {
+        false
+    } else {
+        sessiontool::io::check_output(&output, args.force).map_err(|e| output_error(&output, e))?
+    };
     let to = match to {
         Some(t) => t,
         None => formats::guess_from_name(&output).ok_or_else(|| {
-            CliError {
-                code: 2,
-                message: format!(
-                    "cannot tell the output format from {:?}",
-                    output.display().to_string()
-                ),
-                location: None,
-                hint: None,
-            }
+            CliError::usage(format!(
+                "cannot tell the output format from {:?}",
+                output.display().to_string()
+            ))
             .hint("name it with --to (see `sessiontool formats`)")
         })?,
     };
+    checkpoint_flags(&args, to)?;
     let loaded = input::load(&args.input)?;
     let conversion = conv::convert(&loaded.input(), from, to, &options)?;
-    let to_stdout = output == Path::new("-");
-    let replaced = if to_stdout {
+    let replaced = if to_stdout || args.dry_run {
         None
     } else {
         write_output(&output, &conversion.bytes, args.force)?
     };
-    let file_report = FileReport {
-        input: loaded.name.clone(),
-        output: output.display().to_string(),
-        from: Some(conversion.from),
-        to: conversion.to,
-        diagnostics: conversion.diagnostics.clone(),
-        losses: conversion.losses.clone(),
-        replaced: replaced.map(|p| p.display().to_string()),
-        error: None,
-        skipped: false,
-        reason: None,
-    };
+    let mut file_report = FileReport::new(
+        loaded.name.clone(),
+        output.display().to_string(),
+        conversion.to,
+    );
+    file_report.from = Some(conversion.from);
+    file_report.diagnostics = conversion.diagnostics.clone();
+    file_report.losses = conversion.losses.clone();
+    file_report.replaced = replaced.map(|p| p.display().to_string());
+    file_report.would_replace = args.dry_run && replaces;
+    file_report.budget = conversion.budget.clone();
     if args.json {
         #[derive(Serialize)]
         struct Doc<'a> {
             schema: &'static str,
             mode: &'static str,
+            dry_run: bool,
             #[serde(flatten)]
             report: &'a FileReport,
         }
         let doc = Doc {
             schema: SCHEMA,
             mode: "file",
+            dry_run: args.dry_run,
             report: &file_report,
         };
         if to_stdout {
@@ -181,9 +240,9 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             report::print_json(&doc);
         }
     } else {
-        print_human(&file_report, &conversion);
+        print_human(&file_report, &conversion, args.dry_run);
     }
-    if to_stdout {
+    if to_stdout && !args.dry_run {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         out.write_all(&conversion.bytes)
@@ -193,33 +252,85 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     Ok(0)
 }
 
-fn print_human(r: &FileReport, c: &Conversion) {
+/// `--checkpoint-array`, `--no-context` and `--tag` are for a checkpoint only: with another
+/// target they would be silently ignored. (Checked here, not by clap: the target may be
+/// guessed from the output's name.)
+fn checkpoint_flags(args: &Args, to: &dyn Format) -> Result<(), CliError> {
+    let given: Vec<&str> = [
+        (args.checkpoint_array, "--checkpoint-array"),
+        (args.no_context, "--no-context"),
+        (args.tag.is_some(), "--tag"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    if given.is_empty() || to.name() == "checkpoint" {
+        return Ok(());
+    }
+    let (flags, verb, them) = match given.as_slice() {
+        [one] => (one.to_string(), "is", "it"),
+        many => (many.join(" and "), "are", "them"),
+    };
+    Err(CliError::usage(format!(
+        "{flags} {verb} for a checkpoint only, and the output is {}",
+        to.name()
+    ))
+    .hint(format!("leave {them} out, or pass --to checkpoint")))
+}
+
+fn print_human(r: &FileReport, c: &Conversion, dry_run: bool) {
     report::print_diagnostics(&c.diagnostics);
-    report::print_losses(r.to, &c.losses);
-    if r.output != "-" {
+    report::print_losses(None, r.to, &c.losses);
+    if let Some(b) = &c.budget {
+        report::print_budget(b);
+    }
+    if style::quiet() {
+        return;
+    }
+    let verb = if dry_run { "would write" } else { "wrote" };
+    if r.output != "-" || dry_run {
         eprintln!(
-            "wrote {} ({}) from {} ({})",
+            "{verb} {} ({}) from {} ({})",
             escape::line(&r.output),
             r.to,
             escape::line(&r.input),
             r.from.unwrap_or("?")
         );
-        if let Some(kept) = &r.replaced {
-            eprintln!("the file it replaced is kept as {kept}");
-        }
+    }
+    if let Some(kept) = &r.replaced {
+        eprintln!("the file it replaced is kept as {}", escape::line(kept));
+    }
+    if r.would_replace {
+        eprintln!(
+            "it would replace {}, keeping that file as {}.bak-<time>",
+            escape::line(&r.output),
+            escape::line(&r.output)
+        );
+    }
+    if dry_run {
+        eprintln!("{}", style::paint(NOTE, "dry run: nothing was written"));
+    }
+}
+
+/// Why an output cannot be written, in the words of the option that changes it.
+fn output_error(path: &Path, e: std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::AlreadyExists {
+        CliError::output(format!(
+            "{} exists; nothing was written",
+            escape::path(path)
+        ))
+        .hint("pass --force to replace it (it is kept as <name>.bak-<time>)")
+    } else if e.kind() == std::io::ErrorKind::IsADirectory {
+        // The message names the output and says what to do (printing escapes it).
+        CliError::output(e.to_string())
+    } else {
+        CliError::output(format!("cannot write {}: {e}", escape::path(path)))
     }
 }
 
 /// Writes an output; returns where a file it replaced (--force) was kept.
 fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<Option<PathBuf>, CliError> {
-    sessiontool::io::write_output(path, bytes, force).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            CliError::output(format!("{} exists; nothing was written", path.display()))
-                .hint("pass --force to replace it")
-        } else {
-            CliError::output(format!("cannot write {}: {e}", path.display()))
-        }
-    })
+    sessiontool::io::write_output(path, bytes, force).map_err(|e| output_error(path, e))
 }
 
 /// Converts every session file below a folder, in parallel, into the output folder, keeping
@@ -232,51 +343,28 @@ fn run_dir(
     options: &WriteOptions,
 ) -> Result<i32, CliError> {
     let to = to.ok_or_else(|| {
-        CliError {
-            code: 2,
-            message: "converting a folder needs --to".into(),
-            location: None,
-            hint: None,
-        }
-        .hint("for example: --to qwen-jsonl (see `sessiontool formats`)")
+        CliError::usage("converting a folder needs --to")
+            .hint("for example: --to qwen-jsonl (see `sessiontool formats`)")
     })?;
+    checkpoint_flags(args, to)?;
     if output == Path::new("-") {
         return Err(
             CliError::output("a folder cannot be written to standard output")
                 .hint("name an output folder with -o"),
         );
     }
-    // Entries that are not regular files (a FIFO, a socket, a link) are listed as skipped,
-    // never opened.
-    let files: Vec<(PathBuf, Option<&'static str>)> = walkdir::WalkDir::new(&args.input)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| !e.file_type().is_dir())
-        .map(|e| {
-            let special = regular_file::special_kind(e.file_type());
-            (e.into_path(), special)
-        })
-        .collect();
-    std::fs::create_dir_all(output)
-        .map_err(|e| CliError::output(format!("cannot create {}: {e}", output.display())))?;
-    let bar = crate::progress::bar(files.len() as u64, "files", false);
+    let entries = walk(&args.input, to);
+    if !args.dry_run {
+        std::fs::create_dir_all(output).map_err(|e| {
+            CliError::output(format!("cannot create {}: {e}", escape::path(output)))
+        })?;
+    }
+    let bar = crate::progress::bar(entries.len() as u64, "files", false);
     let reports = Mutex::new(Vec::new());
-    files.par_iter().for_each(|(file, special)| {
-        let r = match special {
-            Some(kind) => FileReport {
-                input: file.display().to_string(),
-                output: String::new(),
-                from: None,
-                to: to.name(),
-                diagnostics: Vec::new(),
-                losses: LossReport::default(),
-                replaced: None,
-                error: None,
-                skipped: true,
-                reason: Some(format!("not a regular file ({kind})")),
-            },
-            None => convert_one(file, &args.input, output, args.force, from, to, options),
+    entries.into_par_iter().for_each(|entry| {
+        let r = match entry {
+            Entry::Done(r) => *r,
+            Entry::File(file) => convert_one(&file, args, output, from, to, options),
         };
         bar.inc(1);
         reports.lock().expect("no panics while locked").push(r);
@@ -290,6 +378,7 @@ fn run_dir(
         let doc = serde_json::json!({
             "schema": SCHEMA,
             "mode": "folder",
+            "dry_run": args.dry_run,
             "files": reports,
             "converted": reports.len() - failed - skipped,
             "failed": failed,
@@ -297,74 +386,138 @@ fn run_dir(
         });
         report::print_json(&doc);
     } else {
-        for r in &reports {
-            let input = escape::line(&r.input);
-            match &r.error {
-                Some(e) => eprintln!("{input}: not converted: {}", escape::line(e)),
-                None if r.skipped => eprintln!(
-                    "{input}: skipped: {}",
-                    r.reason.as_deref().unwrap_or("not a session file")
-                ),
-                None => {
-                    report::print_diagnostics(&r.diagnostics);
-                    if !r.losses.is_empty() {
-                        eprint!("{input}: ");
-                        report::print_losses(r.to, &r.losses);
-                    }
-                }
-            }
-        }
-        eprintln!(
-            "converted {} of {} files into {} ({}); {} failed, {} skipped",
-            reports.len() - failed - skipped,
-            reports.len(),
-            escape::path(output),
-            to.name(),
-            failed,
-            skipped
-        );
+        print_folder(&reports, output, to, args.dry_run);
     }
     Ok(if failed > 0 { EXIT_PARTIAL } else { 0 })
 }
 
+/// What a folder's walk found: a file to convert, or an entry already decided (skipped, or
+/// failed because it could not be read).
+enum Entry {
+    File(PathBuf),
+    Done(Box<FileReport>),
+}
+
+/// Every entry below `dir` but folders. Not regular files (a FIFO, a socket, a link) and
+/// sessiontool's own backups, sidecars and temp files are listed as skipped, never opened;
+/// what cannot be read (a folder without permission) is a failure, not silence.
+fn walk(dir: &Path, to: &'static dyn Format) -> Vec<Entry> {
+    let skipped = |path: &Path, reason: String| {
+        let mut r = FileReport::new(path.display().to_string(), String::new(), to.name());
+        r.skipped = true;
+        r.reason = Some(reason);
+        Entry::Done(Box::new(r))
+    };
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| match e {
+            Ok(e) if e.file_type().is_dir() => None,
+            Ok(e) => Some(match regular_file::special_kind(e.file_type()) {
+                Some(kind) => skipped(e.path(), format!("not a regular file ({kind})")),
+                None if is_ours(e.path()) => skipped(
+                    e.path(),
+                    "a backup, sidecar or temp file sessiontool wrote".into(),
+                ),
+                None => Entry::File(e.into_path()),
+            }),
+            Err(e) => {
+                let path = e.path().unwrap_or(dir).display().to_string();
+                let mut r = FileReport::new(path, String::new(), to.name());
+                r.error = Some(format!("cannot read it: {}", e));
+                Some(Entry::Done(Box::new(r)))
+            }
+        })
+        .collect()
+}
+
+fn is_ours(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| sessiontool::io::is_own_file(&n.to_string_lossy()))
+}
+
+fn print_folder(reports: &[FileReport], output: &Path, to: &dyn Format, dry_run: bool) {
+    let quiet = style::quiet();
+    for r in reports {
+        let input = escape::line(&r.input);
+        match &r.error {
+            Some(e) => eprintln!(
+                "{input}: {} {}",
+                style::paint(ERROR, "not converted:"),
+                escape::line(e)
+            ),
+            None if r.skipped => {
+                if !quiet {
+                    eprintln!(
+                        "{input}: skipped: {}",
+                        r.reason.as_deref().unwrap_or("not a session file")
+                    );
+                }
+            }
+            None => {
+                report::print_diagnostics(&r.diagnostics);
+                report::print_losses(Some(&r.input), r.to, &r.losses);
+            }
+        }
+    }
+    if quiet {
+        return;
+    }
+    let failed = reports.iter().filter(|r| r.error.is_some()).count();
+    let skipped = reports.iter().filter(|r| r.skipped).count();
+    eprintln!(
+        "{} {} of {} files into {} ({}); {} failed, {} skipped",
+        if dry_run {
+            "would convert"
+        } else {
+            "converted"
+        },
+        reports.len() - failed - skipped,
+        reports.len(),
+        escape::path(output),
+        to.name(),
+        failed,
+        skipped
+    );
+    if dry_run {
+        eprintln!("{}", style::paint(NOTE, "dry run: nothing was written"));
+    }
+}
+
 fn convert_one(
     file: &Path,
-    input_dir: &Path,
+    args: &Args,
     output: &Path,
-    force: bool,
     from: Option<&'static dyn Format>,
     to: &'static dyn Format,
     options: &WriteOptions,
 ) -> FileReport {
-    let rel = file.strip_prefix(input_dir).unwrap_or(file);
+    let rel = file.strip_prefix(&args.input).unwrap_or(file);
     let out = output.join(output_name(rel, to));
-    let mut report = FileReport {
-        input: file.display().to_string(),
-        output: out.display().to_string(),
-        from: None,
-        to: to.name(),
-        diagnostics: Vec::new(),
-        losses: LossReport::default(),
-        replaced: None,
-        error: None,
-        skipped: false,
-        reason: None,
-    };
+    let mut report = FileReport::new(
+        file.display().to_string(),
+        out.display().to_string(),
+        to.name(),
+    );
     let result = input::load(file).and_then(|loaded| {
         if from.is_none() && formats::detect(loaded.path.as_deref(), &loaded.bytes).is_none() {
             return Err(CliError::input(SKIPPED));
         }
-        let c = conv::convert(&loaded.input(), from, to, options)?;
+        let mut c = conv::convert(&loaded.input(), from, to, options)?;
+        if args.dry_run {
+            // The output folders are not made on a dry run: a file can exist only in one that is.
+            if out.parent().is_some_and(Path::is_dir) {
+                report.would_replace = sessiontool::io::check_output(&out, args.force)
+                    .map_err(|e| output_error(&out, e))?;
+            }
+            return Ok(c);
+        }
         if let Some(parent) = out.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| CliError {
-                code: EXIT_OUTPUT,
-                message: format!("cannot create {}: {e}", parent.display()),
-                location: None,
-                hint: None,
+            std::fs::create_dir_all(parent).map_err(|e| {
+                CliError::output(format!("cannot create {}: {e}", escape::path(parent)))
             })?;
         }
-        let mut c = c;
-        c.replaced = write_output(&out, &c.bytes, force)?;
+        c.replaced = write_output(&out, &c.bytes, args.force)?;
         Ok(c)
     });
     match result {
@@ -373,6 +526,7 @@ fn convert_one(
             report.from = Some(c.from);
             report.diagnostics = c.diagnostics;
             report.losses = c.losses;
+            report.budget = c.budget;
         }
         Err(e) if e.message == SKIPPED => report.skipped = true,
         Err(e) => {
@@ -399,7 +553,7 @@ fn run_store(
     options: &WriteOptions,
 ) -> Result<i32, CliError> {
     use sessiontool::store::place::{self, PlaceFailure, Request};
-    let home = args.store_args.home()?;
+    let home = args.store_args.home_to_fill()?;
     let project = store_args::project(args.project.as_deref())?;
     let loaded = input::load(&args.input)?;
     let request = Request {
@@ -409,21 +563,28 @@ fn run_store(
         tag: args.tag.as_deref(),
         options,
         force: args.force,
-        dry_run: false,
+        dry_run: args.dry_run,
+    };
+    let exists = |p: &Path| {
+        CliError::output(format!("{} exists; nothing was written", escape::path(p)))
+            .hint("pass --force to replace it (it is kept as <name>.bak-<time>)")
     };
     let placed = place::place(&home, &loaded.input(), &request).map_err(|e| match e {
         PlaceFailure::Convert(c) => CliError::from(c),
-        PlaceFailure::Exists(p) => {
-            CliError::output(format!("{} exists; nothing was written", p.display()))
-                .hint("pass --force to replace it")
-        }
+        PlaceFailure::Exists(p) => exists(&p),
         other => CliError::output(other.to_string()),
     })?;
+    // A dry run writes nothing, so it says here what the write would refuse.
+    let would_replace = args.dry_run && std::fs::symlink_metadata(&placed.path).is_ok();
+    if would_replace && !args.force {
+        return Err(exists(&placed.path));
+    }
     let c = &placed.conversion;
     if args.json {
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "schema": SCHEMA,
             "mode": "store",
+            "dry_run": args.dry_run,
             "input": loaded.name,
             "output": placed.path.to_string_lossy(),
             "tool": placed.tool,
@@ -434,26 +595,45 @@ fn run_store(
             "diagnostics": c.diagnostics,
             "losses": c.losses,
         });
-        let mut doc = doc;
         if let Some(kept) = &c.replaced {
             doc["replaced"] = kept.to_string_lossy().into();
+        }
+        if let Some(b) = &c.budget {
+            doc["budget"] = serde_json::to_value(b).expect("a budget serializes");
+        }
+        if would_replace {
+            doc["would_replace"] = true.into();
         }
         report::print_json(&doc);
     } else {
         report::print_diagnostics(&c.diagnostics);
-        report::print_losses(c.to, &c.losses);
+        report::print_losses(None, c.to, &c.losses);
+        if let Some(b) = &c.budget {
+            report::print_budget(b);
+        }
+        if style::quiet() {
+            return Ok(0);
+        }
+        let would = if args.dry_run { "would be " } else { "" };
         for r in &placed.registered {
-            eprintln!("registered: {}", escape::line(r));
+            eprintln!("{would}registered: {}", escape::line(r));
         }
         eprintln!(
-            "wrote {} ({}) into {}'s store for {}",
+            "{} {} ({}) into {}'s store for {}",
+            if args.dry_run { "would write" } else { "wrote" },
             escape::path(&placed.path),
             c.to,
             placed.tool,
             escape::line(&project)
         );
         if let Some(kept) = &c.replaced {
-            eprintln!("the session it replaced is kept as {}", kept.display());
+            eprintln!("the session it replaced is kept as {}", escape::path(kept));
+        }
+        if would_replace {
+            eprintln!("it would replace that file, keeping it as <name>.bak-<time>");
+        }
+        if args.dry_run {
+            eprintln!("{}", style::paint(NOTE, "dry run: nothing was written"));
         }
     }
     Ok(0)

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use anstream::println;
+use clap::{Parser, ValueHint};
 use serde::Serialize;
 use sessiontool::formats;
 
@@ -19,7 +20,7 @@ const EXAMPLES: &str = "Examples:
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Files to look at (`-` for standard input).
-    #[arg(required = true)]
+    #[arg(required = true, value_hint = ValueHint::FilePath)]
     files: Vec<PathBuf>,
     /// One JSON document on standard output (schema sessiontool.detect/1).
     #[arg(long)]
@@ -64,7 +65,11 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         for r in &results {
             let file = escape::line(&r.file);
             match (&r.error, r.format) {
-                (Some(e), _) => println!("{file}: error: {}", escape::line(e)),
+                (Some(e), _) => println!(
+                    "{file}: {} {}",
+                    crate::style::paint(crate::style::ERROR, "error:"),
+                    escape::line(e)
+                ),
                 (None, Some(f)) => println!("{file}: {f} ({})", r.tool.unwrap_or("")),
                 (None, None) => {
                     println!("{file}: unknown (not a session format sessiontool reads)")

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use anstream::println;
+use clap::{Parser, ValueHint};
 use serde::Serialize;
 use sessiontool::store::gemini_registry::{SlugSource, slug_for};
 use sessiontool::store::home::Home;
@@ -26,13 +27,14 @@ given, made absolute.";
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The project folder (made absolute against the current folder; it need not exist).
+    #[arg(value_hint = ValueHint::DirPath)]
     path: PathBuf,
-    /// Only this scheme: sha256, gemini-slug, dashed, claude, pi.
-    #[arg(long, value_name = "SCHEME")]
+    /// Only this scheme.
+    #[arg(long, value_name = "SCHEME", value_parser = crate::store_args::scheme_names())]
     scheme: Option<String>,
     /// The home folder whose tool stores to consult (default: $HOME and the tools'
     /// environment overrides, such as GEMINI_CLI_HOME).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     home: Option<PathBuf>,
     /// Machine-readable output (schema sessiontool.dirname/1).
     #[arg(long)]
@@ -51,18 +53,21 @@ struct Folder {
 pub fn run(args: Args) -> Result<i32, CliError> {
     let schemes: Vec<Scheme> = match &args.scheme {
         Some(name) => vec![Scheme::by_name(name).ok_or_else(|| {
-            CliError {
-                code: 2,
-                message: format!("unknown scheme {name:?}"),
-                location: None,
-                hint: None,
-            }
-            .hint("one of: sha256, gemini-slug, dashed, claude, pi")
+            CliError::usage(format!("unknown scheme {name:?}"))
+                .hint("one of: sha256, gemini-slug, dashed, claude, pi")
         })?],
         None => Scheme::ALL.to_vec(),
     };
     let project = crate::store_args::project(Some(&args.path))?;
-    let home = Home::from_arg(args.home.as_deref());
+    let home = match &args.home {
+        Some(_) => Some(
+            crate::store_args::StoreArgs {
+                home: args.home.clone(),
+            }
+            .home()?,
+        ),
+        None => Home::from_arg(None),
+    };
     let folders: Vec<Folder> = schemes
         .into_iter()
         .map(|s| folder(s, &project, home.as_ref()))

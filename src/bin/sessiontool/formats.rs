@@ -1,5 +1,6 @@
 //! `sessiontool formats`: the formats this build reads and writes.
 
+use anstream::println;
 use clap::Parser;
 use serde::Serialize;
 use sessiontool::formats;
@@ -44,15 +45,29 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         .collect();
     if args.json {
         let doc = serde_json::json!({"schema": "sessiontool.formats/1", "formats": rows});
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serializes")
-        );
+        crate::report::print_json(&doc);
     } else {
-        println!("{:<14} {:<8} {:<8} description", "format", "tool", "layout");
+        // Columns as wide as their longest value.
+        let width = |f: fn(&Row) -> &str, head: &str| {
+            rows.iter()
+                .map(|r| f(r).len())
+                .max()
+                .unwrap_or(0)
+                .max(head.len())
+        };
+        let (n, t, l) = (
+            width(|r| r.name, "format"),
+            width(|r| r.tool, "tool"),
+            width(|r| r.layout, "layout"),
+        );
+        let head = format!(
+            "{:<n$} {:<t$} {:<l$} description",
+            "format", "tool", "layout"
+        );
+        println!("{}", crate::style::bold(&head));
         for r in &rows {
             println!(
-                "{:<14} {:<8} {:<8} {}",
+                "{:<n$} {:<t$} {:<l$} {}",
                 r.name, r.tool, r.layout, r.description
             );
         }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{ArgGroup, Parser, ValueHint};
 use rayon::prelude::*;
 use serde::Serialize;
 use sessiontool::check::{self, CheckOptions, FileReport, Progress};
@@ -21,6 +21,7 @@ mod output;
 
 const EXAMPLES: &str = "Examples:
   sessiontool fsck ~/.qwen/projects                 check every session below a folder
+  cat chat.jsonl | sessiontool fsck -               check standard input
   sessiontool fsck --repair -n chat.jsonl           show what a repair would change
   sessiontool fsck --repair chat.jsonl              fix it (the original is kept as chat.jsonl.bak-<time>)
   sessiontool fsck --json ~/.gemini/tmp > report.json
@@ -38,10 +39,20 @@ pub const EXIT_OPERATIONAL: i32 = 8;
 /// Check session files for damage (torn lines, glued records, broken parent links,
 /// unanswered tool calls, truncated documents); repair it with --repair.
 #[derive(Parser)]
-#[command(after_help = EXAMPLES)]
+#[command(
+    after_help = EXAMPLES,
+    override_usage = "sessiontool fsck [OPTIONS] <PATH>...\n       sessiontool fsck --codes [--json]",
+    // The repair's own options are refused without a repair (-n is one that writes nothing).
+    group = ArgGroup::new("repairing").args(["repair", "dry_run"]).multiple(true)
+)]
 pub struct Args {
-    /// Session files and folders (folders are searched recursively).
-    #[arg(required_unless_present = "codes")]
+    /// Session files and folders (folders are searched recursively); `-` checks standard
+    /// input.
+    #[arg(
+        value_name = "PATH",
+        required_unless_present = "codes",
+        value_hint = ValueHint::AnyPath
+    )]
     paths: Vec<PathBuf>,
     /// Fix what can be fixed; the original is backed up first.
     #[arg(long)]
@@ -52,18 +63,23 @@ pub struct Args {
     /// Report tool calls without a result, but do not close them.
     #[arg(long)]
     keep_open_tool_calls: bool,
-    /// Put backups in this folder instead of beside each file.
-    #[arg(long, value_name = "DIR")]
+    /// With --repair: put backups in this folder instead of beside each file.
+    #[arg(
+        long,
+        value_name = "DIR",
+        value_hint = ValueHint::DirPath,
+        requires = "repairing"
+    )]
     backup_dir: Option<PathBuf>,
-    /// Replace files without keeping a backup of the original.
-    #[arg(long)]
+    /// With --repair: replace files without keeping a backup of the original.
+    #[arg(long, conflicts_with = "backup_dir", requires = "repairing")]
     no_backup: bool,
     /// With --repair: repair even a file another process holds open for writing (what it
     /// writes afterwards goes to the backup, and the repair says so).
-    #[arg(long)]
+    #[arg(long, requires = "repairing")]
     force: bool,
     /// Read every file as this format instead of detecting it.
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = crate::input::readable_formats())]
     from: Option<String>,
     /// Also list clean files and files that are not sessions.
     #[arg(short, long)]
@@ -72,9 +88,12 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// List every finding code with its severity and meaning, and exit.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["paths", "repair", "dry_run"])]
     codes: bool,
 }
+
+/// Standard input: a path of `-`.
+const STDIN: &str = "-";
 
 /// The result for one file.
 #[derive(Serialize)]
@@ -106,7 +125,11 @@ pub(crate) struct Summary {
     warnings: usize,
     fixable: usize,
     repaired: usize,
+    /// Files that could not be checked or repaired (`unreadable` among them).
     failed: usize,
+    /// Files that could not be checked at all: unreadable, or plainly not the `--from` format
+    /// (counted in `files` and `failed`).
+    unreadable: usize,
     /// Of `skipped`: entries that are not regular files (each printed with its reason).
     #[serde(skip)]
     not_regular: usize,
@@ -127,7 +150,19 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     if args.dry_run && !args.repair {
         args.repair = true;
     }
+    let stdin = args.paths.iter().any(|p| p.as_os_str() == STDIN);
+    if stdin && args.repair {
+        return Err(usage("standard input cannot be repaired in place")
+            .hint("save it to a file and repair that (`sessiontool fsck --repair FILE`)"));
+    }
+    if stdin && args.paths.len() > 1 {
+        return Err(usage("`-` (standard input) is checked alone")
+            .hint("check the files and standard input in two runs"));
+    }
     let format = args.from.as_deref().map(format_arg).transpose()?;
+    if stdin {
+        return check_stdin(&args, format);
+    }
     let files = collect(&args.paths)?;
     // Progress in bytes: one big file moves the bar as smoothly as many small ones.
     let total: u64 = files
@@ -162,9 +197,16 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
     }
     let results: Vec<Checked> = files
         .par_iter()
-        .map(|f| match f.special {
-            Some(kind) => not_regular(f, kind),
-            None => check_one(
+        .map(|f| match (&f.unreadable, f.special) {
+            (Some(why), _) => Checked {
+                report: empty_report(&f.path),
+                repair: None,
+                error: Some(format!("{}: {why}", f.path.display())),
+                skipped: false,
+                reason: None,
+            },
+            (None, Some(kind)) => not_regular(f, kind),
+            (None, None) => check_one(
                 &f.path,
                 f.named,
                 &options,
@@ -173,23 +215,68 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
         })
         .collect();
     bar.finish_and_clear();
-    let summary = summarize(&results);
-    let code = exit_code(&results);
+    Ok(report(&args, &results))
+}
+
+/// The report, as JSON or for people; returns the exit code.
+fn report(args: &Args, results: &[Checked]) -> i32 {
+    let summary = summarize(results);
+    let code = exit_code(results);
     if args.json {
         let doc = Document {
             schema: "sessiontool.fsck/1",
             exit_code: code,
             summary: &summary,
-            files: &results,
+            files: results,
         };
         crate::report::print_json(&doc);
     } else {
-        for c in &results {
+        for c in results {
             print_file(c, args.verbose);
         }
-        print_summary(&summary, &args, code);
+        print_summary(&summary, args, code);
     }
-    Ok(code)
+    code
+}
+
+/// `fsck -`: standard input, copied to an unnamed temp file (so it is checked in bounded
+/// memory, as a file is) and checked as `<stdin>`.
+fn check_stdin(
+    args: &Args,
+    format: Option<&'static dyn sessiontool::formats::Format>,
+) -> Result<i32, CliError> {
+    let operational = |e: std::io::Error| {
+        CliError::new(EXIT_OPERATIONAL, format!("cannot read standard input: {e}"))
+    };
+    let mut copy = tempfile::tempfile().map_err(operational)?;
+    std::io::copy(&mut std::io::stdin().lock(), &mut copy).map_err(operational)?;
+    let options = CheckOptions {
+        keep_open_tool_calls: args.keep_open_tool_calls,
+        format: format.map(|f| f.name()),
+        ..CheckOptions::default()
+    };
+    let name = "<stdin>";
+    let checked = match check::check_open(&copy, name, &options) {
+        Ok(report) => Checked {
+            report,
+            repair: None,
+            error: None,
+            skipped: false,
+            reason: None,
+        },
+        Err(e) => Checked {
+            report: empty_report(Path::new(name)),
+            repair: None,
+            error: Some(e.to_string()),
+            skipped: false,
+            reason: None,
+        },
+    };
+    Ok(report(args, &[checked]))
+}
+
+fn usage(message: impl Into<String>) -> CliError {
+    CliError::new(crate::FSCK_USAGE, message)
 }
 
 /// A path to check.
@@ -199,6 +286,8 @@ struct ToCheck {
     named: bool,
     /// What it is when it is not a regular file (`a FIFO`): never opened, so never blocks.
     special: Option<&'static str>,
+    /// Why a folder's walk could not read it.
+    unreadable: Option<String>,
 }
 
 /// The files to check. Backups and sidecars that sessiontool wrote are not sessions to check
@@ -208,22 +297,28 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<ToCheck>, CliError> {
     let mut files = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| {
-            CliError {
-                code: EXIT_OPERATIONAL,
-                message: format!("cannot read {}: {e}", escape::path(p)),
-                location: None,
-                hint: None,
-            }
+            CliError::new(
+                EXIT_OPERATIONAL,
+                format!("cannot read {}: {e}", escape::path(p)),
+            )
             .hint("check the path")
         })?;
         if meta.is_dir() {
             for entry in walkdir::WalkDir::new(p).sort_by_file_name() {
-                let entry = entry.map_err(|e| CliError {
-                    code: EXIT_OPERATIONAL,
-                    message: format!("cannot walk {}: {e}", escape::path(p)),
-                    location: None,
-                    hint: None,
-                })?;
+                // A folder that cannot be read is a failure of its own; the walk goes on,
+                // as find(1) and ripgrep go on.
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        files.push(ToCheck {
+                            path: e.path().unwrap_or(p).to_path_buf(),
+                            named: false,
+                            special: None,
+                            unreadable: Some(format!("cannot read it: {e}")),
+                        });
+                        continue;
+                    }
+                };
                 let file_type = entry.file_type();
                 if file_type.is_dir() || is_ours(entry.path()) {
                     continue;
@@ -232,6 +327,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<ToCheck>, CliError> {
                     special: regular_file::special_kind(file_type),
                     path: entry.into_path(),
                     named: false,
+                    unreadable: None,
                 });
             }
         } else {
@@ -239,6 +335,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<ToCheck>, CliError> {
                 path: p.clone(),
                 named: true,
                 special: regular_file::special_kind(meta.file_type()),
+                unreadable: None,
             });
         }
     }
@@ -357,6 +454,7 @@ fn summarize(results: &[Checked]) -> Summary {
         }
         if c.error.is_some() {
             s.failed += 1;
+            s.unreadable += usize::from(c.report.format.is_none());
         }
     }
     s

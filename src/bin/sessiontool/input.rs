@@ -57,22 +57,29 @@ pub fn load(arg: &Path) -> Result<Loaded, CliError> {
     })
 }
 
-/// A `--from`/`--to` value as a format, with the list of names when it is wrong.
+/// A `--from`/`--to` value as a format (clap has checked it against [`all_formats`]).
 pub fn format_arg(name: &str) -> Result<&'static dyn Format, CliError> {
     formats::by_name(name).ok_or_else(|| {
-        CliError {
-            code: 2,
-            message: format!("unknown format {name:?}"),
-            location: None,
-            hint: None,
-        }
-        .hint(format!(
-            "one of: {} (see `sessiontool formats`)",
-            formats::all()
-                .iter()
-                .map(|f| f.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        CliError::usage(format!("unknown format {name:?}")).hint("`sessiontool formats` lists them")
     })
+}
+
+/// `--from` values, for completions and `--help`: the formats sessiontool reads (exports are
+/// written only).
+pub fn readable_formats() -> clap::builder::PossibleValuesParser {
+    formats::all()
+        .iter()
+        .filter(|f| f.resumable())
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// `--to` values: every format (each one can be written).
+pub fn all_formats() -> clap::builder::PossibleValuesParser {
+    formats::all()
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .into()
 }

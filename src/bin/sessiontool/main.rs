@@ -21,11 +21,12 @@ mod report;
 mod show;
 mod store_args;
 mod style;
+mod switch;
 #[cfg(test)]
 mod test_sessions;
 mod tree;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Read, check, repair and convert the session files AI coding agents write.
 #[derive(Parser)]
@@ -42,7 +43,8 @@ struct Cli {
     /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     color: style::ColorChoice,
-    /// Print errors only (no warnings, notes or progress).
+    /// Print errors only: no progress, warnings, notes, plans or summaries. What a command
+    /// is asked for (a table, a session, a JSON document) is still printed.
     #[arg(short, long, global = true)]
     quiet: bool,
 }
@@ -56,6 +58,7 @@ enum Command {
     Tree(tree::Args),
     List(list::Args),
     Recover(recover::Args),
+    Switch(switch::Args),
     Relocate(relocate::Args),
     Migrate(migrate::Args),
     Detect(detect::Args),
@@ -66,23 +69,35 @@ enum Command {
 }
 
 /// fsck(8) gives usage errors their own exit code; the other commands use 2.
-const FSCK_USAGE: i32 = 16;
+pub const FSCK_USAGE: i32 = 16;
 
 fn main() {
     restore_sigpipe();
-    let cli = match Cli::try_parse() {
+    let raw = RawArgs::scan(std::env::args_os().skip(1));
+    let command = Cli::command().color(raw.color.into());
+    let fsck_like = matches!(raw.command.as_deref(), Some("fsck" | "repair"));
+    let cli = match command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
-            let fsck_like = std::env::args()
-                .nth(1)
-                .is_some_and(|c| c == "fsck" || c == "repair");
-            let usage = e.use_stderr();
+            if !e.use_stderr() {
+                // --help, --version
+                let _ = e.print();
+                std::process::exit(0);
+            }
+            let code = if fsck_like {
+                FSCK_USAGE
+            } else {
+                error::EXIT_USAGE
+            };
+            if raw.json {
+                style::init(raw.color, false);
+                fail(&raw, &usage_error(&e, code));
+            }
             let _ = e.print();
-            std::process::exit(match (usage, fsck_like) {
-                (false, _) => 0,
-                (true, true) => FSCK_USAGE,
-                (true, false) => 2,
-            });
+            std::process::exit(code);
         }
     };
     style::init(cli.color, cli.quiet);
@@ -94,6 +109,7 @@ fn main() {
         Command::Tree(a) => tree::run(a),
         Command::List(a) => list::run(a),
         Command::Recover(a) => recover::run(a),
+        Command::Switch(a) => switch::run(a),
         Command::Relocate(a) => relocate::run(a),
         Command::Migrate(a) => migrate::run(a),
         Command::Detect(a) => detect::run(a),
@@ -104,9 +120,103 @@ fn main() {
     };
     match result {
         Ok(code) => std::process::exit(code),
-        Err(e) => {
-            e.print();
-            std::process::exit(e.exit_code());
+        Err(e) => fail(&raw, &e),
+    }
+}
+
+/// Says why the command failed (with `--json`, also as a `sessiontool.error/1` document) and
+/// exits with its code.
+fn fail(raw: &RawArgs, e: &error::CliError) -> ! {
+    e.print();
+    if raw.json {
+        let doc = e.document(raw.command.as_deref());
+        if raw.session_to_stdout {
+            report::eprint_json(&doc);
+        } else {
+            report::print_json(&doc);
+        }
+    }
+    std::process::exit(e.exit_code());
+}
+
+/// A command-line parsing error as a [`error::CliError`]: clap's first line as the message,
+/// the rest (usage, tips) as the hint.
+fn usage_error(e: &clap::Error, code: i32) -> error::CliError {
+    let text = e.render().to_string();
+    let mut lines = text.trim().lines();
+    let first = lines.next().unwrap_or("");
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let rest: Vec<&str> = lines.map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut error = error::CliError::new(code, message);
+    if !rest.is_empty() {
+        error = error.hint(rest.join("; "));
+    }
+    error
+}
+
+/// What the raw arguments say before clap has parsed them (an argument clap refuses still
+/// tells whether the error is wanted as JSON, and in which colour).
+struct RawArgs {
+    command: Option<String>,
+    json: bool,
+    color: style::ColorChoice,
+    /// `convert -o -`: standard output is the session, so a JSON document goes to standard
+    /// error.
+    session_to_stdout: bool,
+}
+
+impl RawArgs {
+    fn scan(args: impl Iterator<Item = std::ffi::OsString>) -> Self {
+        let args: Vec<String> = args
+            .map(|a| a.to_string_lossy().into_owned())
+            .take_while(|a| a != "--")
+            .collect();
+        let mut raw = RawArgs {
+            command: None,
+            json: false,
+            color: style::ColorChoice::Auto,
+            session_to_stdout: false,
+        };
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            let value = |i: usize| args.get(i + 1).map(String::as_str);
+            match a {
+                "--json" => raw.json = true,
+                "--color" => {
+                    raw.color = parse_color(value(i)).unwrap_or(raw.color);
+                    i += 1;
+                }
+                "-o" | "--output" => {
+                    raw.session_to_stdout |= value(i) == Some("-");
+                    i += 1;
+                }
+                "-o-" | "--output=-" => raw.session_to_stdout = true,
+                _ if a.starts_with("--color=") => {
+                    raw.color = parse_color(a.strip_prefix("--color=")).unwrap_or(raw.color);
+                }
+                _ if !a.starts_with('-') && raw.command.is_none() => {
+                    raw.command = Some(a.to_string());
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        raw.session_to_stdout &= raw.command.as_deref() == Some("convert");
+        raw
+    }
+}
+
+fn parse_color(value: Option<&str>) -> Option<style::ColorChoice> {
+    <style::ColorChoice as clap::ValueEnum>::from_str(value?, false).ok()
+}
+
+impl From<style::ColorChoice> for clap::ColorChoice {
+    fn from(c: style::ColorChoice) -> Self {
+        match c {
+            style::ColorChoice::Auto => clap::ColorChoice::Auto,
+            style::ColorChoice::Always => clap::ColorChoice::Always,
+            style::ColorChoice::Never => clap::ColorChoice::Never,
         }
     }
 }

@@ -3,14 +3,16 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use anstream::{eprintln, println};
+use clap::{Parser, ValueHint};
 use sessiontool::store::migrate::{self, Plan};
 use sessiontool::store::scheme::Scheme;
 use sessiontool::store::tool::Tool;
 
 use crate::error::{CliError, EXIT_OUTPUT};
 use crate::escape;
-use crate::store_args::{self, StoreArgs};
+use crate::store_args::{self, StoreArgs, shell_word};
+use crate::style::{self, ERROR, GOOD, HINT, NOTE, WARNING};
 
 const EXAMPLES: &str = "Examples:
   sessiontool migrate --tool gemini --to gemini-slug -n   Gemini CLI <= v0.28 folders -> v0.29+
@@ -29,14 +31,14 @@ tool, the current folder and --project; a folder no path hashes to is reported, 
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The tool whose store to migrate: gemini or qwen.
-    #[arg(long, value_name = "TOOL")]
+    #[arg(long, value_name = "TOOL", value_parser = ["gemini", "qwen"])]
     tool: String,
     /// The scheme to migrate to: gemini-slug or sha256 (gemini), dashed (qwen).
-    #[arg(long, value_name = "SCHEME")]
+    #[arg(long, value_name = "SCHEME", value_parser = ["gemini-slug", "sha256", "dashed"])]
     to: String,
     /// A project path that sha256 folders may belong to (repeatable; the current folder is
     /// always tried).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     project: Vec<PathBuf>,
     /// Delete the old files once every copy is written and verified.
     #[arg(long = "move")]
@@ -54,11 +56,9 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32, CliError> {
     let home = args.store.home()?;
     let tool = store_args::tools(std::slice::from_ref(&args.tool))?[0];
-    let to = Scheme::by_name(&args.to).ok_or_else(|| CliError {
-        code: 2,
-        message: format!("unknown scheme {:?}", args.to),
-        location: None,
-        hint: Some("one of: sha256, gemini-slug, dashed".into()),
+    let to = Scheme::by_name(&args.to).ok_or_else(|| {
+        CliError::usage(format!("unknown scheme {:?}", args.to))
+            .hint("one of: sha256, gemini-slug, dashed")
     })?;
     let mut candidates = vec![store_args::project(None)?];
     for p in &args.project {
@@ -99,7 +99,7 @@ fn report(
     tool: Tool,
     plan: &Plan,
     outcome: Option<&migrate::Outcome>,
-    error: Option<&str>,
+    error_message: Option<&str>,
 ) {
     if args.json {
         let doc = serde_json::json!({
@@ -114,13 +114,29 @@ fn report(
             "problems": plan.problems,
             "done": outcome.map(|o| &o.done),
             "check": outcome.map(|o| &o.check),
-            "error": error,
+            "error": error_message,
         });
         crate::report::print_json(&doc);
         return;
     }
     // Paths and messages name files found on disk: escaped for the terminal.
     let path = escape::path;
+    let error = |e: &str| {
+        eprintln!(
+            "{} {}",
+            style::paint(ERROR, "sessiontool: error:"),
+            escape::line(e)
+        )
+    };
+    for p in &plan.problems {
+        error(p);
+    }
+    if let Some(e) = error_message {
+        error(e);
+    }
+    if style::quiet() {
+        return;
+    }
     for c in &plan.copies {
         match &c.from {
             Some(_) if c.already => println!("already there: {}", path(&c.to)),
@@ -132,17 +148,19 @@ fn report(
         println!("already there: {}", path(a));
     }
     for l in &plan.left {
-        eprintln!("sessiontool: note: {}", escape::line(l));
-    }
-    for p in &plan.problems {
-        eprintln!("sessiontool: error: {}", escape::line(p));
-    }
-    if let Some(e) = error {
-        eprintln!("sessiontool: error: {}", escape::line(e));
+        eprintln!(
+            "{} {}",
+            style::paint(NOTE, "sessiontool: note:"),
+            escape::line(l)
+        );
     }
     if let Some(o) = outcome {
         for c in &o.check {
-            eprintln!("sessiontool: warning: {}", escape::line(c));
+            eprintln!(
+                "{} {}",
+                style::paint(WARNING, "sessiontool: warning:"),
+                escape::line(c)
+            );
         }
         let deleted = o.done.iter().filter(|d| d.deleted).count();
         let kept: Vec<_> = o
@@ -154,11 +172,11 @@ fn report(
         for (old, backup) in &kept {
             println!(
                 "kept {} as {} (its copy was converted, so it is not deleted)",
-                old.display(),
-                backup.display()
+                path(old),
+                path(backup)
             );
         }
-        println!(
+        let done = format!(
             "migrated {tool} to {}: {} file(s) written{}",
             args.to,
             o.done.len(),
@@ -168,14 +186,36 @@ fn report(
                 (d, k, _) => format!(", {d} old file(s) deleted, {k} kept as backups"),
             }
         );
+        println!("{}", style::paint(GOOD, &done));
     } else if plan.problems.is_empty() {
         let to_write = plan.copies.iter().filter(|c| !c.already).count();
         if to_write == 0 {
             println!("nothing to migrate: {tool}'s store has no folders of the other scheme");
         } else {
-            println!("would write {to_write} file(s); run again without -n to do it");
+            println!("would write {to_write} file(s)");
+            println!(
+                "{} {}",
+                style::paint(HINT, "next:"),
+                escape::line(&again(args))
+            );
         }
     } else {
         println!("nothing was changed");
     }
+}
+
+/// This command without `-n`, as it can be typed.
+fn again(args: &Args) -> String {
+    let mut command = format!("sessiontool migrate --tool {} --to {}", args.tool, args.to);
+    for p in &args.project {
+        command.push_str(&format!(
+            " --project {}",
+            shell_word(&p.display().to_string())
+        ));
+    }
+    if args.remove_old {
+        command.push_str(" --move");
+    }
+    command.push_str(&args.store.flag());
+    command
 }

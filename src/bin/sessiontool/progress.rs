@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressStyle};
 
 pub fn bar(len: u64, unit: &str, json: bool) -> ProgressBar {
-    if json || len < 2 || !std::io::stderr().is_terminal() {
+    if json || len < 2 || crate::style::quiet() || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(len);
@@ -19,7 +19,7 @@ pub fn bar(len: u64, unit: &str, json: bool) -> ProgressBar {
 
 /// A bar counting bytes, for jobs whose files differ wildly in size.
 pub fn bytes_bar(total: u64, json: bool) -> ProgressBar {
-    if json || total < (64 << 20) || !std::io::stderr().is_terminal() {
+    if json || total < (64 << 20) || crate::style::quiet() || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
@@ -33,7 +33,7 @@ pub fn bytes_bar(total: u64, json: bool) -> ProgressBar {
 
 /// A bar for the catalog's reading of sessions (list, recover), sized when it starts.
 pub fn catalog_tick(json: bool) -> (ProgressBar, sessiontool::store::catalog::Tick) {
-    let bar = if json || crate::style::settings().quiet || !std::io::stderr().is_terminal() {
+    let bar = if json || crate::style::quiet() || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
         let bar = ProgressBar::new(0);

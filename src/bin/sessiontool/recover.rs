@@ -4,16 +4,19 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use anstream::{eprint, eprintln, println};
+use clap::{Parser, ValueHint};
 use sessiontool::formats::WriteOptions;
+use sessiontool::id_prefix::{self, IdError};
 use sessiontool::store::catalog::{self, Entry, Query};
 use sessiontool::store::recover::{self, Options, Outcome, Step};
 use sessiontool::store::stored::StoredKind;
 
-use crate::error::{CliError, EXIT_INPUT, EXIT_OUTPUT};
+use crate::error::{CliError, EXIT_OUTPUT};
 use crate::escape;
-use crate::input::format_arg;
+use crate::input::{self, format_arg};
 use crate::store_args::{self, StoreArgs};
+use crate::style::{self, ERROR, GOOD, HINT, NOTE, WARNING};
 
 const EXAMPLES: &str = "Examples:
   sessiontool recover                            pick from this folder's sessions (on a terminal),
@@ -26,30 +29,32 @@ const EXAMPLES: &str = "Examples:
 What it does to a session that needs it: repairs it in place (the original is kept as
 <file>.bak-<time>, dropped bytes go to <file>.torn-<time>); copies a file Gemini CLI set aside
 as .unreadable-<time> back under its old name first; gives a legacy Qwen Code file
-(~/.qwen/tmp/<hash>/chats/*.json) to Qwen Code's current store. A checkpoint tag is written
-percent-encoded (`my/tag` -> checkpoint-my%2Ftag.json): it never becomes a path.";
+(~/.qwen/tmp/<hash>/chats/*.json) to Qwen Code's current store. Damaged Gemini checkpoints
+(`/chat save`) are repaired the same way. A checkpoint tag is written percent-encoded
+(`my/tag` -> checkpoint-my%2Ftag.json): it never becomes a path.";
 
 /// Make sessions resumable again: repair, restore, and place them where a tool finds them.
 #[derive(Parser)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// A session id (or its first characters) or file path.
+    /// A session id (or its first characters, as `list` prints them) or file path.
+    #[arg(value_hint = ValueHint::AnyPath)]
     session: Option<String>,
-    /// The newest session of the project.
+    /// The newest session of the project (checkpoints aside).
     #[arg(long, conflicts_with = "session")]
     latest: bool,
     /// The project folder (default: the current folder).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     project: Option<PathBuf>,
     /// Only sessions of this tool (repeatable).
-    #[arg(long, value_name = "TOOL")]
+    #[arg(long, value_name = "TOOL", value_parser = store_args::tool_names())]
     tool: Vec<String>,
     /// Also save the session as a Gemini CLI checkpoint (`/chat resume TAG`).
     #[arg(long, value_name = "TAG")]
     checkpoint: Option<String>,
     /// Also write the session into the store of this format's tool (e.g. gemini-jsonl,
     /// qwen-jsonl, claude-jsonl).
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = input::readable_formats())]
     to: Option<String>,
     /// Show what would be done, change nothing.
     #[arg(short = 'n', long)]
@@ -58,7 +63,7 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// Put repair backups in this folder instead of beside each file.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     backup_dir: Option<PathBuf>,
     #[command(flatten)]
     store: StoreArgs,
@@ -78,11 +83,8 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         progress: Some(tick),
         candidates: vec![store_args::project(None)?],
     };
-    let sessions: Vec<Entry> = catalog::list(&home, &query)
-        .entries
-        .into_iter()
-        .filter(|e| !matches!(e.kind, StoredKind::Checkpoint { .. }))
-        .collect();
+    // Checkpoints too: a damaged one is repaired as a session is.
+    let sessions: Vec<Entry> = catalog::list(&home, &query).entries;
     bar.finish_and_clear();
     if !args.dry_run {
         // Temp files a crashed or killed earlier run left beside the project's sessions.
@@ -112,15 +114,14 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     options.repair.backup_dir = args.backup_dir.clone();
     let chosen = choose(&args, &sessions, &project, &mut options)?;
     if chosen.is_empty() {
-        if !args.json {
+        if args.json {
+            print_json(&project, &[], args.dry_run);
+        } else if !style::quiet() {
             println!(
                 "nothing to recover: {} session(s) of {}, none damaged, set aside or in a layout their tool no longer lists",
                 sessions.len(),
                 escape::line(&project)
             );
-        }
-        if args.json {
-            print_json(&project, &[], args.dry_run);
         }
         return Ok(0);
     }
@@ -153,7 +154,8 @@ fn choose<'a>(
     }
     if args.latest {
         return sessions
-            .first()
+            .iter()
+            .find(|e| !matches!(e.kind, StoredKind::Checkpoint { .. }))
             .map(|e| vec![e])
             .ok_or_else(|| no_sessions(project));
     }
@@ -162,15 +164,11 @@ fn choose<'a>(
         return pick(sessions, project, options);
     }
     if options.checkpoint.is_some() || options.to.is_some() {
-        return Err(CliError {
-            code: 2,
-            message: "which session? --checkpoint and --to work on one session".into(),
-            location: None,
-            hint: Some(
-                "name it (an id prefix or a path), or pass --latest; `sessiontool list` shows them"
-                    .into(),
+        return Err(
+            CliError::usage("which session? --checkpoint and --to work on one session").hint(
+                "name it (an id prefix or a path), or pass --latest; `sessiontool list` shows them",
             ),
-        });
+        );
     }
     Ok(sessions
         .iter()
@@ -178,40 +176,31 @@ fn choose<'a>(
         .collect())
 }
 
+/// The session `wanted` names: its file (any path to it), else its id or the start of one.
 fn find<'a>(sessions: &'a [Entry], wanted: &str) -> Result<&'a Entry, CliError> {
-    let as_path = std::fs::canonicalize(wanted).ok();
-    let matches: Vec<&Entry> = sessions
+    if let Ok(as_path) = std::fs::canonicalize(wanted) {
+        let same = |e: &&Entry| std::fs::canonicalize(&e.path).ok().as_ref() == Some(&as_path);
+        if let Some(e) = sessions.iter().find(same) {
+            return Ok(e);
+        }
+        return Err(CliError::input(format!(
+            "{} is not a session of this project that sessiontool lists",
+            escape::line(wanted)
+        ))
+        .hint("--project names its project; `sessiontool list --all` shows where it belongs"));
+    }
+    let ids = sessions
         .iter()
-        .filter(|e| {
-            let by_path = as_path
-                .as_ref()
-                .is_some_and(|p| std::fs::canonicalize(&e.path).ok().as_ref() == Some(p));
-            let by_id =
-                e.id.as_deref()
-                    .is_some_and(|id| id.to_lowercase().starts_with(&wanted.to_lowercase()));
-            by_path || by_id
-        })
-        .collect();
-    match matches.as_slice() {
-        [one] => Ok(one),
-        [] => Err(CliError {
-            code: EXIT_INPUT,
-            message: format!("no session of this project matches {wanted:?}"),
-            location: None,
-            hint: Some("`sessiontool list` shows the ids; --project names another project".into()),
-        }),
-        many => Err(CliError {
-            code: 2,
-            message: format!("{} sessions match {wanted:?}", many.len()),
-            location: None,
-            hint: Some(format!(
-                "give more of the id: {}",
-                many.iter()
-                    .filter_map(|e| e.id.as_deref())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        }),
+        .enumerate()
+        .filter_map(|(i, e)| e.id.as_deref().map(|id| (id, i)));
+    match id_prefix::find(ids, wanted, "session") {
+        Ok(i) => Ok(&sessions[i]),
+        Err(e @ IdError::NotFound { .. }) => Err(CliError::new(
+            crate::error::id_code(&e),
+            format!("{e} in this project"),
+        )
+        .hint("`sessiontool list` shows the ids; --project names another project")),
+        Err(e) => Err(CliError::new(crate::error::id_code(&e), e.to_string()).hint(e.hint())),
     }
 }
 
@@ -238,19 +227,34 @@ fn pick<'a>(
             .or(e.first_prompt.as_deref())
             .map(|t| escape::line(&catalog::one_line(t, 50)).into_owned())
             .unwrap_or_default();
-        let mark = if recover::needs_recovery(e) {
-            "needs recovery"
-        } else {
-            e.health.mark()
+        let label = match &e.kind {
+            StoredKind::Checkpoint { tag } => format!(
+                "[{}] {label}",
+                escape::line(&sessiontool::store::tool::Tool::checkpoint_command(tag))
+            ),
+            _ => label,
         };
+        let (mark, mark_style) = if recover::needs_recovery(e) {
+            ("needs recovery", ERROR)
+        } else {
+            (e.health.mark(), NOTE)
+        };
+        // The id and the path tell apart two sessions with the same title.
+        let id: String = e.id.as_deref().unwrap_or("-").chars().take(8).collect();
         eprintln!(
-            "{:>3}. {:<12} {:<16} {:>4} msgs  {:<14} {label}",
+            "{:>3}. {:<12} {} {:<8} {:>4} msgs  {} {label}",
             i + 1,
             e.tool.name(),
-            escape::line(&crate::report::short_time(e.updated.as_deref())),
+            style::pad(
+                NOTE,
+                &escape::line(&crate::report::short_time(e.updated.as_deref())),
+                16
+            ),
+            escape::line(&id),
             e.messages,
-            mark
+            style::pad(mark_style, mark, 14),
         );
+        eprintln!("     {}", style::paint(NOTE, &escape::line(&e.path)));
     }
     let any_damaged = sessions.iter().any(recover::needs_recovery);
     let all = if any_damaged && options.checkpoint.is_none() && options.to.is_none() {
@@ -275,11 +279,11 @@ fn pick<'a>(
         .parse()
         .ok()
         .filter(|n| (1..=sessions.len()).contains(n))
-        .ok_or_else(|| CliError {
-            code: 2,
-            message: format!("{answer:?} is not a number from the list"),
-            location: None,
-            hint: None,
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "{} is not a number from the list",
+                escape::line(&format!("{answer:?}"))
+            ))
         })?;
     if options.checkpoint.is_none() && options.to.is_none() {
         let tag = ask("save it as a Gemini checkpoint too? tag (empty: no): ")?;
@@ -312,86 +316,42 @@ fn print_json(project: &str, outcomes: &[Outcome], dry_run: bool) {
 }
 
 fn print_human(outcomes: &[Outcome], dry_run: bool) {
+    if style::quiet() {
+        // Errors only: the sessions that could not be recovered.
+        for o in outcomes {
+            if let Some(e) = &o.error {
+                eprintln!(
+                    "{} {} {}: {}",
+                    style::paint(ERROR, "sessiontool: error:"),
+                    o.tool,
+                    show(&o.session),
+                    escape::line(e)
+                );
+            }
+        }
+        return;
+    }
     let would = if dry_run { "would be " } else { "" };
     for o in outcomes {
         let id: String = o.id.as_deref().unwrap_or("-").chars().take(8).collect();
-        println!("{} {}  {}", o.tool, escape::line(&id), show(&o.session));
+        println!(
+            "{} {}  {}",
+            style::bold(o.tool.name()),
+            escape::line(&id),
+            show(&o.session)
+        );
         for step in &o.steps {
-            match step {
-                Step::Healthy => println!("  healthy: nothing to repair"),
-                Step::Registered {
-                    database, backup, ..
-                } => {
-                    println!("  {would}registered in {}", show(database));
-                    if let Some(b) = backup {
-                        println!("  the database as it was is kept as {}", show(b));
-                    }
-                }
-                Step::Restored { to, .. } => {
-                    println!(
-                        "  {would}restored as {} (the set-aside file stays)",
-                        show(to)
-                    )
-                }
-                Step::Repaired {
-                    fixed,
-                    left,
-                    backup,
-                    sidecar,
-                    carried_over,
-                    still_written,
-                    ..
-                } => {
-                    if *carried_over > 0 {
-                        println!(
-                            "  {carried_over} byte(s) a tool appended meanwhile were carried into the repaired file"
-                        );
-                    }
-                    if let Some(w) = still_written {
-                        println!("  warning: {w}");
-                    }
-                    println!("  {would}repaired: {fixed} fixed, {left} left");
-                    if let Some(b) = backup {
-                        println!("  original kept as {}", show(b));
-                    }
-                    if let Some(s) = sidecar {
-                        println!("  dropped bytes kept in {}", show(s));
-                    }
-                }
-                Step::Placed {
-                    path,
-                    tool,
-                    format,
-                    registered,
-                    lost,
-                    replaced,
-                    ..
-                } => {
-                    println!("  {would}written for {tool} ({format}): {}", show(path));
-                    if let Some(r) = replaced {
-                        println!("  the file it replaced is kept as {}", show(r));
-                    }
-                    for r in registered {
-                        println!("  {would}registered: {}", escape::line(r));
-                    }
-                    if !lost.is_empty() {
-                        println!("  not carried into {format}:");
-                        for l in lost {
-                            println!("    {}", escape::line(l));
-                        }
-                    }
-                }
-            }
+            print_step(step, would);
         }
         if let Some(e) = &o.error {
-            println!("  FAILED: {}", escape::line(e));
+            println!("  {} {}", style::paint(ERROR, "FAILED:"), escape::line(e));
         }
         for r in &o.resume {
-            println!("  resume: {}", escape::line(r));
+            println!("  {} {}", style::paint(HINT, "resume:"), escape::line(r));
         }
     }
     let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
-    println!(
+    let summary = format!(
         "{} session(s) {}recovered{}",
         outcomes.len() - failed,
         would,
@@ -401,6 +361,89 @@ fn print_human(outcomes: &[Outcome], dry_run: bool) {
             String::new()
         }
     );
+    println!(
+        "{}",
+        style::paint(if failed > 0 { ERROR } else { GOOD }, &summary)
+    );
+}
+
+fn print_step(step: &Step, would: &str) {
+    match step {
+        Step::Healthy => println!("  {}", style::paint(GOOD, "healthy: nothing to repair")),
+        Step::Registered {
+            database, backup, ..
+        } => {
+            println!("  {would}registered in {}", show(database));
+            if let Some(b) = backup {
+                println!("  the database as it was is kept as {}", show(b));
+            }
+        }
+        Step::Restored { to, .. } => {
+            println!(
+                "  {would}restored as {} (the set-aside file stays)",
+                show(to)
+            )
+        }
+        Step::Repaired {
+            fixed,
+            left,
+            backup,
+            sidecar,
+            carried_over,
+            still_written,
+            ..
+        } => {
+            if *carried_over > 0 {
+                println!(
+                    "  {carried_over} byte(s) a tool appended meanwhile were carried into the repaired file"
+                );
+            }
+            if let Some(w) = still_written {
+                println!(
+                    "  {} {}",
+                    style::paint(WARNING, "warning:"),
+                    escape::line(w)
+                );
+            }
+            let line = format!("{would}repaired: {fixed} fixed, {left} left");
+            println!(
+                "  {}",
+                style::paint(if *left > 0 { WARNING } else { GOOD }, &line)
+            );
+            if let Some(b) = backup {
+                println!("  original kept as {}", show(b));
+            }
+            if let Some(s) = sidecar {
+                println!("  dropped bytes kept in {}", show(s));
+            }
+        }
+        Step::Placed {
+            path,
+            tool,
+            format,
+            registered,
+            lost,
+            replaced,
+            ..
+        } => {
+            println!("  {would}written for {tool} ({format}): {}", show(path));
+            if let Some(r) = replaced {
+                println!("  the file it replaced is kept as {}", show(r));
+            }
+            for r in registered {
+                println!("  {would}registered: {}", escape::line(r));
+            }
+            if !lost.is_empty() {
+                println!(
+                    "  {}",
+                    style::paint(WARNING, &format!("not carried into {format}:"))
+                );
+                for l in lost {
+                    println!("    {}", escape::line(l));
+                }
+            }
+        }
+    }
 }
 
 fn show(p: &Path) -> String {

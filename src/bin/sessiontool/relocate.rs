@@ -3,13 +3,15 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use anstream::{eprintln, println};
+use clap::{Parser, ValueHint};
 use sessiontool::store::rekey::Move;
 use sessiontool::store::relocate::{self, Plan};
 
 use crate::error::{CliError, EXIT_OUTPUT};
 use crate::escape;
-use crate::store_args::{self, StoreArgs};
+use crate::store_args::{self, StoreArgs, shell_word};
+use crate::style::{self, ERROR, GOOD, HINT, WARNING};
 
 const EXAMPLES: &str = "Examples:
   sessiontool relocate ~/src/old-name ~/src/new-name -n     show what would change
@@ -28,11 +30,13 @@ history and stay as they were.";
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Where the project was.
+    #[arg(value_hint = ValueHint::DirPath)]
     old: PathBuf,
     /// Where it is now.
+    #[arg(value_hint = ValueHint::DirPath)]
     new: PathBuf,
     /// Only this tool's store (repeatable).
-    #[arg(long, value_name = "TOOL")]
+    #[arg(long, value_name = "TOOL", value_parser = store_args::tool_names())]
     tool: Vec<String>,
     /// Show what would change, change nothing.
     #[arg(short = 'n', long)]
@@ -48,12 +52,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let home = args.store.home()?;
     let old = store_args::project(Some(&args.old))?;
     let new = store_args::project(Some(&args.new))?;
-    let mv = Move::new(&old, &new).map_err(|e| CliError {
-        code: 2,
-        message: e.to_string(),
-        location: None,
-        hint: None,
-    })?;
+    let mv = Move::new(&old, &new).map_err(|e| CliError::usage(e.to_string()))?;
     let plan = relocate::plan(&home, &store_args::tools(&args.tool)?, &mv);
     if args.dry_run || plan.changes.is_empty() {
         report(&args, &plan, &[], None, true);
@@ -80,7 +79,7 @@ fn report(
     args: &Args,
     plan: &Plan,
     done: &[sessiontool::store::txn::Done],
-    error: Option<&str>,
+    error_message: Option<&str>,
     planned_only: bool,
 ) {
     if args.json {
@@ -94,7 +93,7 @@ fn report(
             "problems": plan.problems,
             "left": plan.left,
             "done": done,
-            "error": error,
+            "error": error_message,
         });
         crate::report::print_json(&doc);
         return;
@@ -105,6 +104,22 @@ fn report(
         "changed"
     };
     // Paths and messages name files found on disk: escaped for the terminal.
+    let error = |e: &str| {
+        eprintln!(
+            "{} {}",
+            style::paint(ERROR, "sessiontool: error:"),
+            escape::line(e)
+        )
+    };
+    for p in &plan.problems {
+        error(p);
+    }
+    if let Some(e) = error_message {
+        error(e);
+    }
+    if style::quiet() {
+        return;
+    }
     for c in &plan.changes {
         let tool = c.tool.map(|t| t.name()).unwrap_or("");
         let inside = escape::line(&c.inside);
@@ -120,25 +135,52 @@ fn report(
         }
     }
     for l in &plan.left {
-        eprintln!("sessiontool: warning: {}", escape::line(l));
-    }
-    for p in &plan.problems {
-        eprintln!("sessiontool: error: {}", escape::line(p));
-    }
-    if let Some(e) = error {
-        eprintln!("sessiontool: error: {}", escape::line(e));
+        eprintln!(
+            "{} {}",
+            style::paint(WARNING, "sessiontool: warning:"),
+            escape::line(l)
+        );
     }
     if plan.changes.is_empty() && plan.problems.is_empty() {
         println!("no sessions of {} found", escape::path(&args.old));
-    } else if error.is_none() && plan.problems.is_empty() {
-        println!(
+    } else if error_message.is_none() && plan.problems.is_empty() {
+        let done = format!(
             "{verb} {} file(s){}",
             plan.changes.len(),
-            if planned_only && args.dry_run {
-                "; run again without -n to do it"
+            if planned_only {
+                ""
             } else {
                 "; originals kept as <file>.bak-<time>"
             }
         );
+        println!(
+            "{}",
+            if planned_only {
+                done
+            } else {
+                style::paint(GOOD, &done)
+            }
+        );
+        if planned_only && args.dry_run {
+            println!(
+                "{} {}",
+                style::paint(HINT, "next:"),
+                escape::line(&again(args))
+            );
+        }
     }
+}
+
+/// This command without `-n`, as it can be typed.
+fn again(args: &Args) -> String {
+    let mut command = format!(
+        "sessiontool relocate {} {}",
+        shell_word(&args.old.display().to_string()),
+        shell_word(&args.new.display().to_string())
+    );
+    for t in &args.tool {
+        command.push_str(&format!(" --tool {t}"));
+    }
+    command.push_str(&args.store.flag());
+    command
 }

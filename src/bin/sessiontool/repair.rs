@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, ValueHint};
 
 use crate::error::CliError;
 use crate::fsck;
@@ -19,7 +19,7 @@ Exit codes as for fsck: 0 nothing to fix; 1 fixed; 4 errors left; 8 operational 
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Session files and folders.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     paths: Vec<PathBuf>,
     /// Show what would be changed, change nothing.
     #[arg(short = 'n', long)]
@@ -28,17 +28,17 @@ pub struct Args {
     #[arg(long)]
     keep_open_tool_calls: bool,
     /// Put backups in this folder instead of beside each file.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     backup_dir: Option<PathBuf>,
     /// Replace files without keeping a backup of the original.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "backup_dir")]
     no_backup: bool,
     /// Repair even a file another process holds open for writing (what it writes afterwards
     /// goes to the backup, and the repair says so).
     #[arg(long)]
     force: bool,
     /// Read every file as this format instead of detecting it.
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = crate::input::readable_formats())]
     from: Option<String>,
     /// Also list clean files.
     #[arg(short, long)]

@@ -1,36 +1,40 @@
 //! Human output of what a reader noticed and what a writer could not carry (on stderr, so
 //! standard output stays clean for data).
 
+use anstream::eprintln;
 use sessiontool::diag::{Diagnostic, LossReport, Severity};
+
+use crate::escape;
+use crate::style::{self, ERROR, NOTE, WARNING};
 
 /// How many diagnostics of one file to print before summarising the rest.
 const MAX_SHOWN: usize = 20;
 
 pub fn print_diagnostics(diagnostics: &[Diagnostic]) {
-    let settings = crate::style::settings();
+    let quiet = style::quiet();
     // Notes (what a reader did as the tool does, such as merging records) are counted, not
     // listed; -q leaves errors only.
     let shown: Vec<&Diagnostic> = diagnostics
         .iter()
         .filter(|d| match d.severity {
             Severity::Error => true,
-            Severity::Warning => !settings.quiet,
+            Severity::Warning => !quiet,
             Severity::Info => false,
         })
         .collect();
     for d in shown.iter().take(MAX_SHOWN) {
         // A diagnostic names the file and quotes what it read: escaped for the terminal.
-        let line = crate::escape::line(&d.to_string()).into_owned();
+        let line = escape::line(&d.to_string()).into_owned();
         eprintln!(
             "{}",
             match d.severity {
-                Severity::Error => crate::style::red(&line),
-                Severity::Warning => crate::style::yellow(&line),
+                Severity::Error => style::paint(ERROR, &line),
+                Severity::Warning => style::paint(WARNING, &line),
                 Severity::Info => line,
             }
         );
     }
-    if shown.len() > MAX_SHOWN {
+    if shown.len() > MAX_SHOWN && !quiet {
         eprintln!(
             "... and {} more (use --json to see all)",
             shown.len() - MAX_SHOWN
@@ -40,26 +44,32 @@ pub fn print_diagnostics(diagnostics: &[Diagnostic]) {
         .iter()
         .filter(|d| d.severity == Severity::Info)
         .count();
-    if notes > 0 && !settings.quiet {
+    if notes > 0 && !quiet {
         eprintln!(
             "{}",
-            crate::style::dim(&format!(
-                "{notes} note(s) on how the file was read (--json lists them)"
-            ))
+            style::paint(
+                NOTE,
+                &format!("{notes} note(s) on how the file was read (--json lists them)")
+            )
         );
     }
 }
 
-pub fn print_losses(target: &str, losses: &LossReport) {
-    if losses.is_empty() || crate::style::settings().quiet {
+/// What a target could not hold; `subject` names the file when several are converted.
+pub fn print_losses(subject: Option<&str>, target: &str, losses: &LossReport) {
+    if losses.is_empty() || style::quiet() {
         return;
     }
-    eprintln!("not carried into {target}:");
+    let head = match subject {
+        Some(file) => format!("{}: not carried into {target}:", escape::line(file)),
+        None => format!("not carried into {target}:"),
+    };
+    eprintln!("{}", style::paint(WARNING, &head));
     for l in &losses.losses {
         eprintln!(
             "  {:>5} × {} [{}]",
             l.count,
-            crate::escape::line(&l.message),
+            escape::line(&l.message),
             l.code
         );
     }
@@ -100,5 +110,33 @@ pub fn short_time(t: Option<&str>) -> String {
     match t {
         Some(t) => t.replace('T', " ").chars().take(16).collect(),
         None => "-".into(),
+    }
+}
+
+/// What `--max-tokens` did, in one line (the loss report lists what was left out).
+pub fn print_budget(b: &sessiontool::convert::budget::Budget) {
+    if crate::style::quiet() {
+        return;
+    }
+    if b.left_out == 0 && b.other_branches == 0 {
+        eprintln!(
+            "--max-tokens {}: the session fits (about {} tokens, estimated); nothing left out",
+            b.max_tokens, b.estimated
+        );
+    } else {
+        eprintln!(
+            "--max-tokens {}: kept about {} of {} tokens (estimated): the first prompt and the newest {} of {} turns{}; {} message(s) and event(s) left out",
+            b.max_tokens,
+            b.kept,
+            b.estimated,
+            b.turns_kept,
+            b.turns,
+            if b.cut_within_turn {
+                " (that one cut to its newest messages)"
+            } else {
+                ""
+            },
+            b.left_out + b.other_branches
+        );
     }
 }

@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::Parser;
+use anstream::println;
+use clap::{Parser, ValueHint};
 use serde::Serialize;
 use serde_json::Value;
 use sessiontool::convert;
@@ -19,7 +20,7 @@ use crate::style;
 
 const EXAMPLES: &str = "Examples:
   sessiontool show ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
-  sessiontool show chat.jsonl --leaf 06e2c1f0-...     # another branch
+  sessiontool show chat.jsonl --leaf 06e2c1f0         # another branch (an id, or its start)
   sessiontool show session.json --json | jq '.session.nodes | length'";
 
 /// How much of a long tool argument or result to show.
@@ -30,12 +31,14 @@ const PREVIEW_CHARS: usize = 400;
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The session file (`-` for standard input).
+    #[arg(value_hint = ValueHint::FilePath)]
     file: PathBuf,
-    /// Show the branch that ends at this node (default: the head).
+    /// Show the branch that ends at this node: its id or the start of it, as `sessiontool
+    /// tree` prints it (default: the head).
     #[arg(long, value_name = "ID")]
     leaf: Option<String>,
     /// The input format (default: detected from content).
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = input::readable_formats())]
     from: Option<String>,
     /// Wrap text to this many columns (default: the terminal's width; 0: do not wrap).
     #[arg(long, value_name = "N")]
@@ -71,13 +74,15 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let session = &outcome.session;
     let tree = session.tree();
     let leaf = match &args.leaf {
-        Some(id) => tree.index_of(id).ok_or_else(|| {
-            CliError::input(format!(
-                "no node with id \"{}\" in {}",
-                escape::line(id),
-                escape::line(&loaded.name)
+        Some(id) => tree.find(id).map_err(|e| {
+            CliError::new(
+                crate::error::id_code(&e),
+                format!("--leaf: {e} in {}", loaded.name),
+            )
+            .hint(format!(
+                "{}; `sessiontool tree FILE` shows the ids",
+                e.hint()
             ))
-            .hint("`sessiontool show FILE --json` lists every node id")
         })?,
         None => match tree.head() {
             Some(h) => h,
@@ -92,7 +97,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         },
     };
     let width = style::width(args.width);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(anstream::stdout().lock());
     render(
         &mut out,
         &loaded.name,

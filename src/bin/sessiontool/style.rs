@@ -1,8 +1,15 @@
 //! Output settings every command shares: colour (`--color`, `NO_COLOR`, only on a terminal by
 //! default), quiet (`-q`: errors only), and the terminal width.
+//!
+//! Human output is written with `anstream`'s `println!`/`eprintln!`, whose streams pass the
+//! styles below to a terminal and strip them everywhere else (a pipe, a file, `--color
+//! never`, `NO_COLOR`), each stream decided on its own. Session text reaches these streams
+//! only escaped ([`crate::escape`]), so every escape sequence on the screen is one of ours.
+//! `--json` documents and session bytes (`convert -o -`) are written to the raw streams.
 
-use std::io::IsTerminal;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anstyle::{AnsiColor, Effects, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -11,69 +18,72 @@ pub enum ColorChoice {
     Never,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub struct Settings {
-    pub color: bool,
-    pub quiet: bool,
-}
-
-static SETTINGS: OnceLock<Settings> = OnceLock::new();
+static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// Decides once, at start-up.
 pub fn init(choice: ColorChoice, quiet: bool) {
-    let color = match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
-    };
-    let _ = SETTINGS.set(Settings { color, quiet });
+    anstream::ColorChoice::write_global(match choice {
+        ColorChoice::Auto => anstream::ColorChoice::Auto,
+        ColorChoice::Always => anstream::ColorChoice::Always,
+        ColorChoice::Never => anstream::ColorChoice::Never,
+    });
+    QUIET.store(quiet, Ordering::Relaxed);
 }
 
-pub fn settings() -> Settings {
-    *SETTINGS.get().unwrap_or(&Settings {
-        color: false,
-        quiet: false,
-    })
+/// `-q`: print errors only (and what a command is asked to print: see `--help`).
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
 }
 
-/// Text in an ANSI style when colour is on.
-fn paint(code: &str, text: &str) -> String {
-    if settings().color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
+/// `error:`, an error finding, a failed step, a file that needs repair.
+pub const ERROR: Style = AnsiColor::Red.on_default().effects(Effects::BOLD);
+/// `warning:`, a warning finding.
+pub const WARNING: Style = AnsiColor::Yellow.on_default().effects(Effects::BOLD);
+/// A note, a time, an id: what the eye may skip.
+pub const NOTE: Style = Style::new().effects(Effects::DIMMED);
+/// What went well: a healthy session, a repair done.
+pub const GOOD: Style = AnsiColor::Green.on_default();
+/// `hint:` and the command to run next.
+pub const HINT: Style = AnsiColor::Cyan.on_default().effects(Effects::BOLD);
+/// Headings: a file name above its findings, table headers.
+pub const HEADING: Style = Style::new().effects(Effects::BOLD);
+
+/// `text` in `style` (the stream drops the style where colour is off).
+pub fn paint(style: Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// `text` padded to `width` columns, then styled: the padding counts what is seen.
+pub fn pad(style: Style, text: &str, width: usize) -> String {
+    format!("{style}{text:<width$}{style:#}")
 }
 
 pub fn bold(text: &str) -> String {
-    paint("1", text)
+    paint(HEADING, text)
 }
 
 pub fn dim(text: &str) -> String {
-    paint("2", text)
+    paint(NOTE, text)
 }
 
 pub fn red(text: &str) -> String {
-    paint("1;31", text)
+    paint(ERROR, text)
 }
 
 pub fn yellow(text: &str) -> String {
-    paint("33", text)
+    paint(AnsiColor::Yellow.on_default(), text)
 }
 
 pub fn green(text: &str) -> String {
-    paint("32", text)
+    paint(GOOD, text)
 }
 
 pub fn cyan(text: &str) -> String {
-    paint("36", text)
+    paint(AnsiColor::Cyan.on_default(), text)
 }
 
 pub fn magenta(text: &str) -> String {
-    paint("35", text)
+    paint(AnsiColor::Magenta.on_default(), text)
 }
 
 /// The width to wrap text to: `--width`, else the terminal's (standard output, or standard
@@ -82,13 +92,12 @@ pub fn width(asked: Option<usize>) -> Option<usize> {
     if asked.is_some() {
         return asked.filter(|w| *w > 0);
     }
-    #[cfg(unix)]
-    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
-        // SAFETY: TIOCGWINSZ fills a winsize for a terminal and fails otherwise.
-        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-        if unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut size) } == 0 && size.ws_col > 0 {
-            return Some(size.ws_col as usize);
-        }
+    let terminal = terminal_size::terminal_size_of(std::io::stdout())
+        .or_else(|| terminal_size::terminal_size_of(std::io::stderr()));
+    if let Some((terminal_size::Width(w), _)) = terminal
+        && w > 0
+    {
+        return Some(usize::from(w));
     }
     std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok())
 }
@@ -140,5 +149,11 @@ mod tests {
         assert_eq!(wrap("x", None, "  "), "  x");
         let long = "w".repeat(50);
         assert_eq!(wrap(&long, Some(22), ""), long);
+    }
+
+    #[test]
+    fn styles_are_sgr_sequences_around_the_text_and_padding_counts_the_text() {
+        assert_eq!(paint(ERROR, "x"), "\x1b[1m\x1b[31mx\x1b[0m");
+        assert_eq!(pad(GOOD, "ok", 4), "\x1b[32mok  \x1b[0m");
     }
 }

@@ -50,20 +50,26 @@ pub struct Measured {
     pub bytes: usize,
     pub longest: usize,
     current: usize,
+    /// Colour codes are left out, as a terminal shows the line (and as a pipe gets it).
+    colour: anstream::adapter::StripBytes,
 }
 
 impl std::io::Write for Measured {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        for &b in buf {
-            if b == b'\n' {
-                self.lines += 1;
-                self.longest = self.longest.max(self.current);
-                self.current = 0;
-            } else {
-                self.current += 1;
+        let mut colour = std::mem::take(&mut self.colour);
+        for shown in colour.strip_next(buf) {
+            for &b in shown {
+                if b == b'\n' {
+                    self.lines += 1;
+                    self.longest = self.longest.max(self.current);
+                    self.current = 0;
+                } else {
+                    self.current += 1;
+                }
             }
+            self.bytes += shown.len();
         }
-        self.bytes += buf.len();
+        self.colour = colour;
         Ok(buf.len())
     }
 

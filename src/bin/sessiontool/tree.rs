@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, ValueHint};
 use sessiontool::convert;
 use sessiontool::model::{Body, Content, Node};
 use sessiontool::tree::Tree;
@@ -25,16 +25,18 @@ const EXAMPLES: &str = "Examples:
 Each line: the first characters of a node id, its role, and the start of its text. `…N…`
 stands for N nodes in a row without branches; `(+N)` before a line deeper than 24 branches
 stands for N more levels of indentation. `◆ head` is the branch the tool resumes; pass a
-leaf id to `sessiontool show --leaf ID` (or `convert --leaf ID`) to read another branch.";
+leaf id as printed (its first characters) to `sessiontool show --leaf ID` (or `convert --leaf
+ID`) to read another branch.";
 
 /// Print the branch structure of a session.
 #[derive(Parser)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The session file (`-` for standard input).
+    #[arg(value_hint = ValueHint::FilePath)]
     file: PathBuf,
     /// The input format (default: detected from content).
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = input::readable_formats())]
     from: Option<String>,
     /// One line per node instead of folding runs without branches.
     #[arg(long)]
@@ -55,6 +57,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             schema: "sessiontool.tree/1",
             file: &loaded.name,
             format: format.name(),
+            diagnostics: &outcome.diagnostics,
             branches: tree.leaves().len(),
             head: tree.head().map(|h| tree.node(h).id.as_str()),
             nodes: Nodes::new(&tree, session.nodes.len()),
@@ -63,7 +66,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         return Ok(0);
     }
     crate::report::print_diagnostics(&outcome.diagnostics);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(anstream::stdout().lock());
     draw(
         &mut out,
         &loaded.name,

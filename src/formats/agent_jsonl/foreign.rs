@@ -55,13 +55,14 @@ pub(super) fn write_foreign(
                     node.extra.len(),
                     "fields of the source format with no place in an agent entry",
                 );
-                let dropped = m.usage.as_ref().map_or(0, |u| {
-                    usize::from(u.thoughts.is_some()) + usize::from(u.tool.is_some())
-                });
+                let dropped = m
+                    .usage
+                    .as_ref()
+                    .map_or(0, |u| usize::from(u.tool.is_some()));
                 losses.add(
                     "usage-fields",
                     dropped,
-                    "token counts the agent's usage has no field for (thoughts, tool)",
+                    "tool-use prompt token counts (the agent's usage has no field for them)",
                 );
                 message_entries(m, &timestamp, &mut losses, &mut bodies)
             }
@@ -161,6 +162,7 @@ fn message_entries(
         e.insert("message".into(), Value::Object(body));
         (e, None)
     };
+    let before = out.len();
     let mut rest = Vec::new();
     for part in &m.parts {
         let mut part = part.clone();
@@ -197,7 +199,20 @@ fn message_entries(
         };
         let mut msg = Message::new(role, rest);
         msg.model = m.model.clone();
-        msg.usage = m.usage.clone();
+        // The agent's `output` counts every generated token: thoughts go into it.
+        msg.usage = m.usage.clone().map(|mut u| {
+            if let Some(t) = u.thoughts.take() {
+                u.output = Some(u.output.unwrap_or(0).saturating_add(t));
+            }
+            u
+        });
         out.push(entry(msg));
+    }
+    if out.len() == before {
+        losses.add(
+            "messages",
+            1,
+            "messages with nothing an agent entry can hold (empty, as an aborted reply is, or only parts listed here), left out",
+        );
     }
 }

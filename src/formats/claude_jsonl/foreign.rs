@@ -142,7 +142,10 @@ impl<'s> Writer<'s> {
                 };
                 match content {
                     Some(content) => self.message(node, m, content),
-                    None => self.skip(node),
+                    None => {
+                        self.left_out(m);
+                        self.skip(node)
+                    }
                 }
             }
         }
@@ -229,6 +232,31 @@ impl<'s> Writer<'s> {
             self.part_fields(p);
         }
         (!blocks.is_empty()).then_some(Value::Array(blocks))
+    }
+
+    /// A message with nothing a Claude entry can hold (no parts, as an aborted reply has, or
+    /// only parts said above): said as a message left out, with the tokens its usage counted.
+    fn left_out(&mut self, m: &Message) {
+        if !m.role.is_conversation() || m.role == Role::System {
+            return; // said as a notice
+        }
+        self.losses.add(
+            "messages",
+            1,
+            "messages with nothing a Claude entry can hold (empty, as an aborted reply is, or only parts listed here), left out",
+        );
+        if let Some(u) = &m.usage {
+            let tokens = u
+                .input
+                .unwrap_or(0)
+                .saturating_add(u.output.unwrap_or(0))
+                .saturating_add(u.thoughts.unwrap_or(0));
+            self.losses.add(
+                "usage-tokens",
+                usize::try_from(tokens).unwrap_or(usize::MAX),
+                "tokens (input and output) counted on the messages left out",
+            );
+        }
     }
 
     fn part_fields(&mut self, p: &Part) {

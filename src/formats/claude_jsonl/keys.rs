@@ -2,14 +2,20 @@
 //! fields that borrows strings and skips message text, tool inputs and results without
 //! building values.
 
-use crate::formats::Keys;
 use crate::formats::keys::{self, object, objects, parent_of, string};
+use crate::formats::{Keys, Parent};
 
 /// `None` when the entry is not a JSON object (or not JSON).
 pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
     let e = keys::record(record)?;
-    let [uuid, parent_raw, session_id, kind, message] =
-        e.pick(["uuid", "parentUuid", "sessionId", "type", "message"]);
+    let [uuid, parent_raw, session_id, kind, message, logical] = e.pick([
+        "uuid",
+        "parentUuid",
+        "sessionId",
+        "type",
+        "message",
+        "logicalParentUuid",
+    ]);
     let (uuid, session_id, kind) = (string(uuid), string(session_id), string(kind));
     if uuid.is_none() {
         // Not a chain entry (`summary`, `file-history-snapshot`, ...): nothing to link.
@@ -18,7 +24,14 @@ pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
             ..Keys::default()
         });
     }
-    let (parent, parent_span) = parent_of(record, parent_raw, false);
+    let (mut parent, parent_span) = parent_of(record, parent_raw, false);
+    // A `/compact` boundary starts the tool's history anew (`parentUuid: null`) and names the
+    // record before it in `logicalParentUuid`.
+    if parent == Parent::Root
+        && let Some(l) = string(logical)
+    {
+        parent = Parent::Logical(l);
+    }
     let mut missing = Vec::new();
     if parent_raw.is_none() {
         missing.push("parentUuid");

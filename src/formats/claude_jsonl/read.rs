@@ -2,15 +2,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::blocks::part_from_block;
 use super::layout::Layout;
-use super::write::{Base, HINT_FINAL_NEWLINE, entry, to_bytes, with_hints};
+use super::write::{Base, HINT_FINAL_NEWLINE, entry, to_bytes, usage_object, with_hints};
 use super::{ENTRY, HINT_CONTENT, HINT_KEYS, HINT_RAW, HINT_STYLE, HINT_UUID, NAME};
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::formats::{Input, ReadError, ReadOutcome, record_diagnostics, record_value};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
 use crate::records::{Options, split_slice};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -95,6 +95,8 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         nodes.push(shape.node(value, &rec.bytes, line, occurrence));
     }
 
+    super::usage::one_usage_per_reply(&mut nodes, |u| Value::Object(usage_object(u)));
+    follow_logical_parents(&mut nodes, &chain);
     let ids: HashSet<&str> = chain.iter().map(|&i| nodes[i].id.as_str()).collect();
     let parents: HashSet<&str> = chain
         .iter()
@@ -216,7 +218,13 @@ pub(super) struct Shape<'a> {
 impl Shape<'_> {
     /// The node of the entry `text` (line `line`), parsed as `value` (`None`: it does not
     /// parse); `occurrence` numbers the entries with the same uuid (1 for the first).
-    pub(super) fn node(&self, value: Option<Value>, text: &[u8], line: u64, occurrence: u32) -> Node {
+    pub(super) fn node(
+        &self,
+        value: Option<Value>,
+        text: &[u8],
+        line: u64,
+        occurrence: u32,
+    ) -> Node {
         let Some(value) = value else {
             let mut node = whole(format!("line-{line}"), None, Value::Null);
             node.hints.insert(
@@ -364,7 +372,7 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
     };
     let usage = match msg.get("usage") {
         Some(Value::Object(_)) => match msg.shift_remove("usage") {
-            Some(Value::Object(u)) => Some(usage_from(u)),
+            Some(Value::Object(u)) => Some(super::usage::usage_from(u)),
             _ => None,
         },
         _ => None,
@@ -406,22 +414,24 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
     node
 }
 
-fn usage_from(mut u: Map<String, Value>) -> Usage {
-    let mut take = |k: &str| {
-        let n = u.get(k).and_then(Value::as_u64);
-        if n.is_some() {
-            u.shift_remove(k);
+/// A `/compact` boundary (`system` entry, `subtype: compact_boundary`) has `parentUuid: null`
+/// and names the last entry before it in `logicalParentUuid`. Claude Code's history walk stops
+/// at the boundary (what the model sees starts with the summary after it), but the history
+/// before it is the same session's: the node hangs under its logical parent, when that entry
+/// is earlier in the file, so the tree, `show` and conversions keep it on the head branch. The
+/// entry itself is kept whole, so it is written back as it was.
+fn follow_logical_parents(nodes: &mut [Node], chain: &[usize]) {
+    let mut seen: HashSet<String> = HashSet::new();
+    for &i in chain {
+        let node = &mut nodes[i];
+        if node.parent.is_none()
+            && let Body::Event(Event::Custom { data, .. }) = &node.body
+            && data.get("parentUuid") == Some(&Value::Null)
+            && let Some(logical) = data.get("logicalParentUuid").and_then(Value::as_str)
+            && seen.contains(logical)
+        {
+            node.parent = Some(logical.to_string());
         }
-        n
-    };
-    let input = take("input_tokens");
-    let output = take("output_tokens");
-    let cached = take("cache_read_input_tokens");
-    Usage {
-        input,
-        output,
-        cached,
-        extra: u,
-        ..Usage::default()
+        seen.insert(node.id.clone());
     }
 }

@@ -10,16 +10,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::read::{Shape, duplicate_uuid, missing_parent, node_id, not_an_entry, unparseable};
-use super::write::{Base, HINT_FINAL_NEWLINE, is_python, native_entry, to_bytes};
-use super::{HINT_STYLE, NAME};
+use super::write::{Base, HINT_FINAL_NEWLINE, is_python, native_entry, to_bytes, usage_object};
+use super::{HINT_STYLE, HINT_USAGE, NAME};
+use crate::check::ident::Ident;
 use crate::diag::{Diagnostic, Location};
-use crate::formats::lossy_diagnostic;
 use crate::engine::pass1::{Pass1, Scan, Spot};
 use crate::engine::skeleton::Skeleton;
+use crate::formats::lossy_diagnostic;
 use crate::json::facts::facts;
 use crate::json::value::to_value;
 use crate::json::{Kind, Raw};
-use crate::model::{Extra, Meta, Node};
+use crate::model::{Body, Extra, Meta, Node};
 use crate::records::Span;
 
 /// Pass one over a Claude Code session named `name` (in diagnostics); with `calls`, the tool
@@ -55,6 +56,12 @@ enum Entry {
         parent: Option<String>,
         hidden: bool,
         timed: bool,
+        /// A `/compact` boundary's `logicalParentUuid` (an entry kept whole, `parentUuid:
+        /// null`): its parent when that entry is earlier in the file.
+        logical: Option<String>,
+        /// A reply with usage: its `message.id` and `requestId` (the entries of one API reply
+        /// share them; the usage stays on the last one).
+        reply: Option<(String, String)>,
     },
 }
 
@@ -86,6 +93,10 @@ pub(crate) struct Block {
 const CHAIN: u8 = 1;
 /// The node has a time (`node.timestamp` is set).
 const TIMED: u8 = 2;
+/// A `/compact` boundary hung under its logical parent (the skeleton's parent).
+const LOGICAL: u8 = 4;
+/// A reply's entry other than its last: its usage goes into a hint (`one_usage_per_reply`).
+const USAGE_MOVED: u8 = 8;
 
 /// Id flags (by interned id: `read` keys these sets by id, not by node).
 const ID_CHAIN: u8 = 1;
@@ -109,6 +120,8 @@ pub(crate) struct Acc {
     title: Option<String>,
     calls: Vec<u32>,
     answered: Vec<bool>,
+    /// Each reply's last entry so far, by its `message.id` and `requestId`.
+    replies: std::collections::HashMap<(Box<str>, Box<str>), u32>,
 }
 
 impl Acc {
@@ -165,7 +178,9 @@ impl Scan for Scanner<'_> {
             None => {
                 // Not reached for records `to_value` reads; should it be, the value's own text
                 // has the same fields.
-                let v = value.take().or_else(|| to_value(bytes).ok().map(|(v, _)| v));
+                let v = value
+                    .take()
+                    .or_else(|| to_value(bytes).ok().map(|(v, _)| v));
                 rebuilt = v.map(|v| v.to_string()).unwrap_or_else(|| "null".into());
                 Raw::parse(&rebuilt).expect("serde_json writes JSON")
             }
@@ -224,6 +239,8 @@ impl Scan for Scanner<'_> {
                     parent,
                     hidden,
                     timed,
+                    logical,
+                    reply,
                 } => {
                     let u = acc.intern(&uuid);
                     acc.seen[u as usize] += 1;
@@ -234,15 +251,35 @@ impl Scan for Scanner<'_> {
                         acc.node_diags.push(duplicate_uuid(at(), &uuid, n));
                         acc.intern(&node_id(&uuid, n))
                     };
+                    // As `follow_logical_parents`: the logical parent counts when a chain
+                    // entry before this one has it as its id.
+                    let logical = logical.filter(|l| {
+                        acc.skeleton
+                            .ids
+                            .get(&Ident::new(l))
+                            .is_some_and(|n| acc.id_flags[n as usize] & ID_CHAIN != 0)
+                    });
                     acc.id_flags[id as usize] |= ID_CHAIN;
                     if hidden {
                         acc.id_flags[id as usize] |= ID_HIDDEN;
                     }
-                    let parent = parent.map(|p| acc.intern(&p));
+                    let mut flags = CHAIN | if timed { TIMED } else { 0 };
+                    if logical.is_some() {
+                        flags |= LOGICAL;
+                    }
+                    let parent = parent.or(logical).map(|p| acc.intern(&p));
                     if let Some(p) = parent {
                         acc.id_flags[p as usize] |= ID_PARENT;
                     }
-                    (id, parent, n, CHAIN | if timed { TIMED } else { 0 })
+                    if let Some((message, request)) = reply {
+                        let index = acc.skeleton.len() as u32;
+                        if let Some(before) =
+                            acc.replies.insert((message.into(), request.into()), index)
+                        {
+                            acc.flags[before as usize] |= USAGE_MOVED;
+                        }
+                    }
+                    (id, parent, n, flags)
                 }
             };
             acc.skeleton.push(id, parent);
@@ -258,9 +295,7 @@ impl Scanner<'_> {
     /// JSON is). Only text with white space between tokens can be; once one is found, no
     /// other is looked at.
     fn python_style(&self, bytes: &[u8], value: Option<&Value>, raw: Raw) {
-        if raw.kind() != Kind::Object
-            || self.python.load(Ordering::Relaxed)
-            || !facts(bytes).spaced
+        if raw.kind() != Kind::Object || self.python.load(Ordering::Relaxed) || !facts(bytes).spaced
         {
             return;
         }
@@ -298,7 +333,10 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
     let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
     let timestamp = string(timestamp);
     if let Some(ts) = &timestamp
-        && block.last_updated.as_deref().is_none_or(|l| l < ts.as_str())
+        && block
+            .last_updated
+            .as_deref()
+            .is_none_or(|l| l < ts.as_str())
     {
         block.last_updated = Some(ts.clone());
     }
@@ -319,14 +357,41 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
         });
     }
     let flag = |r: Option<Raw>| r.and_then(Raw::as_bool) == Some(true);
-    if calls && matches!(string(kind).as_deref(), Some("user" | "assistant")) {
+    let kind = string(kind);
+    if calls && matches!(kind.as_deref(), Some("user" | "assistant")) {
         message_calls(message, block);
     }
+    // What `chain_node` makes a message of (else the entry is kept whole).
+    let message = message.filter(|m| m.kind() == Kind::Object);
+    let content_ok = message
+        .and_then(|m| m.get("content"))
+        .is_some_and(|c| matches!(c.kind(), Kind::String | Kind::Array));
+    let shaped = content_ok && matches!(kind.as_deref(), Some("user" | "assistant"));
+    let logical = match (shaped, parent) {
+        (false, Some(p)) if p.kind() == Kind::Null => string(raw.get("logicalParentUuid")),
+        _ => None,
+    };
+    let reply = match message {
+        Some(m) if shaped && kind.as_deref() == Some("assistant") => {
+            let [id, usage] = m.pick(["id", "usage"]);
+            match (
+                usage.map(|u| u.kind()),
+                string(id),
+                string(raw.get("requestId")),
+            ) {
+                (Some(Kind::Object), Some(id), Some(request)) => Some((id, request)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
     Entry::Chain {
         uuid,
         parent: string(parent),
         hidden: flag(sidechain) || flag(is_meta),
         timed: timestamp.is_some(),
+        logical,
+        reply,
     }
 }
 
@@ -508,7 +573,22 @@ impl Known {
         };
         let value = to_value(bytes).ok().map(|(v, _)| v);
         let i = index as usize;
-        shape.node(value, bytes, self.spots[i].line, self.occurrence[i])
+        let mut node = shape.node(value, bytes, self.spots[i].line, self.occurrence[i]);
+        if self.flags[i] & USAGE_MOVED != 0
+            && let Body::Message(m) = &mut node.body
+            && let Some(u) = m.usage.take()
+            && hints
+        {
+            node.hints
+                .insert(HINT_USAGE.into(), Value::Object(usage_object(&u)));
+        }
+        if self.flags[i] & LOGICAL != 0 {
+            node.parent = self
+                .skeleton
+                .parent_id(index)
+                .map(|p| self.skeleton.ids.name(p).to_string());
+        }
+        node
     }
 
     /// How this format's writer writes the session back, given its metadata as it will be

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::blocks::block_from_part;
-use super::{HINT_CONTENT, HINT_KEYS, HINT_RAW, HINT_STYLE, HINT_UUID};
+use super::{HINT_CONTENT, HINT_KEYS, HINT_RAW, HINT_STYLE, HINT_USAGE, HINT_UUID};
 use crate::formats::{WriteError, Written, ordered};
 use crate::model::{Body, Content, Event, Message, Meta, Node, Role, Usage};
 
@@ -209,6 +209,8 @@ fn message_object(node: &Node, m: &Message) -> Map<String, Value> {
     }
     if let Some(u) = &m.usage {
         o.insert("usage".into(), Value::Object(usage_object(u)));
+    } else if let Some(u) = node.hints.get(HINT_USAGE) {
+        o.insert("usage".into(), u.clone());
     }
     for (k, v) in &m.extra {
         o.insert(k.clone(), v.clone());
@@ -218,11 +220,7 @@ fn message_object(node: &Node, m: &Message) -> Map<String, Value> {
 
 pub(super) fn usage_object(u: &Usage) -> Map<String, Value> {
     let mut o = Map::new();
-    for (k, v) in [
-        ("input_tokens", u.input),
-        ("output_tokens", u.output),
-        ("cache_read_input_tokens", u.cached),
-    ] {
+    for (k, v) in super::usage::counts(u) {
         if let Some(v) = v {
             o.insert(k.into(), v.into());
         }

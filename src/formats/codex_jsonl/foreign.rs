@@ -20,6 +20,11 @@ pub(super) struct Foreign<'a> {
     losses: &'a mut LossReport,
     session_id: String,
     last_ts: Option<String>,
+    cwd: String,
+    /// The model of the last `turn_context` written.
+    model: Option<String>,
+    /// The running `total_token_usage` of the `token_count` events written.
+    total: Map<String, Value>,
 }
 
 impl<'a> Foreign<'a> {
@@ -51,6 +56,9 @@ impl<'a> Foreign<'a> {
             losses,
             session_id,
             last_ts: None,
+            cwd: String::new(),
+            model: None,
+            total: Map::new(),
         })
     }
 
@@ -90,33 +98,9 @@ impl<'a> Foreign<'a> {
         );
     }
 
-    /// A writer that goes on after the nodes another one wrote (the two-pass engine writes
-    /// runs of nodes on several threads): with the session id the first one chose and the
-    /// time of the line before. Its losses are its run's own.
-    pub(super) fn continued(
-        session: &'a Session,
-        options: &'a WriteOptions,
-        losses: &'a mut LossReport,
-        session_id: String,
-        last_ts: Option<String>,
-    ) -> Self {
-        Foreign {
-            session,
-            options,
-            losses,
-            session_id,
-            last_ts,
-        }
-    }
-
-    /// The session id written.
-    pub(super) fn session_id(&self) -> &str {
-        &self.session_id
-    }
-
-    /// The time the last line written had.
-    pub(super) fn last_ts(&self) -> Option<&String> {
-        self.last_ts.as_ref()
+    /// Adds a loss (the two-pass engine says the other branches itself).
+    pub(super) fn lose(&mut self, code: &'static str, count: usize, message: &'static str) {
+        self.losses.add(code, count, message);
     }
 
     pub(super) fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {
@@ -149,7 +133,8 @@ impl<'a> Foreign<'a> {
         let mut p = Map::new();
         p.insert("id".into(), self.session_id.clone().into());
         p.insert("timestamp".into(), ts.clone().into());
-        p.insert("cwd".into(), cwd.unwrap_or_default().into());
+        self.cwd = cwd.unwrap_or_default();
+        p.insert("cwd".into(), self.cwd.clone().into());
         p.insert("originator".into(), "sessiontool".into());
         p.insert("cli_version".into(), CLI_VERSION.into());
         p.insert("instructions".into(), Value::Null);
@@ -204,6 +189,10 @@ impl<'a> Foreign<'a> {
             }
         };
         self.count_extras(node, m);
+        if role == "assistant" {
+            self.turn_context(&ts, m, out);
+        }
+        let before = out.len();
         let mut content: Vec<Value> = Vec::new();
         let mut texts: Vec<&str> = Vec::new();
         for (k, part) in m.parts.iter().enumerate() {
@@ -263,6 +252,51 @@ impl<'a> Foreign<'a> {
             }
         }
         self.flush(&ts, role, &mut content, &mut texts, out);
+        if out.len() == before {
+            self.losses.add(
+                "messages",
+                1,
+                "messages with nothing a rollout line can hold (empty, as an aborted reply is, or only parts listed here), left out",
+            );
+        }
+        if role == "assistant" {
+            self.token_count(&ts, m, out);
+        }
+    }
+
+    /// A `turn_context` line before a reply whose model differs from the last one written
+    /// (Codex records the model per turn there; usage readers such as ccusage take it from
+    /// there). A session read from a rollout has its own lines.
+    fn turn_context(&mut self, ts: &str, m: &Message, out: &mut Vec<u8>) {
+        let Some(model) = m.model.as_ref().filter(|_| !self.native()) else {
+            return;
+        };
+        if self.model.as_ref() == Some(model) {
+            return;
+        }
+        self.model = Some(model.clone());
+        // `TurnContextItem` as Codex 0.47 writes it; the policies are the most careful ones
+        // (the session does not say which were used, and resuming applies the user's own).
+        let mut sandbox = Map::new();
+        sandbox.insert("mode".into(), "read-only".into());
+        let mut p = Map::new();
+        p.insert("cwd".into(), self.cwd.clone().into());
+        p.insert("approval_policy".into(), "on-request".into());
+        p.insert("sandbox_policy".into(), Value::Object(sandbox));
+        p.insert("model".into(), model.clone().into());
+        p.insert("summary".into(), "auto".into());
+        push(out, line(ts, "turn_context", Value::Object(p)));
+    }
+
+    /// The `token_count` event Codex writes after a response, for a reply with usage.
+    fn token_count(&mut self, ts: &str, m: &Message, out: &mut Vec<u8>) {
+        let Some(u) = m.usage.as_ref().filter(|_| !self.native()) else {
+            return;
+        };
+        let last = super::usage::token_usage(u);
+        super::usage::add_to(&mut self.total, &last);
+        let payload = super::usage::token_count(&self.total, &last);
+        push(out, line(ts, "event_msg", payload));
     }
 
     /// Writes the pending message content as a message item, with the event Codex records
@@ -333,18 +367,21 @@ impl<'a> Foreign<'a> {
             "fields of the source format with no place in a rollout line",
         );
         self.losses.add("signatures", encrypted, "part signatures of another provider (a rollout keeps only OpenAI's encrypted reasoning)");
-        if m.usage.is_some() {
+        // Usage and models of replies are written as token_count and turn_context lines; on
+        // other messages Codex has no place for them.
+        let assistant = m.role == Role::Assistant;
+        if m.usage.is_some() && !assistant {
             self.losses.add(
                 "usage",
                 1,
-                "token usage per message (Codex records it in token_count events)",
+                "token usage on messages other than replies (Codex counts tokens per response)",
             );
         }
-        if m.model.is_some() {
+        if m.model.is_some() && !assistant {
             self.losses.add(
                 "model",
                 1,
-                "the model of each reply (Codex records it per turn in turn_context)",
+                "the model of messages other than replies (Codex records it per turn)",
             );
         }
     }

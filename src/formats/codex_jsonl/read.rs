@@ -94,6 +94,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         nodes.push(node);
     }
     name_results(&mut nodes);
+    super::usage::attach(&mut nodes);
     if !have_meta {
         diagnostics.push(diag(
             "codex-no-session-meta",

@@ -110,10 +110,12 @@ fn raw_line(node: &Node) -> Option<&str> {
     same.then_some(raw)
 }
 
-/// The body with result names (derived by the reader from the calls) left out.
+/// The body without what the reader derived from other lines: result names (from the calls),
+/// models and usage (from `turn_context` and `token_count` lines).
 fn unnamed(body: &Body) -> Body {
     let mut b = body.clone();
     if let Body::Message(m) = &mut b {
+        super::usage::without_derived(m);
         for p in &mut m.parts {
             if let Content::ToolResult { name, .. } = &mut p.content {
                 *name = None;

@@ -292,6 +292,13 @@ fn title(session: &Session, main: &[usize]) -> String {
     {
         return one_line(t, 120);
     }
+    // The context a tool puts in user messages itself (Codex's `<environment_context>`) is
+    // no prompt.
+    let source = session
+        .meta
+        .source_format
+        .as_deref()
+        .and_then(super::by_name);
     let first_prompt = main
         .iter()
         .map(|&i| &session.nodes[i])
@@ -299,7 +306,7 @@ fn title(session: &Session, main: &[usize]) -> String {
         .filter_map(|n| n.message())
         .filter(|m| m.role == Role::User)
         .map(Message::text)
-        .find(|t| !t.trim().is_empty());
+        .find(|t| !t.trim().is_empty() && !source.is_some_and(|f| f.is_context_message(t)));
     match (first_prompt, &session.meta.id) {
         (Some(p), _) => one_line(&p, 80),
         (None, Some(id)) => format!("Session {id}"),

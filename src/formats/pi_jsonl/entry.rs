@@ -151,6 +151,9 @@ fn read_message(
     Ok(message)
 }
 
+/// pi's `usage` as model usage. pi counts `input` without the cache reads and writes (as the
+/// Anthropic API does); the model's `input` is every prompt token, so they are added up (the
+/// cache writes stay in `extra` as `cacheWrite`, where the writer takes them off again).
 fn usage_from(mut u: Map<String, Value>) -> Usage {
     let mut take = |k: &str| {
         let n = u.get(k).and_then(Value::as_u64);
@@ -163,6 +166,21 @@ fn usage_from(mut u: Map<String, Value>) -> Usage {
     let output = take("output");
     let cached = take("cacheRead");
     let total = take("totalTokens");
+    let written = u.get("cacheWrite").and_then(Value::as_u64).unwrap_or(0);
+    let input = match input {
+        Some(n) => match n
+            .checked_add(cached.unwrap_or(0))
+            .and_then(|n| n.checked_add(written))
+        {
+            Some(all) => Some(all),
+            None => {
+                // Beyond any real count: kept as it was, not added up.
+                u.insert("input".into(), n.into());
+                None
+            }
+        },
+        None => None,
+    };
     Usage {
         input,
         output,

@@ -134,10 +134,18 @@ pub(super) fn message_entries(
             ),
         }
     }
+    let answered = !results.is_empty();
     for r in results {
         out.push(("message", tool_result(&r, calls, &time), None));
     }
     if blocks.is_empty() && m.role != Role::Assistant {
+        if !answered {
+            losses.add(
+                "messages",
+                1,
+                "user messages with nothing pi can hold (empty, or only parts listed here), left out",
+            );
+        }
         return;
     }
     let mut msg = Map::new();
@@ -171,19 +179,23 @@ pub(super) fn message_entries(
 fn usage(u: Option<&Usage>, losses: &mut LossReport) -> Value {
     let d = Usage::default();
     let u = u.unwrap_or(&d);
-    if u.thoughts.is_some() || u.tool.is_some() {
+    if u.tool.is_some() {
         losses.add(
             "usage-fields",
             1,
-            "thought and tool-use token counts (pi's usage has no field for them)",
+            "tool-use prompt token counts (pi's usage has no field for them)",
         );
     }
-    let (input, output, cached) = (
-        u.input.unwrap_or(0),
-        u.output.unwrap_or(0),
-        u.cached.unwrap_or(0),
-    );
-    let total = u.total.unwrap_or(input + output);
+    // pi counts thoughts in `output` and the cache reads apart from `input`.
+    let cached = u.cached.unwrap_or(0);
+    let input = u.input.unwrap_or(0).saturating_sub(cached);
+    let output = u
+        .output
+        .unwrap_or(0)
+        .saturating_add(u.thoughts.unwrap_or(0));
+    let total = u
+        .total
+        .unwrap_or(input.saturating_add(output).saturating_add(cached));
     json!({"input": input, "output": output, "cacheRead": cached, "cacheWrite": 0,
            "totalTokens": total,
            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})

@@ -12,11 +12,21 @@ use super::{
 use crate::model::{Body, Content, Event, Message, Node, Part, Role, Usage};
 
 /// pi's `usage` object. Native extras (`cacheWrite`, `cost`) are written back in place;
-/// counts pi has no field for (`thoughts`, `tool`) are not written.
+/// counts pi has no field for (`thoughts`, `tool`) are not written. pi's `input` leaves out
+/// the cache reads and writes the model's `input` holds.
 pub(super) fn usage_value(u: &Usage, native: bool) -> Value {
+    let written = u
+        .extra
+        .get("cacheWrite")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let input = u.input.map(|n| {
+        n.saturating_sub(u.cached.unwrap_or(0))
+            .saturating_sub(written)
+    });
     let mut m = Map::new();
     for (k, v) in [
-        ("input", u.input),
+        ("input", input),
         ("output", u.output),
         ("cacheRead", u.cached),
         ("totalTokens", u.total),

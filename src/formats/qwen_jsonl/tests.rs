@@ -771,12 +771,7 @@ fn detects_its_own_files() {
 }
 
 fn shared(rel: &str) -> Option<PathBuf> {
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples"));
-    if !root.is_dir() {
-        eprintln!("SKIPPED: ../shared not present");
-        return None;
-    }
-    Some(root.join(rel))
+    crate::prerequisite::shared(rel)
 }
 
 #[test]

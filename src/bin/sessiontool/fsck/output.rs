@@ -1,12 +1,17 @@
-//! What `fsck` prints for people: each damaged file with its findings and fixes, a summary
-//! that ends with the command to run next, and the list of codes.
+//! What `fsck` prints for people: each damaged file with its findings and fixes (findings
+//! alike on one line grouped), a summary that ends with the commands to run next, and the
+//! list of codes. `-q` leaves the files with errors and their errors.
 
+use anstream::println;
+use anstyle::Style;
 use sessiontool::check::{self, Issue};
 use sessiontool::diag::Severity;
 
 use super::{Args, Checked, EXIT_UNCORRECTED, Summary};
 use crate::error::CliError;
 use crate::escape;
+use crate::store_args::shell_word;
+use crate::style::{self, ERROR, GOOD, HEADING, HINT, NOTE, WARNING};
 
 /// Findings printed per file (all with -v; --json always has all).
 const MAX_SHOWN: usize = 20;
@@ -36,10 +41,22 @@ fn print_rest(rest: &[Issue]) {
     );
 }
 
+fn severity_style(severity: Severity) -> Style {
+    match severity {
+        Severity::Error => ERROR,
+        Severity::Warning => WARNING,
+        Severity::Info => NOTE,
+    }
+}
+
 pub(super) fn print_file(c: &Checked, verbose: bool) {
+    let quiet = style::quiet();
     let r = &c.report;
     let file = escape::line(&r.file);
     if c.skipped {
+        if quiet {
+            return;
+        }
         if let Some(reason) = &c.reason {
             println!("{file}: skipped: {reason}");
         } else if verbose {
@@ -48,9 +65,10 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
         return;
     }
     if r.issues.is_empty() && c.error.is_none() {
-        if verbose {
+        if verbose && !quiet {
             println!(
-                "{file}: ok ({}, {} records)",
+                "{file}: {} ({}, {} records)",
+                style::paint(GOOD, "ok"),
                 r.format.unwrap_or("?"),
                 r.records
             );
@@ -59,7 +77,11 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
     }
     if let (Some(e), None) = (&c.error, r.format) {
         // Not checked at all: the error says which file and why.
-        println!("{}", escape::line(e));
+        println!("{} {}", style::paint(ERROR, "error:"), escape::line(e));
+        return;
+    }
+    let errors = r.count(Severity::Error);
+    if quiet && errors == 0 && c.error.is_none() {
         return;
     }
     let mut counts = Vec::new();
@@ -70,87 +92,167 @@ pub(super) fn print_file(c: &Checked, verbose: bool) {
     ] {
         let n = r.count(sev);
         if n > 0 {
-            counts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+            let text = format!("{n} {name}{}", if n == 1 { "" } else { "s" });
+            counts.push(style::paint(severity_style(sev), &text));
         }
     }
     println!(
-        "{file} ({}, {} records, {} bytes): {}",
+        "{} ({}, {} records, {} bytes): {}",
+        style::paint(HEADING, &file),
         r.format.unwrap_or("unknown format"),
         r.records,
         r.bytes,
         if counts.is_empty() {
-            "ok".to_string()
+            style::paint(GOOD, "ok")
         } else {
             counts.join(", ")
         }
     );
     let repaired = c.repair.as_ref().is_some_and(|r| r.changed);
-    let shown = if verbose { r.issues.len() } else { MAX_SHOWN };
-    for i in r.issues.iter().take(shown) {
-        print_issue(i, repaired);
+    let issues: Vec<&Issue> = r
+        .issues
+        .iter()
+        .filter(|i| !quiet || i.severity == Severity::Error)
+        .collect();
+    let groups = if verbose {
+        issues.iter().map(|i| (*i, 1)).collect()
+    } else {
+        alike(&issues)
+    };
+    let shown = if verbose { groups.len() } else { MAX_SHOWN };
+    for (i, n) in groups.iter().take(shown) {
+        print_issue(i, *n, repaired);
     }
-    if r.issues.len() > shown {
-        print_rest(&r.issues[shown..]);
+    if groups.len() > shown {
+        let first_hidden: usize = groups[..shown].iter().map(|(_, n)| n).sum();
+        let rest: Vec<Issue> = issues[first_hidden..]
+            .iter()
+            .map(|i| (*i).clone())
+            .collect();
+        print_rest(&rest);
     }
-    if let Some(rep) = &c.repair {
-        if rep.changed {
-            println!(
-                "  repaired: {} fix(es) applied; {} records before, {} after",
-                Issue::total(&rep.fixed),
-                rep.records_before,
-                rep.records_after
-            );
-            if let Some(b) = &rep.backup {
-                println!("  original kept as {}", escape::path(b));
-            }
-            if let Some(s) = &rep.sidecar {
-                println!("  dropped bytes saved in {}", escape::path(s));
-            }
-            if rep.carried_over > 0 {
-                println!(
-                    "  {} byte(s) a tool appended while the repair ran were carried into the repaired file: check it again (sessiontool fsck {})",
-                    rep.carried_over,
-                    escape::line(&rep.file)
-                );
-            }
-            if let Some(w) = &rep.still_written {
-                println!("  warning: {w}");
-            }
-        } else if !rep.fixed.is_empty() {
-            println!(
-                "  dry run: {} fix(es) would be applied; nothing changed",
-                Issue::total(&rep.fixed)
-            );
-        }
+    if let Some(rep) = &c.repair
+        && !quiet
+    {
+        print_repair(rep);
     }
     if let Some(e) = &c.error {
-        println!("  not repaired: {}", escape::line(e));
+        println!(
+            "  {} {}",
+            style::paint(ERROR, "not repaired:"),
+            escape::line(e)
+        );
     }
 }
 
-fn print_issue(i: &Issue, repaired: bool) {
+/// Consecutive findings alike (one code, severity and fix on one line, such as every
+/// unanswered call of one message) as one entry with their count.
+fn alike<'a>(issues: &[&'a Issue]) -> Vec<(&'a Issue, usize)> {
+    let mut groups: Vec<(&Issue, usize)> = Vec::new();
+    for &i in issues {
+        match groups.last_mut() {
+            Some((first, n))
+                if first.line.is_some()
+                    && (first.line, first.code, first.severity, &first.fix)
+                        == (i.line, i.code, i.severity, &i.fix)
+                    && first.unlisted.is_none()
+                    && i.unlisted.is_none() =>
+            {
+                *n += 1;
+            }
+            _ => groups.push((i, 1)),
+        }
+    }
+    groups
+}
+
+fn print_repair(rep: &sessiontool::repair::Repaired) {
+    if rep.changed {
+        println!(
+            "  {}: {} fix(es) applied; {} records before, {} after",
+            style::paint(GOOD, "repaired"),
+            Issue::total(&rep.fixed),
+            rep.records_before,
+            rep.records_after
+        );
+        if let Some(b) = &rep.backup {
+            println!("  original kept as {}", escape::path(b));
+        }
+        if let Some(s) = &rep.sidecar {
+            println!("  dropped bytes saved in {}", escape::path(s));
+        }
+        if rep.carried_over > 0 {
+            println!(
+                "  {} byte(s) a tool appended while the repair ran were carried into the repaired file: check it again (sessiontool fsck {})",
+                rep.carried_over,
+                escape::line(&shell_word(&rep.file))
+            );
+        }
+        if let Some(w) = &rep.still_written {
+            println!(
+                "  {} {}",
+                style::paint(WARNING, "warning:"),
+                escape::line(w)
+            );
+        }
+    } else if !rep.fixed.is_empty() {
+        println!(
+            "  dry run: {} fix(es) would be applied; nothing changed",
+            Issue::total(&rep.fixed)
+        );
+    }
+}
+
+/// One finding (`more` alike ones after it on the same line are counted, not repeated).
+fn print_issue(i: &Issue, alike: usize, repaired: bool) {
     let at = match (i.line, i.offset) {
         (Some(l), Some(o)) => format!("line {l} (byte {o})"),
         (Some(l), None) => format!("line {l}"),
         _ => "file".to_string(),
     };
+    let more = match alike {
+        1 => String::new(),
+        n => format!(" (and {} more alike on this line; -v lists them)", n - 1),
+    };
     println!(
-        "  {at:<24} {:<7} {:<22} {}",
-        i.severity.as_str(),
+        "  {at:<24} {} {:<22} {}{more}",
+        style::pad(severity_style(i.severity), i.severity.as_str(), 7),
         i.code,
         escape::line(&i.message)
     );
     if let Some(fix) = &i.fix {
-        let verb = if repaired { "fixed" } else { "fix" };
-        println!("  {:<24} {verb}: {}", "", escape::line(fix));
+        let verb = match (repaired, alike) {
+            (true, 1) => "fixed",
+            (true, _) => "fixed (each)",
+            (false, 1) => "fix",
+            (false, _) => "fix (each)",
+        };
+        println!(
+            "  {:<24} {} {}",
+            "",
+            style::paint(GOOD, &format!("{verb}:")),
+            escape::line(fix)
+        );
     }
 }
 
 pub(super) fn print_summary(s: &Summary, args: &Args, code: i32) {
+    if style::quiet() {
+        return;
+    }
     let mut line = format!(
         "checked {} file(s), {} bytes, {} records: {} damaged",
-        s.files, s.bytes, s.records, s.damaged
+        s.files - s.unreadable,
+        s.bytes,
+        s.records,
+        s.damaged
     );
+    if s.unreadable > 0 {
+        line.push_str(&format!(
+            "; {} could not be checked (see above)",
+            s.unreadable
+        ));
+    }
     let other_skipped = s.skipped - s.not_regular;
     if other_skipped > 0 {
         line.push_str(&format!(
@@ -165,29 +267,63 @@ pub(super) fn print_summary(s: &Summary, args: &Args, code: i32) {
     }
     println!("{line}");
     if s.repaired > 0 {
-        println!("repaired {} file(s)", s.repaired);
-    }
-    if s.failed > 0 {
         println!(
-            "{} file(s) could not be checked or repaired (see above)",
-            s.failed
+            "{}",
+            style::paint(GOOD, &format!("repaired {} file(s)", s.repaired))
         );
     }
-    let paths = args
+    let not_repaired = s.failed - s.unreadable;
+    if not_repaired > 0 {
+        println!(
+            "{}",
+            style::paint(
+                ERROR,
+                &format!("{not_repaired} file(s) could not be repaired (see above)")
+            )
+        );
+    }
+    for (command, why) in next_steps(s, args, code) {
+        println!(
+            "{} {command}    {}",
+            style::paint(HINT, "next:"),
+            style::paint(NOTE, &format!("# {why}"))
+        );
+    }
+}
+
+/// The commands to run next, as they can be typed: see what a repair would change, then
+/// repair.
+fn next_steps(s: &Summary, args: &Args, code: i32) -> Vec<(String, String)> {
+    let mut paths: Vec<String> = args
         .paths
         .iter()
-        .map(|p| escape::path(p))
-        .collect::<Vec<_>>()
-        .join(" ");
-    if code & EXIT_UNCORRECTED != 0 && s.fixable > 0 && !args.repair {
-        println!(
-            "{} issue(s) can be fixed; see what would change: sessiontool fsck --repair -n {paths}",
-            s.fixable
-        );
-        println!("then fix them: sessiontool fsck --repair {paths}");
-    } else if args.dry_run && s.fixable > 0 {
-        println!("to apply: sessiontool fsck --repair {paths}");
+        .map(|p| escape::line(&shell_word(&p.display().to_string())).into_owned())
+        .collect();
+    if paths.first().is_some_and(|p| p.starts_with('-')) {
+        paths.insert(0, "--".into());
     }
+    let paths = paths.join(" ");
+    let from = match &args.from {
+        Some(f) => format!(" --from {f}"),
+        None => String::new(),
+    };
+    let mut steps = Vec::new();
+    if code & EXIT_UNCORRECTED != 0 && s.fixable > 0 && !args.repair {
+        steps.push((
+            format!("sessiontool fsck --repair -n{from} {paths}"),
+            format!("see what a repair would change ({} fixable)", s.fixable),
+        ));
+        steps.push((
+            format!("sessiontool fsck --repair{from} {paths}"),
+            "fix them; each original is kept as <file>.bak-<time>".into(),
+        ));
+    } else if args.dry_run && s.fixable > 0 {
+        steps.push((
+            format!("sessiontool fsck --repair{from} {paths}"),
+            "apply these fixes".into(),
+        ));
+    }
+    steps
 }
 
 pub(super) fn print_codes(json: bool) -> Result<i32, CliError> {
@@ -197,10 +333,13 @@ pub(super) fn print_codes(json: bool) -> Result<i32, CliError> {
             .map(|(c, s, m)| serde_json::json!({"code": c, "severity": s, "meaning": m}))
             .collect();
         let doc = serde_json::json!({"schema": "sessiontool.codes/1", "codes": list});
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        crate::report::print_json(&doc);
     } else {
         for (code, severity, meaning) in check::CODES {
-            println!("{code:<22} {:<7} {meaning}", severity.as_str());
+            println!(
+                "{code:<22} {} {meaning}",
+                style::pad(severity_style(*severity), severity.as_str(), 7)
+            );
         }
     }
     Ok(0)

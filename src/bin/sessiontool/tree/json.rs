@@ -2,6 +2,7 @@
 //! sessiontool.tree/1), serialized as it is written.
 
 use serde::Serialize;
+use sessiontool::diag::Diagnostic;
 use sessiontool::model::{Body, Node};
 use sessiontool::tree::Tree;
 
@@ -12,6 +13,8 @@ pub(super) struct Doc<'a> {
     pub schema: &'static str,
     pub file: &'a str,
     pub format: &'a str,
+    /// What the reader noticed (the human output counts the notes; this lists them).
+    pub diagnostics: &'a [Diagnostic],
     pub branches: usize,
     pub head: Option<&'a str>,
     pub nodes: Nodes<'a>,

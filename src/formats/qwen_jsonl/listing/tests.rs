@@ -75,12 +75,11 @@ fn fixtures() -> Vec<(String, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     let samples = root.join("../shared/samples");
-    if !samples.is_dir() {
-        println!(
-            "SKIPPED (the real samples only): {} is absent",
-            samples.display()
-        );
-    }
+    // The fixtures are read either way; the real samples when they are here.
+    crate::prerequisite::present(
+        samples.is_dir(),
+        &format!("the real samples: {} is absent", samples.display()),
+    );
     for dir in [root.join("fixtures"), samples]
         .into_iter()
         .filter(|d| d.is_dir())
