@@ -284,6 +284,17 @@ impl Event {
             Event::Custom { kind, .. } => kind,
         }
     }
+
+    /// What the event is, for people: its kind, or for a record a format keeps whole, the
+    /// `type` it names (`file-history-snapshot` rather than `claude-jsonl.entry`).
+    pub fn name(&self) -> &str {
+        match self {
+            Event::Custom { kind, data } => {
+                data.get("type").and_then(Value::as_str).unwrap_or(kind)
+            }
+            other => other.kind(),
+        }
+    }
 }
 
 impl Node {

@@ -110,11 +110,61 @@ impl<'a> Tree<'a> {
         self.head
     }
 
-    /// Nodes with no children, in file order.
+    /// Nodes with no children, in file order (records outside the conversation included).
     pub fn leaves(&self) -> Vec<usize> {
         (0..self.nodes.len())
             .filter(|&i| self.children[i].is_empty())
             .collect()
+    }
+
+    /// The leaves that end a branch of the conversation: every leaf but the records outside
+    /// it ([`Tree::is_outside`]).
+    pub fn branch_leaves(&self) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&i| self.children[i].is_empty() && !self.is_outside(i))
+            .collect()
+    }
+
+    /// Whether a node stands outside the conversation: an event with neither a parent nor
+    /// children (Claude Code's file-history snapshots, queue operations and summaries are
+    /// written beside the chain, not in it). It is on no path a tool resumes, so it is no
+    /// branch; the head never counts as one (it is what a tool resumes).
+    pub fn is_outside(&self, index: usize) -> bool {
+        let node = &self.nodes[index];
+        node.parent.is_none()
+            && self.children[index].is_empty()
+            && matches!(node.body, crate::model::Body::Event(_))
+            && self.head != Some(index)
+    }
+
+    /// The records outside the conversation ([`Tree::is_outside`]), in file order.
+    pub fn outside(&self) -> Vec<usize> {
+        self.roots
+            .iter()
+            .copied()
+            .filter(|&i| self.is_outside(i))
+            .collect()
+    }
+
+    /// The records outside the conversation counted by what they are, as `snapshot ×6,
+    /// queue-operation ×2` (in order of first appearance), for reports.
+    pub fn outside_summary(&self, indexes: impl IntoIterator<Item = usize>) -> String {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for i in indexes {
+            let name = match &self.nodes[i].body {
+                crate::model::Body::Event(e) => e.name().to_string(),
+                crate::model::Body::Message(_) => "message".to_string(),
+            };
+            match counts.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((name, 1)),
+            }
+        }
+        counts
+            .iter()
+            .map(|(n, c)| format!("{n} ×{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The node's parent, when it is in the session (and not the node itself).
@@ -215,9 +265,10 @@ impl Session {
     }
 
     /// The session reduced to one branch: the path from the root to `leaf` (or to the head).
-    /// Returns the new session and how many nodes were left out because they are on other
-    /// branches. Unknown leaf ids are an error for the caller to report.
-    pub fn branch(&self, leaf: Option<&str>) -> Result<(Session, usize), String> {
+    /// Returns the new session and what was left out: nodes on other branches, and records
+    /// outside the conversation (no branch at all). Unknown leaf ids are an error for the
+    /// caller to report.
+    pub fn branch(&self, leaf: Option<&str>) -> Result<(Session, LeftOut), String> {
         let tree = self.tree();
         let leaf_index = match leaf {
             Some(id) => tree
@@ -225,11 +276,21 @@ impl Session {
                 .ok_or_else(|| format!("no node with id {id:?} in this session"))?,
             None => match tree.head() {
                 Some(h) => h,
-                None => return Ok((self.clone(), 0)),
+                None => return Ok((self.clone(), LeftOut::default())),
             },
         };
         let path = tree.path_to(leaf_index);
-        let left_out = self.nodes.len() - path.len();
+        // A record outside the conversation is on no path but its own (--leaf naming it).
+        let outside: Vec<usize> = tree
+            .outside()
+            .into_iter()
+            .filter(|&i| i != leaf_index)
+            .collect();
+        let left_out = LeftOut {
+            other_branches: self.nodes.len() - path.len() - outside.len(),
+            outside: outside.len(),
+            outside_kinds: tree.outside_summary(outside),
+        };
         let mut out = Session {
             meta: self.meta.clone(),
             nodes: path.iter().map(|&i| self.nodes[i].clone()).collect(),
@@ -238,6 +299,37 @@ impl Session {
             out.meta.head = Some(self.nodes[leaf_index].id.clone());
         }
         Ok((out, left_out))
+    }
+}
+
+/// What [`Session::branch`] left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Nodes on other branches of the conversation.
+    pub other_branches: usize,
+    /// Records outside the conversation ([`Tree::is_outside`]).
+    pub outside: usize,
+    /// Those records counted by what they are (`file-history-snapshot ×6`).
+    pub outside_kinds: String,
+}
+
+impl LeftOut {
+    pub fn total(&self) -> usize {
+        self.other_branches + self.outside
+    }
+
+    /// Both kinds in a loss report, each under its own code: `other-branches`, described by
+    /// `branches_message`, and `outside-conversation`, named by what the records are.
+    pub fn report(&self, losses: &mut crate::diag::LossReport, branches_message: &str) {
+        losses.add("other-branches", self.other_branches, branches_message);
+        losses.add(
+            "outside-conversation",
+            self.outside,
+            format!(
+                "records outside the conversation, which this format has no place for ({})",
+                self.outside_kinds
+            ),
+        );
     }
 }
 
@@ -295,7 +387,7 @@ mod tests {
     fn branch_follows_head_or_leaf() {
         let s = branched();
         let (head, left_out) = s.branch(None).unwrap();
-        assert_eq!(left_out, 2);
+        assert_eq!(left_out.total(), 2);
         assert_eq!(
             head.nodes.iter().map(|n| n.id.as_str()).collect::<Vec<_>>(),
             ["A", "B", "E", "F"]

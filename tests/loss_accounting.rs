@@ -6,49 +6,34 @@
 //! `messages`: that is what pi → Claude left out silently before (15 replies of
 //! `before-compaction-v1.jsonl`).
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use sessiontool::model::{Body, Content, Event, Node, Role, Session};
 use sessiontool::tree::Tree;
 
-const TARGETS: &[&str] = &[
-    "qwen-jsonl",
-    "claude-jsonl",
-    "pi-jsonl",
-    "codex-jsonl",
-    "gemini-jsonl",
-    "llxprt-jsonl",
-    "agent-jsonl",
-    "gemini-json",
-    "simple-agent-json",
-    "checkpoint",
-];
-
+/// Every fixture of every format a tool resumes, then every real sample (each folder of
+/// ../shared/samples).
 fn inputs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for folder in TARGETS {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(root.join("fixtures").join(folder))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
+    let mut files: Vec<PathBuf> = common::session_formats()
+        .into_iter()
+        .flat_map(common::fixtures_of)
+        .collect();
+    let samples = common::prerequisite::shared_samples();
+    if common::prerequisite::present(
+        samples.is_dir(),
+        "the samples in ../shared/samples are absent (fixtures only)",
+    ) {
+        let mut names: Vec<PathBuf> = walkdir::WalkDir::new(&samples)
+            .min_depth(2)
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.is_file())
             .collect();
         names.sort();
         files.extend(names);
-    }
-    let samples = root.join("../shared/samples");
-    if samples.is_dir() {
-        for tool in ["claude", "codex", "gemini", "pi"] {
-            let mut names: Vec<PathBuf> = std::fs::read_dir(samples.join(tool))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .collect();
-            names.sort();
-            files.extend(names);
-        }
-    } else {
-        println!("SKIPPED: the samples in ../shared/samples are absent (fixtures only)");
     }
     files
 }
@@ -195,6 +180,7 @@ fn loss(c: &sessiontool::Conversion, codes: &[&str]) -> usize {
 /// Codes that stand for whole nodes left out.
 const NODE_CODES: &[&str] = &[
     "other-branches",
+    "outside-conversation",
     "messages",
     "notices",
     "system-messages",
@@ -226,7 +212,7 @@ fn every_node_is_in_the_output_or_in_the_loss_report() {
             continue; // not a session file (the matrix and the format tests cover those)
         };
         let source = read(&bytes, first.from);
-        for to in TARGETS {
+        for to in common::session_formats() {
             let c = match sessiontool::convert_bytes(&bytes, None, to) {
                 Ok(c) => c,
                 Err(e) => {
@@ -239,7 +225,8 @@ fn every_node_is_in_the_output_or_in_the_loss_report() {
             let m = missing(&source, &out);
             let whole = loss(&c, NODE_CODES);
             let empty_codes = loss(&c, &["messages", "other-branches"]);
-            let branch = loss(&c, &["other-branches"]);
+            // Off the head's branch: on another branch, or beside the conversation.
+            let branch = loss(&c, &["other-branches", "outside-conversation"]);
             let mut why = Vec::new();
             if m.empty > empty_codes {
                 why.push(format!(
@@ -283,12 +270,10 @@ fn every_node_is_in_the_output_or_in_the_loss_report() {
 
 #[test]
 fn pi_aborted_replies_are_counted_when_claude_cannot_hold_them() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/samples/pi/before-compaction-v1.jsonl");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("SKIPPED: {} is absent", path.display());
+    let Some(path) = common::prerequisite::shared("pi/before-compaction-v1.jsonl") else {
         return;
     };
+    let bytes = std::fs::read(&path).unwrap();
     let c = sessiontool::convert_bytes(&bytes, None, "claude-jsonl").unwrap();
     // 13 empty aborted replies, 2 holding only thinking (with usage), all gone from the output.
     assert_eq!(loss(&c, &["messages"]), 15, "{:?}", c.losses);

@@ -3,51 +3,20 @@
 //! must read in the target format without errors and be detected as it, and the tool calls
 //! and their results on the conversation the tool resumes (the head branch) must survive.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 
 use sessiontool::convert::convert;
 use sessiontool::diag::Severity;
 use sessiontool::formats::{self, Input, WriteOptions};
 use sessiontool::model::{Content, Session};
 
-/// Formats a session is converted into (the exports are write-only and checked elsewhere).
-const TARGETS: &[&str] = &[
-    "qwen-jsonl",
-    "claude-jsonl",
-    "pi-jsonl",
-    "codex-jsonl",
-    "gemini-jsonl",
-    "llxprt-jsonl",
-    "agent-jsonl",
-    "gemini-json",
-    "simple-agent-json",
-    "checkpoint",
-];
-
 fn fixture_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut files = Vec::new();
-    for folder in [
-        "qwen-jsonl",
-        "claude-jsonl",
-        "pi-jsonl",
-        "codex-jsonl",
-        "gemini-jsonl",
-        "llxprt-jsonl",
-        "agent-jsonl",
-        "gemini-json",
-        "simple-agent-json",
-        "checkpoint",
-    ] {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(root.join(folder))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
-            .collect();
-        names.sort();
-        files.extend(names);
-    }
-    files
+    common::session_formats()
+        .into_iter()
+        .flat_map(common::fixtures_of)
+        .collect()
 }
 
 /// The user's prompts on the head branch, in order.
@@ -101,7 +70,7 @@ fn every_fixture_converts_to_every_format_and_reads_back() {
         };
         let source = from.read(&input).unwrap().session;
         let (calls, results) = tool_counts(&source);
-        for &target in TARGETS {
+        for target in common::session_formats() {
             let to = formats::by_name(target).unwrap();
             let options = WriteOptions {
                 cwd: Some("/home/dana/projects/pomodoro".into()),

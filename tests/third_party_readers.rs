@@ -2,13 +2,15 @@
 //! 17, items 6 and 11): ccusage 18.0.11 (Claude Code files) and @ccusage/codex 18.0.11 (Codex
 //! rollouts), pinned, installed from npm by this test into `target/third-party/` (npm's cache
 //! there too: nothing in the home folder). Without node and npm, or without the registry, the
-//! tests say SKIPPED; with CI=true that is a failure.
+//! tests say NOT RUN (tests/common/prerequisite.rs); with CI=true that is a failure.
 //!
 //! What the two readers count: ccusage adds up `message.usage` per reply (`message.id` +
 //! `requestId`, the first entry of a reply) with the cache reads and writes apart from
 //! `input_tokens`; @ccusage/codex adds up `last_token_usage` of every `token_count` event, with
 //! `input_tokens` including the cached ones. So a Codex total's input is ccusage's input + cache
 //! reads + cache writes, and both readers' `totalTokens` are input + output.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,13 +25,9 @@ fn manifest(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// A prerequisite that is missing: said, and a failure in CI.
+/// A prerequisite that is missing: a failure in CI, said on standard error elsewhere.
 fn not_run(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must be able to run this: {why}"
-    );
-    println!("SKIPPED: {why}");
+    common::prerequisite::present(false, why);
 }
 
 static INSTALL: Mutex<Option<Result<PathBuf, String>>> = Mutex::new(None);
@@ -257,11 +255,10 @@ fn ccusage_codex_counts_a_claude_session_converted_to_codex_as_ccusage_counts_it
 
 #[test]
 fn the_real_rollout_converted_to_claude_counts_what_codex_counted() {
-    let Ok(rollout) = std::fs::read(manifest("../shared/samples/codex/pomodoro-timer.jsonl"))
-    else {
-        println!("SKIPPED: the Codex sample is not here");
+    let Some(sample) = common::prerequisite::shared("codex/pomodoro-timer.jsonl") else {
         return;
     };
+    let rollout = std::fs::read(sample).unwrap();
     let Some(readers) = with_readers() else {
         return;
     };

@@ -4,6 +4,8 @@
 //! outputs are read back as JSON in the two formats the issue names, and through the readers in
 //! every other format.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -14,10 +16,19 @@ fn manifest(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
+/// The bytes of a fixture (`fixtures/...`) or of a real sample in ../shared/samples (`None`,
+/// said, when the samples are not there; a failure in CI).
+fn source(rel: &str) -> Option<Vec<u8>> {
+    if rel.starts_with("fixtures/") {
+        return Some(std::fs::read(manifest(rel)).unwrap());
+    }
+    common::prerequisite::shared(rel).map(|p| std::fs::read(p).unwrap())
+}
+
 const CODEX_FIXTURE: &str = "fixtures/codex-jsonl/usage.jsonl";
-const CODEX_SAMPLE: &str = "../shared/samples/codex/pomodoro-timer.jsonl";
+const CODEX_SAMPLE: &str = "codex/pomodoro-timer.jsonl";
 const CLAUDE_FIXTURE: &str = "fixtures/claude-jsonl/tools.jsonl";
-const CLAUDE_SAMPLE: &str = "../shared/samples/claude/pomodoro-timer.jsonl";
+const CLAUDE_SAMPLE: &str = "claude/pomodoro-timer.jsonl";
 
 /// Formats with a place for usage and a reply's model.
 const WITH_USAGE: &[&str] = &[
@@ -180,8 +191,7 @@ fn no_usage_loss(c: &sessiontool::Conversion, to: &str) {
 }
 
 fn codex_into_every_target(rel: &str) {
-    let Ok(bytes) = std::fs::read(manifest(rel)) else {
-        println!("SKIPPED: {rel} is not here");
+    let Some(bytes) = source(rel) else {
         return;
     };
     let expected = codex_totals(&bytes);
@@ -216,8 +226,7 @@ fn the_real_codex_rollout_keeps_its_usage_in_every_target() {
 }
 
 fn claude_into_every_target(rel: &str) {
-    let Ok(bytes) = std::fs::read(manifest(rel)) else {
-        println!("SKIPPED: {rel} is not here");
+    let Some(bytes) = source(rel) else {
         return;
     };
     let expected = claude_totals(&bytes);

@@ -54,6 +54,8 @@ pub struct Budget {
     pub left_out: usize,
     /// Nodes on other branches left out (only when something was cut).
     pub other_branches: usize,
+    /// Records outside the conversation left out (only when something was cut).
+    pub outside_conversation: usize,
     /// Not even the newest turn fitted whole: its prompt and newest messages were kept.
     pub cut_within_turn: bool,
 }
@@ -133,6 +135,9 @@ pub fn fit(
         },
     };
     let path = tree.path_to(end);
+    // Never on the path, unless --leaf names one of them.
+    let outside: Vec<usize> = tree.outside().into_iter().filter(|&i| i != end).collect();
+    let outside_kinds = tree.outside_summary(outside.iter().copied());
     drop(tree);
     let nodes: Vec<&Node> = path.iter().map(|&i| &session.nodes[i]).collect();
     let costs: Vec<u64> = nodes.iter().map(|n| node_tokens(n)).collect();
@@ -211,7 +216,7 @@ pub fn fit(
     let kept_positions: Vec<usize> = (0..nodes.len()).filter(|&i| !dropped(i)).collect();
     let kept_cost: u64 = kept_positions.iter().map(|&i| costs[i]).sum();
     let left_out = nodes.len() - kept_positions.len();
-    let other_branches = session.nodes.len() - path.len();
+    let other_branches = session.nodes.len() - path.len() - outside.len();
     let position: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()
@@ -260,6 +265,13 @@ pub fn fit(
         other_branches,
         "nodes on other branches (with --max-tokens only the branch the tool resumes is kept)",
     );
+    losses.add(
+        "outside-conversation",
+        outside.len(),
+        format!(
+            "records outside the conversation (with --max-tokens only the branch the tool resumes is kept: {outside_kinds})"
+        ),
+    );
     Ok(Budget {
         max_tokens,
         estimated,
@@ -268,6 +280,7 @@ pub fn fit(
         turns_kept,
         left_out,
         other_branches,
+        outside_conversation: outside.len(),
         cut_within_turn,
     })
 }
@@ -281,6 +294,7 @@ fn unchanged(max_tokens: u64, estimated: u64, turns: usize) -> Budget {
         turns_kept: turns,
         left_out: 0,
         other_branches: 0,
+        outside_conversation: 0,
         cut_within_turn: false,
     }
 }

@@ -10,7 +10,8 @@ pub(crate) const ONE_BRANCH: &str =
     "nodes on other branches (this format holds one branch; choose with --leaf)";
 
 /// The branch `options.leaf` names (the head's when none), with the nodes on other branches
-/// counted in `losses` under `other-branches`, described by `message`.
+/// counted in `losses` under `other-branches`, described by `message` (records outside the
+/// conversation under `outside-conversation`).
 pub(crate) fn one_branch(
     session: &Session,
     options: &WriteOptions,
@@ -20,6 +21,6 @@ pub(crate) fn one_branch(
     let (branch, left_out) = session
         .branch(options.leaf.as_deref())
         .map_err(WriteError)?;
-    losses.add("other-branches", left_out, message);
+    left_out.report(losses, message);
     Ok(branch)
 }

@@ -16,6 +16,30 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// Every format a tool resumes (the exports are write-only, checked elsewhere), from the
+/// registry: a format added there is in every cross-format test at once.
+pub fn session_formats() -> Vec<&'static str> {
+    sessiontool::formats::all()
+        .iter()
+        .filter(|f| f.resumable())
+        .map(|f| f.name())
+        .collect()
+}
+
+/// The non-empty files of `fixtures/<format>/`, sorted. A format without fixtures fails the
+/// test that asks: it would otherwise be in no conversion at all.
+pub fn fixtures_of(format: &str) -> Vec<PathBuf> {
+    let folder = fixture(format);
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|e| panic!("{format} has no fixtures folder {}: {e}", folder.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && std::fs::metadata(p).unwrap().len() > 0)
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "{format}: {} is empty", folder.display());
+    names
+}
+
 /// Writes `bytes` to `path` with a modification time an hour back: a session a tool stopped
 /// writing (a crashed one), which repair does not wait for as it waits for a file whose last
 /// line may still be being written.

@@ -136,7 +136,7 @@ fn render(
             writeln!(out, "  {k:<8} {}", escape::line(v))?;
         }
     }
-    let leaves = tree.leaves().len();
+    let leaves = tree.branch_leaves().len();
     writeln!(
         out,
         "  {} nodes, {} on this branch, {} branch{}",

@@ -58,7 +58,8 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             file: &loaded.name,
             format: format.name(),
             diagnostics: &outcome.diagnostics,
-            branches: tree.leaves().len(),
+            branches: tree.branch_leaves().len(),
+            outside_conversation: tree.outside().len(),
             head: tree.head().map(|h| tree.node(h).id.as_str()),
             nodes: Nodes::new(&tree, session.nodes.len()),
         };
@@ -102,7 +103,7 @@ fn draw(
     count: usize,
     full: bool,
 ) -> std::io::Result<()> {
-    let leaves = tree.leaves().len();
+    let leaves = tree.branch_leaves().len();
     writeln!(
         out,
         "{} ({format}): {count} nodes, {leaves} branch{}",
@@ -110,7 +111,14 @@ fn draw(
         if leaves == 1 { "" } else { "es" }
     )?;
     let head = tree.head();
-    let starts: Vec<usize> = tree.roots().iter().chain(tree.orphans()).copied().collect();
+    let outside = tree.outside();
+    let starts: Vec<usize> = tree
+        .roots()
+        .iter()
+        .chain(tree.orphans())
+        .copied()
+        .filter(|&i| !tree.is_outside(i))
+        .collect();
     let mut stack: Vec<Pending> = starts
         .iter()
         .enumerate()
@@ -172,6 +180,15 @@ fn draw(
             });
         }
     }
+    if !outside.is_empty() {
+        drawn += outside.len();
+        let note = format!(
+            "{} record(s) outside the conversation, no branch: {}",
+            outside.len(),
+            escape::line(&tree.outside_summary(outside.iter().copied()))
+        );
+        writeln!(out, "{}", style::dim(&note))?;
+    }
     if drawn < count {
         let note = format!(
             "({} node(s) hang on a cycle of parent links and are not drawn; `sessiontool fsck` says where)",
@@ -213,7 +230,7 @@ fn label(tree: &Tree, index: usize, head: Option<usize>) -> String {
 
 fn describe(node: &Node) -> String {
     match &node.body {
-        Body::Event(e) => format!("[{}]", escape::line(e.kind())),
+        Body::Event(e) => format!("[{}]", escape::line(e.name())),
         Body::Message(m) => {
             let text = m.text();
             let gist = if text.trim().is_empty() {

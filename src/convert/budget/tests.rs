@@ -127,6 +127,7 @@ fn the_first_prompt_and_the_newest_turns_that_fit_are_kept_and_joined() {
             turns_kept: 2,
             left_out: 1,
             other_branches: 0,
+            outside_conversation: 0,
             cut_within_turn: false,
         }
     );

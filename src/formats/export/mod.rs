@@ -157,6 +157,23 @@ pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, Wr
             path,
         ));
     }
+    // Records beside the conversation (file-history snapshots...) are no branch to show.
+    let outside: Vec<usize> = tree
+        .outside()
+        .into_iter()
+        .filter(|&i| !covered[i])
+        .collect();
+    losses.add(
+        "outside-conversation",
+        outside.len(),
+        format!(
+            "records outside the conversation, not exported ({})",
+            tree.outside_summary(outside.iter().copied())
+        ),
+    );
+    for &i in &outside {
+        covered[i] = true;
+    }
     if options.leaf.is_some() {
         losses.add(
             "other-branches",
@@ -164,7 +181,7 @@ pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, Wr
             "nodes on other branches (only the --leaf branch is exported)",
         );
     } else {
-        for leaf in tree.leaves() {
+        for leaf in tree.branch_leaves() {
             if covered[leaf] {
                 continue;
             }

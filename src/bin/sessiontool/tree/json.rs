@@ -15,7 +15,11 @@ pub(super) struct Doc<'a> {
     pub format: &'a str,
     /// What the reader noticed (the human output counts the notes; this lists them).
     pub diagnostics: &'a [Diagnostic],
+    /// Leaves that end a branch of the conversation.
     pub branches: usize,
+    /// Records outside the conversation (no parent, no children, no message: Claude Code's
+    /// file-history snapshots...): no branch.
+    pub outside_conversation: usize,
     pub head: Option<&'a str>,
     pub nodes: Nodes<'a>,
 }
@@ -51,6 +55,7 @@ struct NodeEntry<'a> {
     children: Vec<&'a str>,
     head: bool,
     leaf: bool,
+    outside_conversation: bool,
     parent_missing: bool,
 }
 
@@ -78,7 +83,8 @@ impl Serialize for Nodes<'_> {
                     .map(|&c| tree.node(c).id.as_str())
                     .collect(),
                 head: head == Some(i),
-                leaf: tree.children(i).is_empty(),
+                leaf: tree.children(i).is_empty() && !tree.is_outside(i),
+                outside_conversation: tree.is_outside(i),
                 parent_missing: self.orphan[i],
             })?;
         }
@@ -89,7 +95,7 @@ impl Serialize for Nodes<'_> {
 /// The start of a node's text (or what it does), without colour.
 fn plain_gist(node: &Node) -> String {
     match &node.body {
-        Body::Event(e) => format!("[{}]", e.kind()),
+        Body::Event(e) => format!("[{}]", e.name()),
         Body::Message(m) => {
             let text = m.text();
             let line = text.trim().lines().next().unwrap_or("");
