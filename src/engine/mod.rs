@@ -33,6 +33,7 @@ use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
 use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
 use crate::model::Meta;
+use crate::tree::LeftOut;
 pub use source::{Bytes, FileSource, Source};
 
 /// Sizes the engine works in (tests make them small, to cross many boundaries).
@@ -90,7 +91,7 @@ enum Route {
     ClaudeToCodex {
         known: Known,
         branch: Vec<u32>,
-        left_out: usize,
+        left_out: LeftOut,
         stream: Box<RolloutStream>,
     },
 }
@@ -114,10 +115,24 @@ impl Output for Vec<u8> {
     }
 }
 
+/// An output thrown away (a dry run: the report without the bytes).
+pub struct Discard;
+
+impl Output for Discard {
+    fn put(&mut self, _: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn take_back_last(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A file written through a buffer of 1 MiB.
 pub struct FileOutput<'f> {
     writer: BufWriter<&'f File>,
     written: u64,
+    failed: bool,
 }
 
 impl<'f> FileOutput<'f> {
@@ -125,7 +140,14 @@ impl<'f> FileOutput<'f> {
         FileOutput {
             writer: BufWriter::with_capacity(1 << 20, file),
             written: 0,
+            failed: false,
         }
+    }
+
+    /// Whether writing into the file failed (else an error of [`Plan::write`] was the
+    /// input's).
+    pub fn failed(&self) -> bool {
+        self.failed
     }
 
     /// Writes what is still buffered.
@@ -137,10 +159,20 @@ impl<'f> FileOutput<'f> {
 impl Output for FileOutput<'_> {
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.written += bytes.len() as u64;
-        self.writer.write_all(bytes)
+        let done = self.writer.write_all(bytes);
+        self.failed |= done.is_err();
+        done
     }
 
     fn take_back_last(&mut self) -> io::Result<()> {
+        let done = self.take_back_last_byte();
+        self.failed |= done.is_err();
+        done
+    }
+}
+
+impl FileOutput<'_> {
+    fn take_back_last_byte(&mut self) -> io::Result<()> {
         if self.written == 0 {
             return Ok(());
         }
@@ -266,10 +298,16 @@ pub fn plan<'a>(
                 ..job.options.clone()
             };
             let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
-            let (branch, left_out) = known
+            let chosen = known
                 .skeleton
-                .branch(leaf.as_deref(), known.head)
+                .branch(leaf.as_deref(), known.head, |i| !known.is_message(i))
                 .map_err(|e| write_error(WriteError(e)))?;
+            let left_out = LeftOut {
+                other_branches: chosen.other_branches,
+                outside: chosen.outside.len(),
+                outside_kinds: outside_kinds(&job, &known, &chosen.outside)?,
+            };
+            let branch = chosen.path;
             Route::ClaudeToCodex {
                 known,
                 branch,
@@ -284,6 +322,16 @@ pub fn plan<'a>(
         diagnostics,
         route,
     }))
+}
+
+/// The records outside the conversation counted by what they are, as
+/// [`crate::tree::Tree::outside_summary`] counts them (each record read again for its name).
+fn outside_kinds(job: &Job, known: &Known, outside: &[u32]) -> io::Result<String> {
+    let mut names = Vec::with_capacity(outside.len());
+    pass2::each_record(job.source, &known.spots, outside, |i, bytes| {
+        names.push(crate::tree::record_name(&known.node(i, bytes, false)))
+    })?;
+    Ok(crate::tree::kinds_summary(names))
 }
 
 /// Why pass one stopped.
@@ -332,7 +380,7 @@ impl Plan<'_> {
                 branch,
                 left_out,
                 stream,
-            } => to_codex(job, known, branch, *left_out, stream, out)?,
+            } => to_codex(job, known, branch, left_out, stream, out)?,
         };
         Ok(Conversion {
             from: self.from.name(),
@@ -415,7 +463,7 @@ fn to_codex(
     job: &Job,
     known: &Known,
     branch: &[u32],
-    left_out: usize,
+    left_out: &LeftOut,
     stream: &RolloutStream,
     out: &mut dyn Output,
 ) -> io::Result<LossReport> {

@@ -85,19 +85,23 @@ impl Skeleton {
 
     /// The branch a one-branch writer writes: from the root down to `leaf` (an id), or to
     /// `head` (a node) when no leaf is named, or the last node when there is no head. Returns
-    /// the nodes in order and how many were left out; `Err` names a leaf that is not there.
+    /// the nodes in order, how many nodes of other branches were left out, and the records
+    /// outside the conversation left out, as [`crate::model::Session::branch`] counts them
+    /// (`is_event`: whether a node's body is an event); `Err` names a leaf that is not there.
     pub fn branch(
         &self,
         leaf: Option<&str>,
         head: Option<u32>,
-    ) -> Result<(Vec<u32>, usize), String> {
+        is_event: impl Fn(u32) -> bool,
+    ) -> Result<Branch, String> {
+        let tree_head = head.or_else(|| (self.len() as u32).checked_sub(1));
         let leaf_index = match leaf {
             Some(id) => self
                 .index_of(id)
                 .ok_or_else(|| format!("no node with id {id:?} in this session"))?,
-            None => match head.or_else(|| (self.len() as u32).checked_sub(1)) {
+            None => match tree_head {
                 Some(h) => h,
-                None => return Ok((Vec::new(), 0)),
+                None => return Ok(Branch::default()),
             },
         };
         // Up from the leaf; a node seen before closes a cycle. The walk visits each node once,
@@ -111,15 +115,47 @@ impl Skeleton {
             next = self.parent(cur).filter(|&p| !seen[p as usize]);
         }
         path.reverse();
-        let left_out = self.len() - path.len();
-        Ok((path, left_out))
+        // Outside the conversation (`Tree::is_outside`): an event with neither a parent nor
+        // children, not the head; the leaf named is kept.
+        let mut has_child = vec![false; self.len()];
+        for j in 0..self.len() as u32 {
+            if let Some(p) = self.parent(j) {
+                has_child[p as usize] = true;
+            }
+        }
+        let outside: Vec<u32> = (0..self.len() as u32)
+            .filter(|&i| {
+                self.parent_id(i).is_none()
+                    && !has_child[i as usize]
+                    && Some(i) != tree_head
+                    && i != leaf_index
+                    && is_event(i)
+            })
+            .collect();
+        let other_branches = self.len() - path.len() - outside.len();
+        Ok(Branch {
+            path,
+            other_branches,
+            outside,
+        })
     }
+}
+
+/// What [`Skeleton::branch`] takes and leaves out.
+#[derive(Debug, Default)]
+pub struct Branch {
+    /// The nodes written, root first.
+    pub path: Vec<u32>,
+    /// Nodes of other branches left out.
+    pub other_branches: usize,
+    /// Records outside the conversation left out, in file order.
+    pub outside: Vec<u32>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Body, Extra, Message, Node, Part, Role, Session};
+    use crate::model::{Body, Event, Extra, Message, Node, Part, Role, Session};
 
     /// The same nodes as a session and as a skeleton.
     fn both(nodes: &[(&str, Option<&str>)]) -> (Session, Skeleton) {
@@ -133,7 +169,15 @@ mod tests {
                 id: id.to_string(),
                 parent: parent.map(String::from),
                 timestamp: None,
-                body: Body::Message(Message::new(Role::User, vec![Part::text("x")])),
+                // Ids starting with `e` are events (records that may stand outside).
+                body: if id.starts_with('e') {
+                    Body::Event(Event::Custom {
+                        kind: "x".into(),
+                        data: serde_json::Value::Null,
+                    })
+                } else {
+                    Body::Message(Message::new(Role::User, vec![Part::text("x")]))
+                },
                 extra: Extra::new(),
                 hints: Extra::new(),
             });
@@ -145,14 +189,19 @@ mod tests {
         let (mut session, sk) = both(nodes);
         session.meta.head = head.map(String::from);
         let head_index = head.and_then(|h| sk.index_of(h));
-        match (session.branch(leaf), sk.branch(leaf, head_index)) {
-            (Ok((s, left)), Ok((path, left2))) => {
+        let is_event = |i: u32| matches!(session.nodes[i as usize].body, Body::Event(_));
+        match (session.branch(leaf), sk.branch(leaf, head_index, is_event)) {
+            (Ok((s, left)), Ok(b)) => {
                 let ids: Vec<String> = s.nodes.iter().map(|n| n.id.clone()).collect();
-                let ids2: Vec<String> = path.iter().map(|&i| sk.name(i)).collect();
-                assert_eq!((ids, left), (ids2, left2), "{nodes:?} {leaf:?} {head:?}");
+                let ids2: Vec<String> = b.path.iter().map(|&i| sk.name(i)).collect();
+                assert_eq!(
+                    (ids, left.other_branches, left.outside),
+                    (ids2, b.other_branches, b.outside.len()),
+                    "{nodes:?} {leaf:?} {head:?}"
+                );
             }
             (Err(a), Err(b)) => assert_eq!(a, b),
-            (a, b) => panic!("{:?} vs {:?}", a.map(|x| x.1), b.map(|x| x.1)),
+            (a, b) => panic!("{:?} vs {:?}", a.map(|x| x.1), b.map(|x| x.path)),
         }
     }
 
@@ -184,6 +233,23 @@ mod tests {
         ];
         for leaf in [None, Some("B"), Some("C"), Some("D"), Some("E"), Some("F")] {
             agree(&damaged, leaf, None);
+        }
+        // Records beside the conversation: events without parent or children (one with a
+        // child, one that is the head, one named as the leaf are not).
+        let beside = [
+            ("e1", None),
+            ("A", None),
+            ("e2", None),
+            ("B", Some("A")),
+            ("e3", None),
+            ("C", Some("e3")),
+            ("e4", Some("B")),
+            ("e5", None),
+        ];
+        for leaf in [None, Some("C"), Some("e1"), Some("e4"), Some("e5")] {
+            for head in [None, Some("B"), Some("e5"), Some("e2")] {
+                agree(&beside, leaf, head);
+            }
         }
         agree(&[], None, None);
         agree(&[], Some("x"), None);

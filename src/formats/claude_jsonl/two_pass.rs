@@ -62,6 +62,8 @@ enum Entry {
         /// A reply with usage: its `message.id` and `requestId` (the entries of one API reply
         /// share them; the usage stays on the last one).
         reply: Option<(String, String)>,
+        /// A message (else the entry is kept whole, as an event).
+        message: bool,
     },
 }
 
@@ -97,6 +99,8 @@ const TIMED: u8 = 2;
 const LOGICAL: u8 = 4;
 /// A reply's entry other than its last: its usage goes into a hint (`one_usage_per_reply`).
 const USAGE_MOVED: u8 = 8;
+/// The node is a message (every other node is an event).
+const MESSAGE: u8 = 16;
 
 /// Id flags (by interned id: `read` keys these sets by id, not by node).
 const ID_CHAIN: u8 = 1;
@@ -241,6 +245,7 @@ impl Scan for Scanner<'_> {
                     timed,
                     logical,
                     reply,
+                    message,
                 } => {
                     let u = acc.intern(&uuid);
                     acc.seen[u as usize] += 1;
@@ -266,6 +271,9 @@ impl Scan for Scanner<'_> {
                     let mut flags = CHAIN | if timed { TIMED } else { 0 };
                     if logical.is_some() {
                         flags |= LOGICAL;
+                    }
+                    if message {
+                        flags |= MESSAGE;
                     }
                     let parent = parent.or(logical).map(|p| acc.intern(&p));
                     if let Some(p) = parent {
@@ -392,6 +400,7 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
         timed: timestamp.is_some(),
         logical,
         reply,
+        message: shaped,
     }
 }
 
@@ -558,6 +567,11 @@ impl Scanner<'_> {
 }
 
 impl Known {
+    /// Whether node `index` is a message (else an event).
+    pub(crate) fn is_message(&self, index: u32) -> bool {
+        self.flags[index as usize] & MESSAGE != 0
+    }
+
     /// Whether node `index` has a time (`node.timestamp` is set).
     pub(crate) fn timed(&self, index: u32) -> bool {
         self.flags[index as usize] & TIMED != 0

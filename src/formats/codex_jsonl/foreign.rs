@@ -98,9 +98,10 @@ impl<'a> Foreign<'a> {
         );
     }
 
-    /// Adds a loss (the two-pass engine says the other branches itself).
-    pub(super) fn lose(&mut self, code: &'static str, count: usize, message: &'static str) {
-        self.losses.add(code, count, message);
+    /// What the branch leaves out, as `write` reports it (the two-pass engine chooses the
+    /// branch itself).
+    pub(super) fn left_out(&mut self, left_out: &crate::tree::LeftOut) {
+        left_out.report(self.losses, OTHER_BRANCHES);
     }
 
     pub(super) fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {

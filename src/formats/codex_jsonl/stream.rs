@@ -6,10 +6,10 @@
 //! of the last line, the model of the last `turn_context`, the running token totals).
 
 use super::foreign::Foreign;
-use super::write::OTHER_BRANCHES;
 use crate::diag::LossReport;
 use crate::formats::{WriteError, WriteOptions};
 use crate::model::{Meta, Node, Session};
+use crate::tree::LeftOut;
 
 /// What the rollout writer of one session reads of it: its metadata, never its nodes.
 pub(crate) struct RolloutStream {
@@ -37,14 +37,14 @@ impl RolloutStream {
     }
 
     /// The writer, its losses into `losses` in the order `Foreign::write` reports them (the
-    /// session id, the `left_out` nodes of other branches, then the lines').
+    /// session id, what the branch leaves out, then the lines').
     pub(crate) fn writer<'s>(
         &'s self,
         losses: &'s mut LossReport,
-        left_out: usize,
+        left_out: &LeftOut,
     ) -> Result<Writer<'s>, WriteError> {
         let mut w = Foreign::new(&self.session, &self.options, losses)?;
-        w.lose("other-branches", left_out, OTHER_BRANCHES);
+        w.left_out(left_out);
         Ok(Writer(w))
     }
 }
