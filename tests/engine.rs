@@ -720,3 +720,89 @@ fn a_large_generated_session_converts_in_runs_on_several_threads_as_a_whole() {
         ));
     }
 }
+
+/// `sessiontool convert FILE -o OUT` streams through the engine: the same bytes as the
+/// conversion in memory (`-o -`), the same report, a dry run writes nothing, and an output
+/// replaced with --force is kept as a backup.
+#[test]
+fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
+    use std::process::Command;
+    let bin = env!("CARGO_BIN_EXE_sessiontool");
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-jsonl");
+    for name in [
+        "tools.jsonl",
+        "compact.jsonl",
+        "split-reply.jsonl",
+        "summary-snapshot.jsonl",
+    ] {
+        let input = fixtures.join(name);
+        for to in TARGETS {
+            let run = |args: &[&str]| {
+                let out = Command::new(bin)
+                    .args(["convert", "--from", "claude-jsonl", "--to", to])
+                    .arg(&input)
+                    .args(args)
+                    .env("NO_COLOR", "1")
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{name} -> {to}: {out:?}");
+                out
+            };
+            let memory = run(&["-o", "-"]);
+            let file = dir.path().join(format!("{name}.{to}.jsonl"));
+            let path = file.to_str().unwrap();
+            let dry = run(&["-o", path, "--dry-run"]);
+            assert!(!file.exists(), "a dry run wrote {path}");
+            let streamed = run(&["-o", path]);
+            assert_eq!(
+                std::fs::read(&file).unwrap(),
+                memory.stdout,
+                "{name} -> {to}: the file differs from standard output"
+            );
+            // The dry run (the engine writing into nothing) reports what
+            // the conversion reports.
+            let report = |o: &std::process::Output, from: &str| {
+                String::from_utf8_lossy(&o.stderr)
+                    .replace(from, "OUT")
+                    .lines()
+                    .filter(|l| {
+                        !l.starts_with("wrote ")
+                            && !l.starts_with("would write ")
+                            && !l.starts_with("dry run")
+                    })
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                report(&streamed, path),
+                report(&dry, path),
+                "{name} -> {to}: dry run"
+            );
+            let before = std::fs::read(&file).unwrap();
+            std::fs::write(&file, b"older\n").unwrap();
+            run(&["-o", path, "--force"]);
+            assert_eq!(std::fs::read(&file).unwrap(), before);
+            let backups: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .filter(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.starts_with(&format!("{name}.{to}.jsonl.bak-"))
+                })
+                .collect();
+            assert_eq!(backups.len(), 1, "{name} -> {to}: one backup");
+            assert_eq!(std::fs::read(backups[0].path()).unwrap(), b"older\n");
+            std::fs::remove_file(backups[0].path()).unwrap();
+            // Without --force an existing output is refused and left alone.
+            let refused = Command::new(bin)
+                .args(["convert", "--from", "claude-jsonl", "--to", to])
+                .arg(&input)
+                .args(["-o", path])
+                .output()
+                .unwrap();
+            assert!(!refused.status.success());
+            assert_eq!(std::fs::read(&file).unwrap(), before);
+        }
+    }
+}
