@@ -97,7 +97,7 @@ enum Route {
 }
 
 /// What an output is written into: memory, or a file through a buffer.
-pub trait Output {
+pub trait Output: Send {
     fn put(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Takes back the last byte written (a line break the input did not end with).
     fn take_back_last(&mut self) -> io::Result<()>;
@@ -488,9 +488,9 @@ fn to_codex(
     w.begin(first_timed, &mut buf);
     out.put(&buf)?;
     let runs = runs(&known.spots, branch, job.tuning.run_bytes);
-    for part in runs.chunks(window()) {
-        let made: Vec<io::Result<Vec<crate::model::Node>>> = part
-            .par_iter()
+    // The nodes of a window of runs, made at once.
+    let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<Vec<crate::model::Node>>> {
+        part.par_iter()
             .map(|run| {
                 let mut nodes = Vec::with_capacity(run.len());
                 pass2::each_record(
@@ -501,13 +501,30 @@ fn to_codex(
                 )?;
                 Ok(nodes)
             })
-            .collect();
-        for nodes in made {
-            buf.clear();
-            for node in &nodes? {
-                w.node(node, &mut buf);
-            }
-            out.put(&buf)?;
+            .collect()
+    };
+    // While one window is written, the next one is made.
+    let mut parts = runs.chunks(window());
+    let mut made = parts.next().map(make).unwrap_or_default();
+    loop {
+        let next_part = parts.next();
+        let (next, written) = rayon::join(
+            || next_part.map(make),
+            || -> io::Result<()> {
+                for nodes in made {
+                    buf.clear();
+                    for node in &nodes? {
+                        w.node(node, &mut buf);
+                    }
+                    out.put(&buf)?;
+                }
+                Ok(())
+            },
+        );
+        written?;
+        match next {
+            Some(n) => made = n,
+            None => break,
         }
     }
     w.finish();

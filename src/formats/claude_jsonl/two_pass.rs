@@ -155,7 +155,8 @@ impl Scan for Scanner<'_> {
         let at = || Location::at(self.name, span.line, span.offset);
         // Parsed as `record_value` parses it; most entries are cleared by a quick look.
         let mut value: Option<Value> = None;
-        if !facts(bytes).serde_reads_it() {
+        let quick = facts(bytes);
+        if !quick.serde_reads_it() {
             match to_value(bytes) {
                 Ok((v, lossy)) => {
                     if !lossy.is_lossless() {
@@ -189,7 +190,7 @@ impl Scan for Scanner<'_> {
                 Raw::parse(&rebuilt).expect("serde_json writes JSON")
             }
         };
-        self.python_style(bytes, value.as_ref(), raw);
+        self.python_style(bytes, quick.spaced, value.as_ref(), raw);
         let entry = entry_of(raw, block, self.calls);
         block.entries.push(BlockEntry {
             line: span.line,
@@ -302,9 +303,8 @@ impl Scanner<'_> {
     /// decides it (the first object whose compact JSON is not its text but whose Python-style
     /// JSON is). Only text with white space between tokens can be; once one is found, no
     /// other is looked at.
-    fn python_style(&self, bytes: &[u8], value: Option<&Value>, raw: Raw) {
-        if raw.kind() != Kind::Object || self.python.load(Ordering::Relaxed) || !facts(bytes).spaced
-        {
+    fn python_style(&self, bytes: &[u8], spaced: bool, value: Option<&Value>, raw: Raw) {
+        if raw.kind() != Kind::Object || self.python.load(Ordering::Relaxed) || !spaced {
             return;
         }
         let parsed;
