@@ -8,6 +8,8 @@
 //! (a block per line, a run per record: every boundary crossed), and same-format conversions
 //! also with every entry rebuilt instead of copied.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use sessiontool::convert::{self, Conversion, ConvertError};
@@ -319,16 +321,9 @@ fn every_fixture_converts_as_the_whole_session_path_converts_it() {
 
 #[test]
 fn every_real_sample_converts_as_the_whole_session_path_converts_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
-    if !root.is_dir() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} is missing: the real samples are a prerequisite in CI",
-            root.display()
-        );
-        eprintln!("SKIPPED: {} is not here", root.display());
+    let Some(root) = common::prerequisite::shared("") else {
         return;
-    }
+    };
     let all = files(&root);
     let claude: Vec<&PathBuf> = all
         .iter()
