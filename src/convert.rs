@@ -161,6 +161,15 @@ pub fn convert_whole(
     options: &WriteOptions,
     adjust: impl FnOnce(&mut Meta),
 ) -> Result<Conversion, ConvertError> {
+    if !to.writable() {
+        return Err(ConvertError::Write {
+            to: to.name(),
+            source: WriteError(format!(
+                "{} is read only (its tool no longer reads it): write another format",
+                to.name()
+            )),
+        });
+    }
     let (from, outcome) = read(input, from)?;
     let mut session = outcome.session;
     fill_session_id(&mut session, input.bytes);
@@ -183,8 +192,21 @@ pub fn convert_whole(
         to: to.name(),
         source,
     };
-    if options.close_open_calls && to.resumable() && !to.answers_open_calls_itself() {
-        let closed = close_calls::close_open_calls(&mut session);
+    // A sub-agent's copy of its parent's spawn call is always answered in a target that
+    // needs every call answered (it is no damage); unanswered calls when asked.
+    if to.resumable() && !to.answers_open_calls_itself() {
+        let (closed, inherited) = close_calls::close_calls(&mut session, options.close_open_calls);
+        if inherited > 0 {
+            diagnostics.push(Diagnostic {
+                code: "tool-call-inherited",
+                severity: Severity::Info,
+                location: Location::file(input.name),
+                message: format!(
+                    "{inherited} tool call(s) are the parent's call that spawned this sub-agent (answered in the parent session); each got a result saying so, as {} needs every call answered",
+                    to.tool()
+                ),
+            });
+        }
         if closed > 0 {
             diagnostics.push(Diagnostic {
                 code: "tool-call-closed",

@@ -11,6 +11,12 @@ use serde_json::Value;
 /// Fields a reader did not understand, kept in their original order.
 pub type Extra = serde_json::Map<String, Value>;
 
+/// Meta hint: the ids (an array of strings) of tool calls this session holds only as a copy of
+/// its parent's history, answered in the parent's own session (the `spawn_agent` call that
+/// started a Codex sub-agent). They are not unanswered: fsck does not report them and a
+/// conversion does not call them interrupted.
+pub const INHERITED_CALLS: &str = "inherited-calls";
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub meta: Meta,

@@ -412,9 +412,11 @@ fn completions_offer_names_where_names_are_taken() {
         bash.contains(&format!("compgen -W \"{formats} markdown html\"")),
         "--to"
     );
+    // --from also reads the older Codex layout, which is never written.
+    let readable = formats.replace("codex-jsonl", "codex-jsonl codex-legacy-jsonl");
     assert!(
-        bash.contains(&format!("compgen -W \"{formats}\"")),
-        "--from: no exports"
+        bash.contains(&format!("compgen -W \"{readable}\"")),
+        "--from: no exports, and the read-only layout"
     );
     assert!(bash.contains("compgen -W \"gemini qwen claude llxprt pi codex agent simple-agent\""));
     assert!(
@@ -495,7 +497,13 @@ fn formats_are_listed_in_aligned_columns() {
         .map(|l| three.find(l).map_or(0, |m| m.end()))
         .collect();
     assert!(columns.iter().all(|&c| c == columns[0] && c > 0), "{out}");
-    assert!(out.contains("simple-agent-json simple-agent json"), "{out}");
+    assert!(out.contains("codex-legacy-jsonl codex"), "{out}");
+    assert!(
+        regex::Regex::new(r"simple-agent-json +simple-agent +json")
+            .unwrap()
+            .is_match(&out),
+        "{out}"
+    );
 }
 
 /// A Qwen record whose reply makes `n` tool calls, none answered.

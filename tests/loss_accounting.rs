@@ -17,7 +17,7 @@ use sessiontool::tree::Tree;
 /// Every fixture of every format a tool resumes, then every real sample (each folder of
 /// ../shared/samples).
 fn inputs() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = common::session_formats()
+    let mut files: Vec<PathBuf> = common::source_formats()
         .into_iter()
         .flat_map(common::fixtures_of)
         .collect();

@@ -39,6 +39,21 @@ pub fn check(
     for &(rec, id) in &scan.results {
         if !called[id as usize] {
             let r = &scan.records[rec as usize];
+            if scan.subagent {
+                // A sub-agent's history opens with its parent's: the call is in that file.
+                issues.push(
+                    Issue::new(
+                        "tool-result-inherited",
+                        Severity::Info,
+                        format!(
+                            "result for tool call {}, made in the parent session this sub-agent's history was copied from",
+                            scan.ids.name(id)
+                        ),
+                    )
+                    .at(r.line, r.offset),
+                );
+                continue;
+            }
             issues.push(
                 Issue::new(
                     "tool-result-orphan",
@@ -52,11 +67,35 @@ pub fn check(
             );
         }
     }
+    // The call a parent made to spawn this sub-agent is copied into the sub-agent's history;
+    // its result goes to the parent's file. It is not unanswered, and nothing closes it here.
+    let mut spawned = vec![false; if scan.subagent { scan.ids.len() } else { 0 }];
+    for &(_, id) in scan.spawns.iter().filter(|_| scan.subagent) {
+        spawned[id as usize] = true;
+    }
     let open: Vec<(u32, u32)> = scan
         .calls
         .iter()
         .copied()
         .filter(|&(_, id)| !answered[id as usize])
+        .filter(|&(rec, id)| {
+            let inherited = spawned.get(id as usize).copied().unwrap_or(false);
+            if inherited {
+                let r = &scan.records[rec as usize];
+                issues.push(
+                    Issue::new(
+                        "tool-call-inherited",
+                        Severity::Info,
+                        format!(
+                            "tool call {} is the parent's call that spawned this sub-agent: its result is in the parent session, not this one",
+                            scan.ids.name(id)
+                        ),
+                    )
+                    .at(r.line, r.offset),
+                );
+            }
+            !inherited
+        })
         .collect();
     let can_fix = !options.keep_open && !nodes.ambiguous && format.closes_tool_calls();
     // The new results of one call record, chained in order; they go after the last record

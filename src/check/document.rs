@@ -98,8 +98,42 @@ pub fn check(
     }
 }
 
-/// Tool calls of the session that no result answers: `(node id, call id, tool name)`.
+/// Tool calls of the session that no result answers: `(node id, call id, tool name)`. Calls
+/// the session inherited from its parent ([`crate::model::INHERITED_CALLS`]) are not among
+/// them: see [`inherited_calls`].
 pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
+    let inherited: HashSet<&str> = inherited_ids(session).collect();
+    open_calls_all(session)
+        .into_iter()
+        .filter(|(_, id, _)| !inherited.contains(id))
+        .collect()
+}
+
+/// Tool calls without a result that the session inherited from its parent (a sub-agent's
+/// copy of the call that spawned it): `(node id, call id, tool name)`.
+pub fn inherited_calls(session: &Session) -> Vec<(&str, &str, &str)> {
+    let inherited: HashSet<&str> = inherited_ids(session).collect();
+    if inherited.is_empty() {
+        return Vec::new();
+    }
+    open_calls_all(session)
+        .into_iter()
+        .filter(|(_, id, _)| inherited.contains(id))
+        .collect()
+}
+
+fn inherited_ids(session: &Session) -> impl Iterator<Item = &str> {
+    session
+        .meta
+        .hints
+        .get(crate::model::INHERITED_CALLS)
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+}
+
+fn open_calls_all(session: &Session) -> Vec<(&str, &str, &str)> {
     let mut answered = HashSet::new();
     for node in &session.nodes {
         for part in node

@@ -163,6 +163,16 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         "a tool result for a call that is not in the file",
     ),
     (
+        "tool-call-inherited",
+        Severity::Info,
+        "a sub-agent's copy of the call its parent made to spawn it: answered in the parent's session, not unanswered",
+    ),
+    (
+        "tool-result-inherited",
+        Severity::Info,
+        "a sub-agent's copy of a result whose call is in its parent's session",
+    ),
+    (
         "header-missing",
         Severity::Error,
         "the header the tool needs to list or resume the session is missing, or not first where it must be",

@@ -51,6 +51,11 @@ pub struct JsonlScan {
     /// `(record index, call id)` for each tool call made and each result given.
     pub calls: Vec<(u32, u32)>,
     pub results: Vec<(u32, u32)>,
+    /// The first record says the session is a sub-agent that inherits its parent's history
+    /// ([`Keys::subagent`]).
+    pub subagent: bool,
+    /// `(record index, call id)` of the calls that spawn a sub-agent ([`Keys::spawns`]).
+    pub spawns: Vec<(u32, u32)>,
     /// The last sequence number seen (formats that number their records).
     last_seq: Option<u64>,
     /// The first record whose sequence number does not increase.
@@ -161,6 +166,9 @@ struct BlockOut {
     issues: Capped<Issue>,
     calls: Vec<(u32, Ident)>,
     results: Vec<(u32, Ident)>,
+    spawns: Vec<(u32, Ident)>,
+    /// The block's first record is a sub-agent's header ([`Keys::subagent`]).
+    subagent_first: bool,
     /// Record types seen in the block (a handful), by local number.
     kinds: Vec<Box<str>>,
     /// The id and session of the block's last record so far: most records name them again
@@ -315,6 +323,12 @@ impl BlockOut {
         for result in &keys.results {
             self.results.push((index, Ident::new(result)));
         }
+        for spawn in &keys.spawns {
+            self.spawns.push((index, Ident::new(spawn)));
+        }
+        if index == 0 && keys.subagent {
+            self.subagent_first = true;
+        }
         let kind = keys.kind.as_deref().map(|k| self.kind(k));
         let id = keys.id.as_deref().map(Ident::new);
         let logical = matches!(keys.parent, Parent::Logical(_));
@@ -458,6 +472,13 @@ impl JsonlScan {
         for (rec, result) in out.results {
             let id = self.ids.intern(result);
             self.results.push((base + rec, id));
+        }
+        for (rec, spawn) in out.spawns {
+            let id = self.ids.intern(spawn);
+            self.spawns.push((base + rec, id));
+        }
+        if base == 0 && out.subagent_first {
+            self.subagent = true;
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::check::document::unanswered_calls;
+use crate::check::document::{inherited_calls, unanswered_calls};
 use crate::ids::derived_uuid;
 use crate::model::{Body, Content, Extra, Message, Node, Part, Role, Session};
 
@@ -21,25 +21,45 @@ pub const CLOSED: &str = "[sessiontool] this tool call never got a result (the s
 /// under the new one, so no branch changes; the head moves with it. Returns how many calls
 /// were closed.
 pub fn close_open_calls(session: &mut Session) -> usize {
+    close_calls(session, true).0
+}
+
+/// What the result of a call a sub-agent inherited from its parent says, in a target that
+/// needs every call answered.
+pub const INHERITED: &str = "[sessiontool] this call was made by the parent session and started this sub-agent; its result is in the parent session";
+
+/// The calls the session inherited from its parent ([`crate::model::INHERITED_CALLS`])
+/// closed, saying so (not as interrupted), and with `unanswered` what [`close_open_calls`]
+/// closes too. Returns how many of each were closed.
+pub fn close_calls(session: &mut Session, unanswered: bool) -> (usize, usize) {
     // Owned: the session is changed below.
-    let open: Vec<(String, String, String)> = unanswered_calls(session)
-        .into_iter()
-        .map(|(node, call, name)| (node.to_string(), call.to_string(), name.to_string()))
-        .collect();
+    let own = |v: Vec<(&str, &str, &str)>, says: &'static str| {
+        v.into_iter()
+            .map(|(node, call, name)| (node.to_string(), call.to_string(), name.to_string(), says))
+            .collect::<Vec<_>>()
+    };
+    let unanswered = match unanswered {
+        true => own(unanswered_calls(session), CLOSED),
+        false => Vec::new(),
+    };
+    let inherited = own(inherited_calls(session), INHERITED);
+    let counts = (unanswered.len(), inherited.len());
+    let mut open = unanswered;
+    open.extend(inherited);
     if open.is_empty() {
-        return 0;
+        return counts;
     }
     let mut by_node: HashMap<&str, Vec<Part>> = HashMap::new();
-    for (node, call, name) in &open {
+    for (node, call, name, says) in &open {
         by_node
             .entry(node)
             .or_default()
             .push(Part::new(Content::ToolResult {
                 call_id: Some(call.clone()),
                 name: Some(name.clone()),
-                output: Value::String(CLOSED.to_string()),
-                is_error: true,
-                status: Some("error".into()),
+                output: Value::String(says.to_string()),
+                is_error: *says == CLOSED,
+                status: Some(if *says == CLOSED { "error" } else { "success" }.into()),
                 display: None,
                 extra: Extra::new(),
             }));
@@ -79,7 +99,7 @@ pub fn close_open_calls(session: &mut Session) -> usize {
         session.meta.head = Some(new.clone());
     }
     session.nodes = nodes;
-    open.len()
+    counts
 }
 
 #[cfg(test)]

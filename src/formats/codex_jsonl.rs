@@ -29,6 +29,7 @@
 mod foreign;
 mod items;
 mod keys;
+pub mod legacy;
 mod parse;
 mod read;
 pub(crate) mod stream;

@@ -128,6 +128,12 @@ pub struct Keys<'a> {
     pub results: Vec<Cow<'a, str>>,
     /// Required fields (by the format's own reader) that are absent or of the wrong type.
     pub missing: Vec<&'static str>,
+    /// A header saying the session is a sub-agent whose history opens with what its parent
+    /// made (Codex's `source.subagent.thread_spawn`): the call that spawned it is answered in
+    /// the parent's file, never in this one.
+    pub subagent: bool,
+    /// Of [`calls`](Self::calls), those that spawn a sub-agent (Codex's `spawn_agent`).
+    pub spawns: Vec<Cow<'a, str>>,
 }
 
 /// The parent link of a record.
@@ -280,6 +286,11 @@ pub trait Format: Sync {
     fn resumable(&self) -> bool {
         true
     }
+    /// Whether sessiontool writes this format (false for a layout it only reads: its tool no
+    /// longer reads it either).
+    fn writable(&self) -> bool {
+        true
+    }
     /// What can be saved of a whole-file session that does not parse (a document cut off by
     /// a crash); `None` when the format cannot tell.
     fn salvage(&self, _bytes: &[u8]) -> Option<gemini_json::salvage::Salvage> {
@@ -316,6 +327,7 @@ pub fn all() -> &'static [&'static dyn Format] {
         &claude_jsonl::ClaudeJsonl,
         &pi_jsonl::PiJsonl,
         &codex_jsonl::CodexJsonl,
+        &codex_jsonl::legacy::CodexLegacyJsonl,
         &gemini_jsonl::GeminiJsonl,
         &llxprt_jsonl::LlxprtJsonl,
         &agent_jsonl::AgentJsonl,

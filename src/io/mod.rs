@@ -226,6 +226,44 @@ fn link_refused(path: &Path) -> io::Error {
     )
 }
 
+/// Creates the folder `dir` and its missing parents, as `mkdir -p` does, for backups: each
+/// folder it makes is made by `create_dir` (never through something already at that name) and
+/// checked to be a real folder afterwards, so a symbolic link put in its place meanwhile (to
+/// steer backups elsewhere) is refused, not followed. Folders that already exist are taken
+/// as they are (a user's own links among them); `dir` itself must be a folder.
+pub fn create_dir_checked(dir: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(p) = at {
+        if p.as_os_str().is_empty() || std::fs::symlink_metadata(p).is_ok() {
+            break;
+        }
+        missing.push(p);
+        at = p.parent();
+    }
+    for p in missing.into_iter().rev() {
+        match std::fs::create_dir(p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let made = std::fs::symlink_metadata(p)?;
+        if !made.file_type().is_dir() {
+            return Err(io::Error::other(format!(
+                "{} is not a folder (something else took its name while it was being made)",
+                p.display()
+            )));
+        }
+    }
+    if !std::fs::metadata(dir)?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a folder", dir.display()),
+        ));
+    }
+    Ok(())
+}
+
 /// Makes a rename durable: fsync the folder that holds the new name.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
@@ -241,6 +279,28 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn create_dir_checked_makes_parents_and_refuses_what_is_not_a_folder() {
+        let top = tempfile::tempdir().unwrap();
+        let wanted = top.path().join("made/bk");
+        super::create_dir_checked(&wanted).unwrap();
+        assert!(wanted.is_dir());
+        super::create_dir_checked(&wanted).unwrap();
+        let file = top.path().join("f");
+        std::fs::write(&file, b"").unwrap();
+        assert!(super::create_dir_checked(&file).is_err());
+        assert!(super::create_dir_checked(&file.join("below")).is_err());
+        // A folder that exists already through a link (a user's own) is taken as it is.
+        let elsewhere = top.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let link = top.path().join("link");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        assert!(
+            super::create_dir_checked(&link).is_ok(),
+            "an existing folder (a user's link) is taken"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -123,6 +123,18 @@ pub fn repair(
     if outcome.fixed.is_empty() || options.dry_run {
         return Ok(outcome);
     }
+    // The backup folder is made before anything is written (no sidecar left when it cannot
+    // be).
+    if !options.no_backup
+        && let Some(dir) = &options.backup_dir
+    {
+        crate::io::create_dir_checked(dir).map_err(|e| {
+            refused(format!(
+                "cannot make the backup folder {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     if let Some(lock) = safety::live_lock(path, diagnosis.format) {
         return Err(refused(format!(
             "{} says a tool is writing this session; close it (or wait) and run the repair again",

@@ -69,6 +69,12 @@ pub fn place(home: &Home, input: &Input, request: &Request) -> Result<Placed, Pl
             m.cwd = Some(project.to_string());
             m.project_hash = Some(sha256_hex(project));
         })?;
+    // A JSONL session placed in a store ends with its newline, whatever the input did: the
+    // tool appends its next record there (without one the two would be glued), and fsck
+    // warns about a missing final newline.
+    if request.to.is_jsonl() && conversion.bytes.last().is_some_and(|&b| b != b'\n') {
+        conversion.bytes.push(b'\n');
+    }
     // The file is named from the session as written (a writer may mint its id).
     let written = request
         .to

@@ -16,9 +16,19 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Every format a tool resumes (the exports are write-only, checked elsewhere), from the
-/// registry: a format added there is in every cross-format test at once.
+/// Every format sessiontool writes sessions in for a tool to resume (the exports are checked
+/// elsewhere), from the registry: a format added there is in every cross-format test at once.
 pub fn session_formats() -> Vec<&'static str> {
+    sessiontool::formats::all()
+        .iter()
+        .filter(|f| f.resumable() && f.writable())
+        .map(|f| f.name())
+        .collect()
+}
+
+/// Every format sessions are read from (the read-only ones too, such as Codex's older
+/// layout), from the registry.
+pub fn source_formats() -> Vec<&'static str> {
     sessiontool::formats::all()
         .iter()
         .filter(|f| f.resumable())

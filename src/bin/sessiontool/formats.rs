@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
                 (false, false) => f.name(),
             },
             read: f.resumable(),
-            write: true,
+            write: f.writable(),
             description: f.description(),
         })
         .collect();

@@ -188,7 +188,7 @@ pub fn run(mut args: Args) -> Result<i32, CliError> {
         quiet: None,
     };
     if let Some(dir) = &args.backup_dir {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        sessiontool::io::create_dir_checked(dir).map_err(|e| {
             CliError::output(format!(
                 "cannot create backup folder {}: {e}",
                 dir.display()

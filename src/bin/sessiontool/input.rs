@@ -84,10 +84,11 @@ pub fn readable_formats() -> clap::builder::PossibleValuesParser {
         .into()
 }
 
-/// `--to` values: every format (each one can be written).
+/// `--to` values: every format sessiontool writes (a read-only layout is not one).
 pub fn all_formats() -> clap::builder::PossibleValuesParser {
     formats::all()
         .iter()
+        .filter(|f| f.writable())
         .map(|f| f.name())
         .collect::<Vec<_>>()
         .into()

@@ -77,9 +77,15 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let project = store_args::project(args.project.as_deref())?;
     let to = args.to.as_deref().map(format_arg).transpose()?;
     let (bar, tick) = crate::progress::catalog_tick(args.json);
+    // A path names the session itself: it is looked for in every project, and recovered for
+    // its own (the help says paths are accepted; `--project` need not match its cwd).
+    let by_path = args
+        .session
+        .as_deref()
+        .is_some_and(|s| std::fs::metadata(s).is_ok_and(|m| m.is_file()));
     let query = Query {
         tools: store_args::tools(&args.tool)?,
-        project: Some(project.clone()),
+        project: (!by_path).then(|| project.clone()),
         progress: Some(tick),
         candidates: vec![store_args::project(None)?],
     };
@@ -125,6 +131,12 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         }
         return Ok(0);
     }
+    // A session named by its path is recovered for the project it records (unless
+    // `--project` says where it goes).
+    let project = match (by_path, chosen.first()) {
+        (true, Some(e)) if args.project.is_none() => e.project.clone().unwrap_or(project),
+        _ => project,
+    };
     let outcomes: Vec<Outcome> = chosen
         .iter()
         .map(|e| recover::recover(&home, e, &project, &options))
@@ -184,10 +196,10 @@ fn find<'a>(sessions: &'a [Entry], wanted: &str) -> Result<&'a Entry, CliError> 
             return Ok(e);
         }
         return Err(CliError::input(format!(
-            "{} is not a session of this project that sessiontool lists",
+            "{} is not a session in any store sessiontool knows",
             escape::line(wanted)
         ))
-        .hint("--project names its project; `sessiontool list --all` shows where it belongs"));
+        .hint("`sessiontool list --all` shows every stored session; `sessiontool fsck --repair FILE` repairs a file anywhere"));
     }
     let ids = sessions
         .iter()

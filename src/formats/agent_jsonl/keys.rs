@@ -62,5 +62,6 @@ pub(super) fn agent_keys(record: &[u8]) -> Option<Keys<'_>> {
         calls,
         results,
         missing,
+        ..Keys::default()
     })
 }

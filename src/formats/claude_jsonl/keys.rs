@@ -70,5 +70,6 @@ pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
         calls,
         results,
         missing,
+        ..Keys::default()
     })
 }

@@ -337,9 +337,13 @@ impl<'a> Foreign<'a> {
         texts.clear();
     }
 
-    /// Whether the session was read from a rollout (its reasoning items are Codex's own).
+    /// Whether the session was read from a rollout, of either layout (its reasoning items
+    /// are Codex's own).
     fn native(&self) -> bool {
-        self.session.meta.source_format.as_deref() == Some(super::NAME)
+        matches!(
+            self.session.meta.source_format.as_deref(),
+            Some(super::NAME | super::legacy::NAME)
+        )
     }
 
     fn call_id(&self, id: Option<&str>, node: &Node, k: usize) -> String {

@@ -4,6 +4,7 @@
 
 use crate::formats::Keys;
 use crate::formats::keys::{self, object, string};
+use crate::json::Raw;
 
 /// `None` when the line is not a JSON object (or not JSON).
 pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
@@ -20,23 +21,49 @@ pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
     if payload.is_none() {
         missing.push("payload");
     }
-    let mut calls = Vec::new();
-    let mut results = Vec::new();
-    if kind.as_deref() == Some("response_item")
-        && let Some(item) = object(payload)
-        && let [Some(item_kind), Some(id)] = item.pick(["type", "call_id"]).map(string)
-    {
-        match &*item_kind {
-            "function_call" | "custom_tool_call" | "local_shell_call" => calls.push(id),
-            "function_call_output" | "custom_tool_call_output" => results.push(id),
-            _ => {}
-        }
-    }
-    Some(Keys {
-        kind,
-        calls,
-        results,
+    let mut k = Keys {
         missing,
         ..Keys::default()
-    })
+    };
+    match kind.as_deref() {
+        Some("response_item") => item_keys(object(payload), &mut k),
+        Some("session_meta") => k.subagent = is_thread_spawn(object(payload)),
+        _ => {}
+    }
+    k.kind = kind;
+    Some(k)
+}
+
+/// The calls and results of one response item (a `response_item` line's payload, or a bare
+/// line of the older layout).
+pub(super) fn item_keys<'a>(item: Option<Raw<'a>>, k: &mut Keys<'a>) {
+    let Some(item) = item else { return };
+    let [item_kind, id, name] = item.pick(["type", "call_id", "name"]);
+    let (Some(item_kind), Some(id)) = (string(item_kind), string(id)) else {
+        return;
+    };
+    match &*item_kind {
+        "function_call" | "custom_tool_call" | "local_shell_call" => {
+            if string(name).as_deref() == Some(SPAWN_AGENT) {
+                k.spawns.push(id.clone());
+            }
+            k.calls.push(id);
+        }
+        "function_call_output" | "custom_tool_call_output" => k.results.push(id),
+        _ => {}
+    }
+}
+
+/// The tool a Codex agent calls to start a sub-agent (codex-rs `tools/handlers/multi_agents`).
+pub(super) const SPAWN_AGENT: &str = "spawn_agent";
+
+/// Whether a `session_meta` payload says the rollout is a sub-agent's spawned by its parent's
+/// `spawn_agent` call (`"source": {"subagent": {"thread_spawn": {"parent_thread_id", ...}}}`,
+/// `SessionSource::SubAgent(SubAgentSource::ThreadSpawn)` in codex-rs/protocol): its history
+/// opens with a copy of the parent's, that call included.
+pub(super) fn is_thread_spawn(payload: Option<Raw<'_>>) -> bool {
+    let [source] = payload.map_or([None], |p| p.pick(["source"]));
+    let [subagent] = object(source).map_or([None], |s| s.pick(["subagent"]));
+    let [spawn] = object(subagent).map_or([None], |s| s.pick(["thread_spawn"]));
+    object(spawn).is_some()
 }

@@ -115,10 +115,39 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     meta.head = nodes.last().map(|n| n.id.clone());
     meta.source_format = Some(NAME.into());
     meta.hints.insert(DERIVED_IDS.into(), true.into());
+    let mut session = Session { meta, nodes };
+    mark_inherited_calls(&mut session);
     Ok(ReadOutcome {
-        session: Session { meta, nodes },
+        session,
         diagnostics,
     })
+}
+
+/// In a sub-agent spawned by its parent (`source.subagent.thread_spawn`), the `spawn_agent`
+/// call its copied history ends with is answered in the parent's rollout: it is marked as
+/// inherited ([`crate::model::INHERITED_CALLS`]), not taken for unanswered.
+pub(super) fn mark_inherited_calls(session: &mut Session) {
+    let spawned = session
+        .meta
+        .extra
+        .get("source")
+        .and_then(|s| s.get("subagent"))
+        .and_then(|s| s.get("thread_spawn"))
+        .is_some_and(Value::is_object);
+    if !spawned {
+        return;
+    }
+    let ids: Vec<Value> = crate::check::document::unanswered_calls(session)
+        .into_iter()
+        .filter(|(_, _, name)| *name == super::keys::SPAWN_AGENT)
+        .map(|(_, id, _)| Value::String(id.to_string()))
+        .collect();
+    if !ids.is_empty() {
+        session
+            .meta
+            .hints
+            .insert(crate::model::INHERITED_CALLS.into(), Value::Array(ids));
+    }
 }
 
 fn diag(code: &'static str, severity: Severity, at: &Location, message: String) -> Diagnostic {
@@ -246,7 +275,7 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
 }
 
 /// Results get the name of the call they answer (derived, never written back).
-fn name_results(nodes: &mut [Node]) {
+pub(super) fn name_results(nodes: &mut [Node]) {
     let mut names: HashMap<String, String> = HashMap::new();
     for node in nodes {
         let Some(m) = node.message_mut() else {

@@ -77,5 +77,6 @@ pub(super) fn pi_keys(record: &[u8]) -> Option<Keys<'_>> {
         calls,
         results,
         missing,
+        ..Keys::default()
     })
 }

@@ -70,6 +70,7 @@ pub(super) fn qwen_keys(record: &[u8]) -> Option<Keys<'_>> {
         calls,
         results,
         missing,
+        ..Keys::default()
     })
 }
 

@@ -1,0 +1,345 @@
+//! The older Codex rollout layout (`codex-legacy-jsonl`), read only: what codex-rs wrote from
+//! its first Rust versions until `RolloutLine` wrapped every line in `{timestamp, type,
+//! payload}` (codex-rs/core/src/rollout.rs, then rollout/recorder.rs, spring and summer 2025).
+//!
+//! - The first line is `SessionMeta` serialized bare: `{"id": "<uuid>", "timestamp":
+//!   "<UTC, ms>Z", "instructions": <string|null>}`, later with `"git": {"commit_hash",
+//!   "branch", "repository_url"}` (`SessionMetaWithGit`, its `meta` flattened); no `type`.
+//! - Every other line is a `ResponseItem` serialized bare (`{"type": "message", "role",
+//!   "content"}`, `reasoning`, `function_call {name, arguments, call_id}`,
+//!   `function_call_output {call_id, output}`, `local_shell_call`, ...), no timestamp of its
+//!   own; or a state line `{"record_type": "state", ...}` (`SessionStateSnapshot`).
+//!
+//! Codex's own resume read it that way (first line as `SessionMeta`, blank and unparseable
+//! lines skipped, state lines apart, the rest as items); claude-code-log's Codex provider and
+//! codex-history read the same lines (a typeless first line with an `id` is the session meta,
+//! a bare item a response item). Items are read exactly as the items of a `response_item`
+//! line of the current layout; each line is one node chained to the one before, with ids from
+//! line numbers. sessiontool does not write this layout (Codex has not read it since): convert
+//! it to `codex-jsonl` for the Codex of today.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::super::judge;
+use super::super::{
+    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
+    Written, record_diagnostics,
+};
+use super::{DERIVED_IDS, RECORD};
+use crate::diag::{Diagnostic, Location, Severity};
+use crate::formats::keys::{self, string};
+use crate::model::{Body, Event, Extra, Meta, Node, Session};
+use crate::records::{Options, split_slice};
+
+pub struct CodexLegacyJsonl;
+
+pub const NAME: &str = "codex-legacy-jsonl";
+
+/// Kind of the event that holds a `{"record_type": "state"}` line whole.
+pub const STATE: &str = "codex-legacy-jsonl.state";
+
+/// The response item types codex-rs wrote bare (and the later ones readers accept).
+const ITEM_TYPES: [&str; 8] = [
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "local_shell_call",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "web_search_call",
+];
+
+impl Format for CodexLegacyJsonl {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Codex CLI rollout JSONL, the older layout (bare session meta, then bare items); read only"
+    }
+
+    fn tool(&self) -> &'static str {
+        "codex"
+    }
+
+    fn is_jsonl(&self) -> bool {
+        true
+    }
+
+    fn writable(&self) -> bool {
+        false
+    }
+
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        let judge_line = |line: &[u8]| judge::json_line(line, judge_object, |_| None);
+        let _ = path;
+        crate::formats::judge_lines(head, judge_line).unwrap_or(0)
+    }
+
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        read(input)
+    }
+
+    fn write(&self, _session: &Session, _options: &WriteOptions) -> Result<Written, WriteError> {
+        Err(WriteError(format!(
+            "{NAME} is read only: Codex no longer reads this layout; write codex-jsonl instead"
+        )))
+    }
+
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        legacy_keys(record)
+    }
+
+    fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
+        let Value::Object(source) = serde_json::from_slice::<Value>(call.call_record).ok()? else {
+            return None;
+        };
+        let item = match source.get("type").and_then(Value::as_str) {
+            Some("custom_tool_call") => "custom_tool_call_output",
+            _ => "function_call_output",
+        };
+        let mut p = Map::new();
+        p.insert("type".into(), item.into());
+        p.insert("call_id".into(), call.call_id.into());
+        p.insert("output".into(), call.message.into());
+        serde_json::to_vec(&p).ok()
+    }
+
+    fn closes_tool_calls(&self) -> bool {
+        true
+    }
+
+    /// Codex read the first line as `SessionMeta` and failed the resume without it.
+    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+        Some(("session_meta", "Codex could not resume it"))
+    }
+
+    fn is_context_message(&self, user_text: &str) -> bool {
+        super::is_context_message(user_text)
+    }
+}
+
+/// The session meta line: an object with string `id` and `timestamp` and no `type` (no other
+/// tool writes such a first line); a bare response item is this layout too, less surely.
+fn judge_object(o: &Map<String, Value>) -> Option<Confidence> {
+    if o.contains_key("uuid") || o.contains_key("sessionId") || o.contains_key("payload") {
+        return Some(0);
+    }
+    if is_meta_for_detection(o) {
+        return Some(90);
+    }
+    if o.get("record_type").and_then(Value::as_str) == Some("state") {
+        return None;
+    }
+    match o.get("type").and_then(Value::as_str) {
+        Some(t) if ITEM_TYPES.contains(&t) && !o.contains_key("timestamp") => {
+            let shaped = o.contains_key("role") || o.contains_key("call_id");
+            Some(if shaped { 60 } else { 0 })
+        }
+        _ => Some(0),
+    }
+}
+
+/// The fields `SessionMeta` (and `SessionMetaWithGit`) had in this layout, and the few a
+/// transitional writer added; a line with any other key is not this meta (a pi or agent
+/// header whose `type` key was damaged has `id` and `timestamp` too).
+const META_KEYS: [&str; 7] = [
+    "id",
+    "timestamp",
+    "instructions",
+    "git",
+    "cwd",
+    "originator",
+    "cli_version",
+];
+
+fn is_meta_for_detection(o: &Map<String, Value>) -> bool {
+    is_meta(o) && o.keys().all(|k| META_KEYS.contains(&k.as_str()))
+}
+
+/// The meta as Codex read it: `SessionMeta` from a typeless line with `id` and `timestamp`
+/// (serde passing over any other field).
+fn is_meta(o: &Map<String, Value>) -> bool {
+    !o.contains_key("type")
+        && o.get("id").is_some_and(Value::is_string)
+        && o.get("timestamp").is_some_and(Value::is_string)
+}
+
+fn legacy_keys(record: &[u8]) -> Option<Keys<'_>> {
+    let l = keys::record(record)?;
+    let [kind, id, timestamp, record_type] = l.pick(["type", "id", "timestamp", "record_type"]);
+    let mut k = Keys::default();
+    if string(record_type).as_deref() == Some("state") {
+        k.kind = Some("state".into());
+    } else if kind.is_some() {
+        k.kind = Some("response_item".into());
+        if string(kind).is_none() {
+            k.missing.push("type");
+        }
+        super::keys::item_keys(Some(l), &mut k);
+    } else if string(id).is_some() && string(timestamp).is_some() {
+        k.kind = Some("session_meta".into());
+    } else {
+        k.missing.push("type");
+    }
+    Some(k)
+}
+
+fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
+    let (records, findings) = split_slice(input.bytes, Options::default());
+    let mut diagnostics = record_diagnostics(input.name, &findings);
+    let mut meta = Meta::default();
+    let mut have_meta = false;
+    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
+    for rec in records {
+        let span = rec.span;
+        let at = Location::at(input.name, span.line, span.offset);
+        let value = match serde_json::from_slice::<Value>(&rec.bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                diagnostics.push(diag(
+                    "codex-unparseable",
+                    Severity::Warning,
+                    &at,
+                    format!("line cannot be parsed ({e}); kept as is"),
+                ));
+                Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
+            }
+        };
+        if !have_meta
+            && let Value::Object(o) = &value
+            && is_meta(o)
+        {
+            have_meta = true;
+            if !nodes.is_empty() {
+                diagnostics.push(diag(
+                    "codex-meta-not-first",
+                    Severity::Warning,
+                    &at,
+                    "the session meta is not the first line; Codex read it from the first line"
+                        .into(),
+                ));
+            }
+            let Value::Object(o) = value else {
+                unreachable!()
+            };
+            meta = read_meta(o);
+            continue;
+        }
+        let id = format!("line-{}", span.line);
+        let body = match value {
+            Value::Object(o) if o.get("record_type").and_then(Value::as_str) == Some("state") => {
+                Body::Event(Event::Custom {
+                    kind: STATE.into(),
+                    data: Value::Object(o),
+                })
+            }
+            Value::Object(o) if o.get("type").is_some_and(Value::is_string) => {
+                let mut hints = Extra::new();
+                let body = super::parse::response_item(o, &mut hints);
+                let mut node = node(id, body);
+                node.hints = hints;
+                node.parent = nodes.last().map(|p: &Node| p.id.clone());
+                nodes.push(node);
+                continue;
+            }
+            other => {
+                if !other.is_string() {
+                    diagnostics.push(diag(
+                        "codex-not-a-line",
+                        Severity::Warning,
+                        &at,
+                        "line is neither the session meta nor a response item; kept as is".into(),
+                    ));
+                }
+                Body::Event(Event::Custom {
+                    kind: RECORD.into(),
+                    data: other,
+                })
+            }
+        };
+        let mut node = node(id, body);
+        node.parent = nodes.last().map(|p| p.id.clone());
+        nodes.push(node);
+    }
+    super::read::name_results(&mut nodes);
+    if !have_meta {
+        diagnostics.push(diag(
+            "codex-no-session-meta",
+            Severity::Warning,
+            &Location::file(input.name),
+            "no session meta line (`{id, timestamp}`) first: Codex could not resume this rollout"
+                .into(),
+        ));
+    }
+    diagnostics.push(diag(
+        "codex-legacy-layout",
+        Severity::Info,
+        &Location::file(input.name),
+        "the older rollout layout (no {timestamp, type, payload} lines): today's Codex does not read it; `sessiontool convert --to codex-jsonl` gives it the current one".into(),
+    ));
+    // This layout's meta has no cwd; the environment context Codex sent the model names it.
+    if meta.cwd.is_none() {
+        meta.cwd = nodes.iter().find_map(|n| {
+            let text = n.message()?.text();
+            let context = text.trim_start().strip_prefix("<environment_context>")?;
+            let (_, rest) = context.split_once("<cwd>")?;
+            Some(rest.split_once("</cwd>")?.0.trim().to_string())
+        });
+    }
+    // Items carry no time: the session's is the meta's.
+    meta.last_updated = meta.start_time.clone();
+    meta.head = nodes.last().map(|n| n.id.clone());
+    meta.source_format = Some(NAME.into());
+    meta.hints.insert(DERIVED_IDS.into(), true.into());
+    Ok(ReadOutcome {
+        session: Session { meta, nodes },
+        diagnostics,
+    })
+}
+
+fn node(id: String, body: Body) -> Node {
+    Node {
+        id,
+        parent: None,
+        timestamp: None,
+        body,
+        extra: Extra::new(),
+        hints: Extra::new(),
+    }
+}
+
+fn read_meta(mut p: Map<String, Value>) -> Meta {
+    let mut take = |k: &str| super::super::fields::take_string(&mut p, k);
+    let id = take("id");
+    let start_time = take("timestamp");
+    // Not in this layout's meta, but kept where a transitional writer put them.
+    let cwd = take("cwd");
+    let tool_version = take("cli_version");
+    let git_branch = p
+        .get("git")
+        .and_then(|g| g.get("branch"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    Meta {
+        id,
+        start_time,
+        cwd,
+        tool_version,
+        git_branch,
+        extra: p,
+        ..Meta::default()
+    }
+}
+
+fn diag(code: &'static str, severity: Severity, at: &Location, message: String) -> Diagnostic {
+    Diagnostic {
+        code,
+        severity,
+        location: at.clone(),
+        message,
+    }
+}
