@@ -257,6 +257,14 @@ pub fn plan<'a>(
     {
         return Ok(None);
     }
+    // Calls a sub-agent inherited from its parent are answered by the whole path's
+    // `close_calls` (only a Codex reader names them; a Claude Code session never does).
+    if known.meta.hints.contains_key(crate::model::INHERITED_CALLS)
+        && to.resumable()
+        && !to.answers_open_calls_itself()
+    {
+        return Ok(None);
+    }
     // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.
     let leaf = match job.options.leaf.as_deref() {
         Some(wanted) => Some(
