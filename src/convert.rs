@@ -7,7 +7,7 @@ pub mod close_calls;
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{self, Format, Input, ReadError, ReadOutcome, WriteError, WriteOptions};
 use crate::ids::derived_uuid;
-use crate::model::Session;
+use crate::model::{Meta, Session};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConvertError {
@@ -108,17 +108,58 @@ pub fn convert(
     to: &'static dyn Format,
     options: &WriteOptions,
 ) -> Result<Conversion, ConvertError> {
-    convert_with(input, from, to, options, |_| {})
+    convert_with(input, from, to, options, |_: &mut Meta| {})
 }
 
-/// [`convert`], with `adjust` changing the session between reading and writing (placing a
-/// session into a store records the project it is placed under).
+/// [`convert`], with `adjust` changing the session's metadata between reading and writing
+/// (placing a session into a store records the project it is placed under).
+///
+/// Conversions the two-pass engine covers ([`crate::engine::covers`]: Claude Code JSONL into
+/// Codex or Claude Code) go through it, in memory bounded by the number of records; every
+/// other one through [`convert_whole`]. Both give the same bytes, diagnostics and losses.
 pub fn convert_with(
     input: &Input,
     from: Option<&'static dyn Format>,
     to: &'static dyn Format,
     options: &WriteOptions,
-    adjust: impl FnOnce(&mut Session),
+    mut adjust: impl FnMut(&mut Meta),
+) -> Result<Conversion, ConvertError> {
+    let bytes = crate::engine::Bytes(input.bytes);
+    let job = crate::engine::Job {
+        name: input.name,
+        path: input.path,
+        source: &bytes,
+        from,
+        to,
+        options,
+        tuning: Default::default(),
+    };
+    match crate::engine::plan(job, &mut adjust) {
+        Ok(Some(plan)) => {
+            let mut bytes = crate::formats::output_buffer(0);
+            let mut conversion = plan
+                .write(&mut bytes)
+                .expect("bytes in memory are read and written without I/O errors");
+            conversion.bytes = bytes;
+            Ok(conversion)
+        }
+        Ok(None) => convert_whole(input, from, to, options, adjust),
+        Err(crate::engine::PlanError::Convert(e)) => Err(e),
+        Err(crate::engine::PlanError::Input(e)) => {
+            unreachable!("bytes in memory are read without I/O errors: {e}")
+        }
+    }
+}
+
+/// Converts by reading the whole session into the model and writing it: every format, in
+/// memory several times the input's size (the engine's two passes avoid that where they
+/// apply; see [`convert_with`]).
+pub fn convert_whole(
+    input: &Input,
+    from: Option<&'static dyn Format>,
+    to: &'static dyn Format,
+    options: &WriteOptions,
+    adjust: impl FnOnce(&mut Meta),
 ) -> Result<Conversion, ConvertError> {
     if !to.writable() {
         return Err(ConvertError::Write {
@@ -142,11 +183,11 @@ pub fn convert_read(
     input: &Input,
     to: &'static dyn Format,
     options: &WriteOptions,
-    adjust: impl FnOnce(&mut Session),
+    adjust: impl FnOnce(&mut Meta),
 ) -> Result<Conversion, ConvertError> {
     let mut session = outcome.session;
     fill_session_id(&mut session, input.bytes);
-    adjust(&mut session);
+    adjust(&mut session.meta);
     // `--leaf` takes the start of an id too (as `tree` prints them): the writers get the id.
     let with_leaf;
     let options = match &options.leaf {
@@ -206,17 +247,7 @@ pub fn convert_read(
         losses.add(l.code, l.count, l.message);
     }
     let open = crate::check::document::unanswered_calls(&session).len();
-    if open > 0 && to.resumable() && !to.answers_open_calls_itself() {
-        diagnostics.push(Diagnostic {
-            code: "tool-call-unanswered",
-            severity: Severity::Warning,
-            location: Location::file(input.name),
-            message: format!(
-                "{open} tool call(s) have no result; {} does not accept that when it resumes: run `sessiontool repair` on the output to close them",
-                to.tool()
-            ),
-        });
-    }
+    diagnostics.extend(unanswered_diagnostic(open, to, input.name));
     Ok(Conversion {
         from,
         to: to.name(),
@@ -225,6 +256,24 @@ pub fn convert_read(
         losses,
         replaced: None,
         budget,
+    })
+}
+
+/// What a conversion says of the `open` tool calls without a result, when `to`'s tool does
+/// not accept them.
+pub(crate) fn unanswered_diagnostic(
+    open: usize,
+    to: &dyn Format,
+    name: &str,
+) -> Option<Diagnostic> {
+    (open > 0 && to.resumable() && !to.answers_open_calls_itself()).then(|| Diagnostic {
+        code: "tool-call-unanswered",
+        severity: Severity::Warning,
+        location: Location::file(name),
+        message: format!(
+            "{open} tool call(s) have no result; {} does not accept that when it resumes: run `sessiontool repair` on the output to close them",
+            to.tool()
+        ),
     })
 }
 

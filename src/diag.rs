@@ -117,4 +117,11 @@ impl LossReport {
     pub fn is_empty(&self) -> bool {
         self.losses.is_empty()
     }
+
+    /// Adds what `later` reported after this one (a report made in parts, in order).
+    pub fn merge(&mut self, later: LossReport) {
+        for l in later.losses {
+            self.add(l.code, l.count, l.message);
+        }
+    }
 }

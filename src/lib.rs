@@ -47,6 +47,7 @@ pub mod api;
 pub mod check;
 pub mod convert;
 pub mod diag;
+pub mod engine;
 pub mod fault;
 pub mod formats;
 pub mod id_prefix;

@@ -149,22 +149,7 @@ impl<'a> Tree<'a> {
     /// The records outside the conversation counted by what they are, as `snapshot ×6,
     /// queue-operation ×2` (in order of first appearance), for reports.
     pub fn outside_summary(&self, indexes: impl IntoIterator<Item = usize>) -> String {
-        let mut counts: Vec<(String, usize)> = Vec::new();
-        for i in indexes {
-            let name = match &self.nodes[i].body {
-                crate::model::Body::Event(e) => e.name().to_string(),
-                crate::model::Body::Message(_) => "message".to_string(),
-            };
-            match counts.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, c)) => *c += 1,
-                None => counts.push((name, 1)),
-            }
-        }
-        counts
-            .iter()
-            .map(|(n, c)| format!("{n} ×{c}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        kinds_summary(indexes.into_iter().map(|i| record_name(&self.nodes[i])))
     }
 
     /// The node's parent, when it is in the session (and not the node itself).
@@ -300,6 +285,30 @@ impl Session {
         }
         Ok((out, left_out))
     }
+}
+
+/// What a node is, for people: its event's name, or `message`.
+pub fn record_name(node: &Node) -> String {
+    match &node.body {
+        crate::model::Body::Event(e) => e.name().to_string(),
+        crate::model::Body::Message(_) => "message".to_string(),
+    }
+}
+
+/// Names counted, as `snapshot ×6, queue-operation ×2` (in order of first appearance).
+pub fn kinds_summary(names: impl IntoIterator<Item = String>) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for name in names {
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(n, c)| format!("{n} ×{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What [`Session::branch`] left out.

@@ -27,6 +27,7 @@ mod keys;
 mod layout;
 mod read;
 mod synthetic;
+pub(crate) mod two_pass;
 mod usage;
 mod write;
 

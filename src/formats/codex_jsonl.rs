@@ -32,6 +32,7 @@ mod keys;
 pub mod legacy;
 mod parse;
 mod read;
+pub(crate) mod stream;
 mod synthetic;
 mod usage;
 mod write;

@@ -506,17 +506,22 @@ pub(crate) fn record_value(
 ) -> Result<serde_json::Value, String> {
     let (value, lossy) = crate::json::value::to_value(bytes).map_err(|e| e.to_string())?;
     if !lossy.is_lossless() {
-        diagnostics.push(Diagnostic {
-            code: "json-lossy",
-            severity: Severity::Warning,
-            location: at.clone(),
-            message: format!(
-                "{}: the record is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
-                lossy.describe()
-            ),
-        });
+        diagnostics.push(lossy_diagnostic(&lossy, at.clone()));
     }
     Ok(value)
+}
+
+/// What [`record_value`] says of a record whose value cannot hold all of it.
+pub(crate) fn lossy_diagnostic(lossy: &crate::json::value::Lossy, at: Location) -> Diagnostic {
+    Diagnostic {
+        code: "json-lossy",
+        severity: Severity::Warning,
+        location: at,
+        message: format!(
+            "{}: the record is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
+            lossy.describe()
+        ),
+    }
 }
 
 /// What the records layer found, as diagnostics with their locations. Damage a reader can

@@ -21,6 +21,16 @@ pub use temp::{clear_stale_temps, is_own_file, temp_beside, temp_for_new};
 /// A new file gets mode 0666 less the umask, as any program's new file; a file replaced keeps
 /// its mode, owner and group.
 pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()> {
+    write_atomic_with(path, overwrite, |mut f| f.write_all(bytes))
+}
+
+/// [`write_atomic`], with `fill` writing the content into the temp file (what it returns is
+/// returned; an error leaves no file).
+pub fn write_atomic_with<T>(
+    path: &Path,
+    overwrite: bool,
+    fill: impl FnOnce(&fs::File) -> io::Result<T>,
+) -> io::Result<T> {
     let dir = folder_of(path);
     let existing = match fs::symlink_metadata(path) {
         Ok(_) if !overwrite => {
@@ -39,7 +49,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()
         }
         Err(e) => return Err(e),
     };
-    let mut tmp = match &existing {
+    let tmp = match &existing {
         Some(old) => {
             let tmp = temp_beside(path, "write")?;
             replace::same_owner_and_mode(tmp.as_file(), old)?;
@@ -47,7 +57,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()
         }
         None => temp_for_new(path, "write")?,
     };
-    tmp.write_all(bytes)?;
+    let done = fill(tmp.as_file())?;
     crate::fault::point("write.temp-written")?;
     tmp.as_file().sync_all()?;
     crate::fault::point("write.before-rename")?;
@@ -58,20 +68,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> io::Result<()
         tmp.persist_noclobber(path).map_err(|e| e.error)?;
     }
     crate::fault::point("write.after-rename")?;
-    sync_dir(dir)
+    sync_dir(dir)?;
+    Ok(done)
 }
 
 /// Writes an output file atomically; an existing file is replaced only when `force` is set,
 /// and then it is kept as `<name>.bak-<stamp>` (its inode, hard-linked: see [`replace`]).
 /// Returns the backup's path when one was made.
 pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> io::Result<Option<PathBuf>> {
+    write_output_with(path, force, |mut f| f.write_all(bytes)).map(|((), backup)| backup)
+}
+
+/// [`write_output`], with `fill` writing the content into the temp file (streamed outputs);
+/// returns what `fill` returned and the backup's path when one was made.
+pub fn write_output_with<T>(
+    path: &Path,
+    force: bool,
+    fill: impl FnOnce(&fs::File) -> io::Result<T>,
+) -> io::Result<(T, Option<PathBuf>)> {
     if !check_output(path, force)? {
-        write_atomic(path, bytes, false)?;
-        return Ok(None);
+        let done = write_atomic_with(path, false, fill)?;
+        return Ok((done, None));
     }
     let original = replace::Original::open_now(path)?;
-    let mut tmp = temp_beside(path, "write")?;
-    tmp.write_all(bytes)?;
+    let tmp = temp_beside(path, "write")?;
+    let done = fill(tmp.as_file())?;
     crate::fault::point("write.temp-written")?;
     tmp.as_file().sync_all()?;
     let stamp = crate::repair::now_stamp();
@@ -87,11 +108,12 @@ pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> io::Result<Option
             "write.after-rename",
         ],
     };
-    let done = replace::replace(original, tmp, &options).map_err(|e| match e {
+    let replaced = replace::replace(original, tmp, &options).map_err(|e| match e {
         replace::ReplaceError::Io(e) => e,
         other => io::Error::other(format!("{}: {other}", path.display())),
     })?;
-    done.finish()
+    let backup = replaced.finish()?;
+    Ok((done, backup))
 }
 
 /// Whether [`write_output`] may write `path` (without writing anything: a dry run asks this):

@@ -11,6 +11,7 @@
 //! - [`Raw`]: a checked value read lazily (entries, items, strings decoded, numbers as text);
 //! - [`out`]: writing, with each tool's escaping, separators and indentation.
 
+pub mod facts;
 pub mod out;
 pub mod raw;
 pub mod scan;

@@ -60,6 +60,7 @@ use std::io::Read;
 
 pub use blocks::{Block, BlockReader, Piece};
 pub use damage::{Damage, Finding, Span};
+pub(crate) use jsonl::record_bytes;
 pub use jsonl::{DEFAULT_CHUNK_SIZE, Splitter};
 
 use line::{Core, Item};
@@ -210,6 +211,14 @@ impl LineSplitter {
         self.core
             .line(content, line, offset, terminated, &mut self.queue);
         drain(&mut self.queue, content, records, findings);
+    }
+
+    /// A line over the length limit that the caller skipped without reading it (a
+    /// [`Piece::Oversized`]): what [`line`](Self::line) says of such a line. `len` excludes
+    /// its `\n`.
+    pub fn oversized(&mut self, line: u64, offset: u64, len: u64, findings: &mut Vec<Finding>) {
+        self.core.oversized(line, offset, len, &mut self.queue);
+        drain(&mut self.queue, &[], &mut Vec::new(), findings);
     }
 
     /// Reports a CRLF run still open.

@@ -104,9 +104,9 @@ fn target_tool(request: &Request) -> Result<Tool, PlaceError> {
 }
 
 /// A tool resumes only sessions of the folder it runs in: the session is recorded there.
-fn record_project(session: &mut crate::model::Session, project: &str) {
-    session.meta.cwd = Some(project.to_string());
-    session.meta.project_hash = Some(sha256_hex(project));
+fn record_project(meta: &mut crate::model::Meta, project: &str) {
+    meta.cwd = Some(project.to_string());
+    meta.project_hash = Some(sha256_hex(project));
 }
 
 /// Writes a converted session where its tool finds it, and registers it.

@@ -202,18 +202,27 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         })?,
     };
     checkpoint_flags(&args, to)?;
-    let loaded = input::load(&args.input)?;
-    let conversion = input::convert(&loaded, from, to, &options)?;
-    let replaced = if to_stdout || args.dry_run {
+    // A session in a database is read by its database format, not streamed from a file.
+    let database = sessiontool::formats::database::Address::parse(&args.input).is_some();
+    let streamed = if to_stdout || args.input == Path::new("-") || database {
         None
     } else {
-        write_output(&output, &conversion.bytes, args.force)?
+        convert_streamed(&args, &output, from, to, &options)?
     };
-    let mut file_report = FileReport::new(
-        loaded.name.clone(),
-        output.display().to_string(),
-        conversion.to,
-    );
+    let (name, conversion, replaced) = match streamed {
+        Some(done) => done,
+        None => {
+            let loaded = input::load(&args.input)?;
+            let conversion = input::convert(&loaded, from, to, &options)?;
+            let replaced = if to_stdout || args.dry_run {
+                None
+            } else {
+                write_output(&output, &conversion.bytes, args.force)?
+            };
+            (loaded.name, conversion, replaced)
+        }
+    };
+    let mut file_report = FileReport::new(name, output.display().to_string(), conversion.to);
     file_report.from = Some(conversion.from);
     file_report.diagnostics = conversion.diagnostics.clone();
     file_report.losses = conversion.losses.clone();
@@ -251,6 +260,69 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
     }
     Ok(0)
+}
+
+/// A file converted into a file by the two-pass engine, when it covers the conversion
+/// (`sessiontool::engine::covers`): the input read in place with positioned reads and the
+/// output written as it is made, so memory stays bounded by the number of records. `None`:
+/// the engine does not take it (the whole-session path converts it, with the same result).
+/// Standard input and output go through the whole-session path (the report comes before
+/// the bytes on standard output).
+fn convert_streamed(
+    args: &Args,
+    output: &Path,
+    from: Option<&'static dyn Format>,
+    to: &'static dyn Format,
+    options: &WriteOptions,
+) -> Result<Option<(String, Conversion, Option<PathBuf>)>, CliError> {
+    use sessiontool::engine::{self, FileOutput, FileSource, Job, PlanError};
+    let name = args.input.display().to_string();
+    let read_error = |e: std::io::Error| {
+        CliError::input(format!("cannot read {}: {e}", escape::path(&args.input)))
+    };
+    let source = FileSource::new(input::open(&args.input)?).map_err(read_error)?;
+    let job = Job {
+        name: &name,
+        path: Some(&args.input),
+        source: &source,
+        from,
+        to,
+        options,
+        tuning: Default::default(),
+    };
+    let plan = match engine::plan(job, &mut |_| {}) {
+        Ok(Some(plan)) => plan,
+        Ok(None) => return Ok(None),
+        Err(PlanError::Convert(e)) => return Err(e.into()),
+        Err(PlanError::Input(e)) => return Err(read_error(e)),
+    };
+    if args.dry_run {
+        let conversion = plan.write(&mut engine::Discard).map_err(read_error)?;
+        return Ok(Some((name, conversion, None)));
+    }
+    // An input error and an output error both come back as I/O errors from `write`: which
+    // one it was is told apart by where it came from (the output's own errors are kept).
+    let mut input_failed = None;
+    let written = sessiontool::io::write_output_with(output, args.force, |file| {
+        let mut out = FileOutput::new(file);
+        let conversion = plan.write(&mut out).inspect_err(|e| {
+            if !out.failed() {
+                input_failed = Some(e.to_string());
+            }
+        })?;
+        out.finish()?;
+        Ok(conversion)
+    });
+    match written {
+        Ok((conversion, replaced)) => Ok(Some((name, conversion, replaced))),
+        Err(e) => match input_failed {
+            Some(message) => Err(CliError::input(format!(
+                "cannot read {}: {message}",
+                escape::path(&args.input)
+            ))),
+            None => Err(output_error(output, e)),
+        },
+    }
 }
 
 /// `--checkpoint-array`, `--no-context` and `--tag` are for a checkpoint only: with another

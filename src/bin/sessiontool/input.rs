@@ -53,7 +53,22 @@ pub fn load(arg: &Path) -> Result<Loaded, CliError> {
         });
     }
     // Only a regular file: a FIFO would block the read, a device could do anything.
-    let bytes = regular_file::read(arg).map_err(|e| match regular_file::is_not_regular(&e) {
+    let bytes = regular_file::read(arg).map_err(|e| read_error(arg, e))?;
+    Ok(Loaded {
+        name: arg.display().to_string(),
+        path: Some(arg.to_path_buf()),
+        bytes,
+        database: None,
+    })
+}
+
+/// A file argument opened to be read in place (not `-`), refused as [`load`] refuses it.
+pub fn open(arg: &Path) -> Result<std::fs::File, CliError> {
+    regular_file::open(arg).map_err(|e| read_error(arg, e))
+}
+
+fn read_error(arg: &Path, e: std::io::Error) -> CliError {
+    match regular_file::is_not_regular(&e) {
         Some(kind) => CliError::input(format!(
             "{} is not a regular file ({kind})",
             escape::path(arg)
@@ -63,13 +78,7 @@ pub fn load(arg: &Path) -> Result<Loaded, CliError> {
         ),
         None => CliError::input(format!("cannot read {}: {e}", escape::path(arg)))
             .hint("check the path; `-` reads standard input"),
-    })?;
-    Ok(Loaded {
-        name: arg.display().to_string(),
-        path: Some(arg.to_path_buf()),
-        bytes,
-        database: None,
-    })
+    }
 }
 
 /// Reads the session `loaded` holds: a file's in the format given or detected, a database's

@@ -22,12 +22,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         match record_value(&rec.bytes, &at, &mut diagnostics) {
             Ok(v) => parsed.push((Some(v), at)),
             Err(e) => {
-                diagnostics.push(diag(
-                    "claude-unparseable",
-                    Severity::Warning,
-                    at.clone(),
-                    format!("entry cannot be parsed ({e}); kept as is"),
-                ));
+                diagnostics.push(unparseable(at.clone(), e));
                 parsed.push((None, at));
             }
         }
@@ -61,76 +56,43 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         .unwrap_or(false);
 
     let mut nodes = Vec::with_capacity(parsed.len());
-    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashMap<String, u32> = HashMap::new();
     let mut hidden: HashSet<String> = HashSet::new();
     let mut chain: Vec<usize> = Vec::new();
     let mut last_updated: Option<String> = None;
     for ((value, at), rec) in parsed.into_iter().zip(&records) {
-        let text = &*rec.bytes;
         let line = at.line.unwrap_or_default();
-        let Some(value) = value else {
-            let mut node = whole(format!("line-{line}"), None, Value::Null);
-            node.hints.insert(
-                HINT_RAW.into(),
-                String::from_utf8_lossy(text).into_owned().into(),
-            );
-            nodes.push(node);
-            continue;
-        };
-        let uuid = value.get("uuid").and_then(Value::as_str).map(String::from);
-        if let Some(Value::String(ts)) = value.get("timestamp")
-            && last_updated.as_deref().is_none_or(|l| l < ts.as_str())
-        {
-            last_updated = Some(ts.clone());
-        }
-        let mut node = match uuid {
-            None => {
-                if !value.is_object() {
-                    diagnostics.push(diag(
-                        "claude-not-an-entry",
-                        Severity::Warning,
-                        at.clone(),
-                        "line is not a JSON object; kept as is".into(),
-                    ));
-                }
-                let mut node = whole(format!("line-{line}"), None, value);
-                uuidless_event(&mut node);
-                node
+        let mut occurrence = 0;
+        if let Some(value) = &value {
+            if let Some(Value::String(ts)) = value.get("timestamp")
+                && last_updated.as_deref().is_none_or(|l| l < ts.as_str())
+            {
+                last_updated = Some(ts.clone());
             }
-            Some(uuid) => {
-                let n = seen.entry(uuid.clone()).or_insert(0);
-                *n += 1;
-                let id = if *n == 1 {
-                    uuid.clone()
-                } else {
-                    diagnostics.push(diag(
-                        "claude-duplicate-uuid",
-                        Severity::Warning,
-                        at.clone(),
-                        format!("uuid {uuid} appears again (occurrence {n}); read as its own node"),
-                    ));
-                    format!("{uuid}#{n}")
-                };
-                let flag = |k: &str| value.get(k) == Some(&Value::Bool(true));
-                if flag("isSidechain") || flag("isMeta") {
-                    hidden.insert(id.clone());
+            match value.get("uuid").and_then(Value::as_str) {
+                None if !value.is_object() => diagnostics.push(not_an_entry(at.clone())),
+                None => {}
+                Some(uuid) => {
+                    let n = seen.entry(uuid.to_string()).or_insert(0);
+                    *n += 1;
+                    occurrence = *n;
+                    if *n > 1 {
+                        diagnostics.push(duplicate_uuid(at.clone(), uuid, *n));
+                    }
+                    let flag = |k: &str| value.get(k) == Some(&Value::Bool(true));
+                    if flag("isSidechain") || flag("isMeta") {
+                        hidden.insert(node_id(uuid, occurrence));
+                    }
+                    chain.push(nodes.len());
                 }
-                chain.push(nodes.len());
-                let mut node = chain_node(id.clone(), value, &base);
-                if id != uuid {
-                    node.hints.insert(HINT_UUID.into(), uuid.into());
-                }
-                node
             }
-        };
-        let written = to_bytes(&with_hints(entry(&node, &base), &node), python);
-        if written != text {
-            node.hints.insert(
-                HINT_RAW.into(),
-                String::from_utf8_lossy(text).into_owned().into(),
-            );
         }
-        nodes.push(node);
+        let shape = Shape {
+            base: &base,
+            python,
+            hints: true,
+        };
+        nodes.push(shape.node(value, &rec.bytes, line, occurrence));
     }
 
     super::usage::one_usage_per_reply(&mut nodes, |u| Value::Object(usage_object(u)));
@@ -144,15 +106,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         if let Some(p) = &nodes[i].parent
             && !ids.contains(p.as_str())
         {
-            diagnostics.push(diag(
-                "claude-missing-parent",
-                Severity::Warning,
-                Location::file(input.name),
-                format!(
-                    "entry {} names parent {p}, which is not in the file; the history before it is cut off",
-                    nodes[i].id
-                ),
-            ));
+            diagnostics.push(missing_parent(input.name, &nodes[i].id, p));
         }
     }
     let terminal = |i: &usize| !parents.contains(nodes[*i].id.as_str());
@@ -202,6 +156,111 @@ fn diag(code: &'static str, severity: Severity, location: Location, message: Str
     }
 }
 
+/// An entry `JSON.parse` would not read.
+pub(super) fn unparseable(at: Location, e: impl std::fmt::Display) -> Diagnostic {
+    diag(
+        "claude-unparseable",
+        Severity::Warning,
+        at,
+        format!("entry cannot be parsed ({e}); kept as is"),
+    )
+}
+
+pub(super) fn not_an_entry(at: Location) -> Diagnostic {
+    diag(
+        "claude-not-an-entry",
+        Severity::Warning,
+        at,
+        "line is not a JSON object; kept as is".into(),
+    )
+}
+
+pub(super) fn duplicate_uuid(at: Location, uuid: &str, occurrence: u32) -> Diagnostic {
+    diag(
+        "claude-duplicate-uuid",
+        Severity::Warning,
+        at,
+        format!("uuid {uuid} appears again (occurrence {occurrence}); read as its own node"),
+    )
+}
+
+pub(super) fn missing_parent(file: &str, id: &str, parent: &str) -> Diagnostic {
+    diag(
+        "claude-missing-parent",
+        Severity::Warning,
+        Location::file(file),
+        format!(
+            "entry {id} names parent {parent}, which is not in the file; the history before it is cut off"
+        ),
+    )
+}
+
+/// The id of a chain entry's node: its uuid, and for a uuid seen before, `uuid#n` with its
+/// occurrence.
+pub(super) fn node_id(uuid: &str, occurrence: u32) -> String {
+    if occurrence > 1 {
+        format!("{uuid}#{occurrence}")
+    } else {
+        uuid.to_string()
+    }
+}
+
+/// What turns one entry into its node once the facts of the whole file are known (the
+/// session's base fields, its separator style): [`read`] and the two-pass engine share it.
+pub(super) struct Shape<'a> {
+    pub(super) base: &'a Base,
+    pub(super) python: bool,
+    /// Whether to leave the hints that make this format's writer give the entry back byte for
+    /// byte (a writer of another format never reads them).
+    pub(super) hints: bool,
+}
+
+impl Shape<'_> {
+    /// The node of the entry `text` (line `line`), parsed as `value` (`None`: it does not
+    /// parse); `occurrence` numbers the entries with the same uuid (1 for the first).
+    pub(super) fn node(
+        &self,
+        value: Option<Value>,
+        text: &[u8],
+        line: u64,
+        occurrence: u32,
+    ) -> Node {
+        let Some(value) = value else {
+            let mut node = whole(format!("line-{line}"), None, Value::Null);
+            node.hints.insert(
+                HINT_RAW.into(),
+                String::from_utf8_lossy(text).into_owned().into(),
+            );
+            return node;
+        };
+        let mut node = match value.get("uuid").and_then(Value::as_str).map(String::from) {
+            None => {
+                let mut node = whole(format!("line-{line}"), None, value);
+                uuidless_event(&mut node);
+                node
+            }
+            Some(uuid) => {
+                let id = node_id(&uuid, occurrence);
+                let mut node = chain_node(id.clone(), value, self.base, self.hints);
+                if id != uuid && self.hints {
+                    node.hints.insert(HINT_UUID.into(), uuid.into());
+                }
+                node
+            }
+        };
+        if self.hints {
+            let written = to_bytes(&with_hints(entry(&node, self.base), &node), self.python);
+            if written != text {
+                node.hints.insert(
+                    HINT_RAW.into(),
+                    String::from_utf8_lossy(text).into_owned().into(),
+                );
+            }
+        }
+        node
+    }
+}
+
 /// A node that keeps an entry whole.
 fn whole(id: String, parent: Option<String>, data: Value) -> Node {
     Node {
@@ -242,7 +301,7 @@ fn uuidless_event(node: &mut Node) {
 }
 
 /// A chain entry: a message when it has the shape of one, else kept whole in its place.
-fn chain_node(id: String, value: Value, base: &Base) -> Node {
+fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node {
     let parent = value
         .get("parentUuid")
         .and_then(Value::as_str)
@@ -342,6 +401,9 @@ fn chain_node(id: String, value: Value, base: &Base) -> Node {
         extra: rec,
         hints,
     };
+    if !layout_hint {
+        return node;
+    }
     let built = entry(&node, base);
     let hint = layout.diff(&Layout::of(
         built.as_object().expect("an entry is an object"),

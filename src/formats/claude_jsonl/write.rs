@@ -73,7 +73,7 @@ const USAGE_ORDER: [&str; 7] = [
 ];
 
 /// The fields every chain entry repeats, as the session states them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Base {
     pub session_id: Option<String>,
     pub cwd: Option<String>,
@@ -106,13 +106,7 @@ pub(super) fn write_native(session: &crate::model::Session) -> Result<Written, W
     let python = is_python(&session.meta);
     let mut out = crate::formats::output_buffer(session.nodes.len());
     for node in &session.nodes {
-        if let Some(Value::String(raw)) = node.hints.get(HINT_RAW) {
-            out.extend_from_slice(raw.as_bytes());
-        } else {
-            let value = with_hints(entry(node, &base), node);
-            out.extend_from_slice(&to_bytes(&value, python));
-        }
-        out.push(b'\n');
+        native_entry(node, &base, python, &mut out);
     }
     if session.meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(false)) {
         out.pop();
@@ -121,6 +115,18 @@ pub(super) fn write_native(session: &crate::model::Session) -> Result<Written, W
         bytes: out,
         losses: Default::default(),
     })
+}
+
+/// One node of a session read from this format, as its line: the entry's text while the node
+/// reads as it did, else rebuilt with the session's `base` fields.
+pub(super) fn native_entry(node: &Node, base: &Base, python: bool, out: &mut Vec<u8>) {
+    if let Some(Value::String(raw)) = node.hints.get(HINT_RAW) {
+        out.extend_from_slice(raw.as_bytes());
+    } else {
+        let value = with_hints(entry(node, base), node);
+        out.extend_from_slice(&to_bytes(&value, python));
+    }
+    out.push(b'\n');
 }
 
 pub(super) fn is_python(meta: &Meta) -> bool {

@@ -70,6 +70,12 @@ impl<'a> Foreign<'a> {
         for node in &branch.nodes {
             self.node_lines(node, &mut out);
         }
+        self.finish();
+        Ok(out)
+    }
+
+    /// What the session holds that no line carries, said once every node is written.
+    pub(super) fn finish(&mut self) {
         let meta = &self.session.meta;
         if meta.title.is_some() {
             self.losses.add(
@@ -90,10 +96,15 @@ impl<'a> Foreign<'a> {
             meta.extra.len(),
             "session-level fields of the source format",
         );
-        Ok(out)
     }
 
-    fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {
+    /// What the branch leaves out, as `write` reports it (the two-pass engine chooses the
+    /// branch itself).
+    pub(super) fn left_out(&mut self, left_out: &crate::tree::LeftOut) {
+        left_out.report(self.losses, OTHER_BRANCHES);
+    }
+
+    pub(super) fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {
         let meta = &self.session.meta;
         let ts = meta
             .start_time

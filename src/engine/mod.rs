@@ -1,0 +1,540 @@
+//! Engine v2's two-pass conversion (docs/engine-v2.md, stage 3): a JSONL session converted in
+//! memory bounded by its number of records, never by its content.
+//!
+//! Pass one ([`pass1`]) splits the input into records exactly as the records layer does and
+//! keeps, per record, where it is and the few facts its format's reader needs to know about
+//! the whole file (ids, parents, flags); the session's metadata and every diagnostic the whole
+//! reader would give come out of it. The nodes to write are chosen on that skeleton
+//! ([`skeleton`]) as the whole-session writers choose them. Pass two ([`pass2`]) reads each
+//! chosen record again (borrowed from memory, or by positioned reads of a file), makes its node
+//! with the format's own reading code, hands it to the target's writer, and drops it; runs of
+//! nodes are converted on several threads at once and written in order. A same-format
+//! conversion that changes nothing copies each record's bytes.
+//!
+//! What goes through here: Claude Code JSONL to Codex and to Claude Code. Everything else goes
+//! through the whole-session path ([`crate::convert::convert_whole`]), which this path equals
+//! byte for byte, diagnostic for diagnostic and loss for loss (`tests/engine.rs`).
+
+pub mod pass1;
+pub mod pass2;
+pub mod skeleton;
+pub mod source;
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::convert::{Conversion, ConvertError, unanswered_diagnostic};
+use crate::diag::{Diagnostic, LossReport};
+use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
+use crate::formats::codex_jsonl::stream::RolloutStream;
+use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
+use crate::model::Meta;
+use crate::tree::LeftOut;
+pub use source::{Bytes, FileSource, Source};
+
+/// Sizes the engine works in (tests make them small, to cross many boundaries).
+#[derive(Debug, Clone, Copy)]
+pub struct Tuning {
+    /// Pass one's blocks.
+    pub block_size: usize,
+    /// Pass two's runs of records converted on one thread at a time.
+    pub run_bytes: u64,
+    /// Rebuild every record of a same-format conversion even when it would be copied (for
+    /// tests: both must give the same bytes).
+    pub rebuild_unchanged: bool,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            block_size: 4 << 20,
+            run_bytes: 1 << 20,
+            rebuild_unchanged: false,
+        }
+    }
+}
+
+/// One conversion.
+pub struct Job<'a> {
+    /// What to call the input in messages.
+    pub name: &'a str,
+    pub path: Option<&'a Path>,
+    pub source: &'a dyn Source,
+    pub from: Option<&'static dyn Format>,
+    pub to: &'static dyn Format,
+    pub options: &'a WriteOptions,
+    pub tuning: Tuning,
+}
+
+/// A conversion whose pass one is done: everything is known but the output's bytes. Errors
+/// of reading and of the target (an unknown `--leaf`) have been said; writing can only fail
+/// on input or output.
+pub struct Plan<'a> {
+    job: Job<'a>,
+    from: &'static dyn Format,
+    diagnostics: Vec<Diagnostic>,
+    route: Route,
+}
+
+enum Route {
+    /// Claude Code to Claude Code: each entry copied, or rebuilt with other session fields.
+    ClaudeSame {
+        known: Known,
+        rewrite: Option<Rewrite>,
+        drop_final_newline: bool,
+    },
+    /// Claude Code to a Codex rollout: the branch's nodes, one run at a time.
+    ClaudeToCodex {
+        known: Known,
+        branch: Vec<u32>,
+        left_out: LeftOut,
+        stream: Box<RolloutStream>,
+    },
+}
+
+/// What an output is written into: memory, or a file through a buffer.
+pub trait Output: Send {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Takes back the last byte written (a line break the input did not end with).
+    fn take_back_last(&mut self) -> io::Result<()>;
+}
+
+impl Output for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn take_back_last(&mut self) -> io::Result<()> {
+        self.pop();
+        Ok(())
+    }
+}
+
+/// An output thrown away (a dry run: the report without the bytes).
+pub struct Discard;
+
+impl Output for Discard {
+    fn put(&mut self, _: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn take_back_last(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A file written through a buffer of 1 MiB.
+pub struct FileOutput<'f> {
+    writer: BufWriter<&'f File>,
+    written: u64,
+    failed: bool,
+}
+
+impl<'f> FileOutput<'f> {
+    pub fn new(file: &'f File) -> Self {
+        FileOutput {
+            writer: BufWriter::with_capacity(1 << 20, file),
+            written: 0,
+            failed: false,
+        }
+    }
+
+    /// Whether writing into the file failed (else an error of [`Plan::write`] was the
+    /// input's).
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Writes what is still buffered.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+impl Output for FileOutput<'_> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.written += bytes.len() as u64;
+        let done = self.writer.write_all(bytes);
+        self.failed |= done.is_err();
+        done
+    }
+
+    fn take_back_last(&mut self) -> io::Result<()> {
+        let done = self.take_back_last_byte();
+        self.failed |= done.is_err();
+        done
+    }
+}
+
+impl FileOutput<'_> {
+    fn take_back_last_byte(&mut self) -> io::Result<()> {
+        if self.written == 0 {
+            return Ok(());
+        }
+        self.writer.flush()?;
+        self.written -= 1;
+        let file = *self.writer.get_ref();
+        file.set_len(self.written)?;
+        use std::io::Seek;
+        let mut f = file;
+        f.seek(io::SeekFrom::Start(self.written))?;
+        Ok(())
+    }
+}
+
+/// Whether the engine converts `from` into `to`.
+pub fn covers(from: &dyn Format, to: &dyn Format) -> bool {
+    route_of(from, to).is_some()
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    ClaudeSame,
+    ClaudeToCodex,
+}
+
+fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
+    use crate::formats::{claude_jsonl, codex_jsonl};
+    match (from.name(), to.name()) {
+        (claude_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::ClaudeSame),
+        (claude_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::ClaudeToCodex),
+        _ => None,
+    }
+}
+
+/// The input's format as [`crate::convert::read`] finds it: given, or detected from the
+/// first bytes (all that detection looks at). `None` too when the given format is plainly not
+/// the content's: the whole path says so.
+fn detect(job: &Job) -> io::Result<Option<&'static dyn Format>> {
+    let n = job.source.len().min(formats::DETECT_HEAD as u64) as usize;
+    let mut head = vec![0; n];
+    job.source.read_exact_at(&mut head, 0)?;
+    Ok(match job.from {
+        Some(f) => formats::contradicts(f, job.path, &head)
+            .is_none()
+            .then_some(f),
+        None => formats::detect(job.path, &head),
+    })
+}
+
+/// Pass one, when the engine covers the conversion: `Ok(None)` when it does not (the caller
+/// converts the whole session instead). `adjust` changes the session's metadata between
+/// reading and writing, as [`crate::convert::convert_with`]'s does.
+pub fn plan<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+) -> Result<Option<Plan<'a>>, PlanError> {
+    let Some(from) = detect(&job)? else {
+        return Ok(None);
+    };
+    let Some(kind) = route_of(from, job.to) else {
+        return Ok(None);
+    };
+    // Fitting a session into a token budget weighs every turn of the branch against the
+    // others (`convert::budget`): that conversion goes through the whole session.
+    if job.options.max_tokens.is_some() {
+        return Ok(None);
+    }
+    let to = job.to;
+    let scanner = Scanner::new(job.name, to.resumable() && !to.answers_open_calls_itself());
+    let options = pass1::Pass1Options {
+        block_size: job.tuning.block_size,
+    };
+    let pass = pass1::run(job.source, &scanner, options)?;
+    let findings = record_diagnostics(job.name, &pass.findings);
+    let known = scanner.known(pass, findings);
+    // Closing unanswered calls adds result nodes to the session (`convert::close_calls`):
+    // when there are calls to close, the conversion goes through the whole session.
+    if job.options.close_open_calls
+        && to.resumable()
+        && !to.answers_open_calls_itself()
+        && known.open_calls > 0
+    {
+        return Ok(None);
+    }
+    // Calls a sub-agent inherited from its parent are answered by the whole path's
+    // `close_calls` (only a Codex reader names them; a Claude Code session never does).
+    if known.meta.hints.contains_key(crate::model::INHERITED_CALLS)
+        && to.resumable()
+        && !to.answers_open_calls_itself()
+    {
+        return Ok(None);
+    }
+    // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.
+    let leaf = match job.options.leaf.as_deref() {
+        Some(wanted) => Some(
+            known
+                .skeleton
+                .find(wanted)
+                .map(|i| known.skeleton.name(i))
+                .map_err(ConvertError::Leaf)?,
+        ),
+        None => None,
+    };
+    let mut meta = known.meta.clone();
+    if meta.id.is_none() {
+        // As `convert` fills it: from the whole input's content.
+        meta.id = Some(crate::ids::derived_uuid(&sha256_of(job.source)?));
+    }
+    adjust(&mut meta);
+    if meta.source_format.as_deref() != Some(from.name()) {
+        return Ok(None);
+    }
+    let mut diagnostics = known.diagnostics.clone();
+    diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
+    let write_error = |source: WriteError| ConvertError::Write {
+        to: to.name(),
+        source,
+    };
+    let route = match kind {
+        Kind::ClaudeSame => {
+            let rewrite = known.rewrite(&meta, job.tuning.rebuild_unchanged);
+            Route::ClaudeSame {
+                drop_final_newline: Known::drops_final_newline(&meta),
+                known,
+                rewrite,
+            }
+        }
+        Kind::ClaudeToCodex => {
+            let options = WriteOptions {
+                leaf: leaf.clone(),
+                ..job.options.clone()
+            };
+            let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
+            let chosen = known
+                .skeleton
+                .branch(leaf.as_deref(), known.head, |i| !known.is_message(i))
+                .map_err(|e| write_error(WriteError(e)))?;
+            let left_out = LeftOut {
+                other_branches: chosen.other_branches,
+                outside: chosen.outside.len(),
+                outside_kinds: outside_kinds(&job, &known, &chosen.outside)?,
+            };
+            let branch = chosen.path;
+            Route::ClaudeToCodex {
+                known,
+                branch,
+                left_out,
+                stream: Box::new(stream),
+            }
+        }
+    };
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route,
+    }))
+}
+
+/// The records outside the conversation counted by what they are, as
+/// [`crate::tree::Tree::outside_summary`] counts them (each record read again for its name).
+fn outside_kinds(job: &Job, known: &Known, outside: &[u32]) -> io::Result<String> {
+    let mut names = Vec::with_capacity(outside.len());
+    pass2::each_record(job.source, &known.spots, outside, |i, bytes| {
+        names.push(crate::tree::record_name(&known.node(i, bytes, false)))
+    })?;
+    Ok(crate::tree::kinds_summary(names))
+}
+
+/// Why pass one stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    /// The input could not be read.
+    #[error("{0}")]
+    Input(#[from] io::Error),
+}
+
+/// The sha256 of the whole input, read in pieces.
+fn sha256_of(source: &dyn Source) -> io::Result<String> {
+    let mut hash = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    while at < source.len() {
+        let n = (source.len() - at).min(buf.len() as u64) as usize;
+        source.read_exact_at(&mut buf[..n], at)?;
+        hash.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Plan<'_> {
+    /// Pass two: the output into `out`; the conversion's report (its `bytes` left empty: they
+    /// went to `out`).
+    pub fn write(self, out: &mut dyn Output) -> io::Result<Conversion> {
+        let job = &self.job;
+        let losses = match &self.route {
+            Route::ClaudeSame {
+                known,
+                rewrite,
+                drop_final_newline,
+            } => {
+                same_format(job, known, rewrite.as_ref(), out)?;
+                if *drop_final_newline {
+                    out.take_back_last()?;
+                }
+                LossReport::default()
+            }
+            Route::ClaudeToCodex {
+                known,
+                branch,
+                left_out,
+                stream,
+            } => to_codex(job, known, branch, left_out, stream, out)?,
+        };
+        Ok(Conversion {
+            from: self.from.name(),
+            to: job.to.name(),
+            bytes: Vec::new(),
+            diagnostics: self.diagnostics,
+            losses,
+            replaced: None,
+            budget: None,
+        })
+    }
+}
+
+/// Runs of consecutive positions of `indices` holding about `bytes` of records each.
+fn runs(known_spots: &[pass1::Spot], indices: &[u32], bytes: u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut size = 0;
+    for (k, &i) in indices.iter().enumerate() {
+        size += u64::from(known_spots[i as usize].len) + 1;
+        if size >= bytes {
+            out.push(start..k + 1);
+            start = k + 1;
+            size = 0;
+        }
+    }
+    if start < indices.len() {
+        out.push(start..indices.len());
+    }
+    out
+}
+
+/// Runs converted at once (twice the threads: while one is long, others go on).
+fn window() -> usize {
+    2 * rayon::current_num_threads().max(1)
+}
+
+/// Claude Code to Claude Code: each record's bytes, or its entry rebuilt.
+fn same_format(
+    job: &Job,
+    known: &Known,
+    rewrite: Option<&Rewrite>,
+    out: &mut dyn Output,
+) -> io::Result<()> {
+    let all: Vec<u32> = (0..known.spots.len() as u32).collect();
+    let Some(rewrite) = rewrite else {
+        // The output's first error stops the copy (the rest is not read).
+        let mut failed = None;
+        pass2::each_record(job.source, &known.spots, &all, |_, bytes| {
+            if failed.is_none()
+                && let Err(e) = out.put(bytes).and_then(|()| out.put(b"\n"))
+            {
+                failed = Some(e);
+            }
+        })?;
+        return failed.map_or(Ok(()), Err);
+    };
+    for window_runs in runs(&known.spots, &all, job.tuning.run_bytes).chunks(window()) {
+        let done: Vec<io::Result<Vec<u8>>> = window_runs
+            .par_iter()
+            .map(|run| {
+                let mut buf = Vec::new();
+                pass2::each_record(job.source, &known.spots, &all[run.clone()], |i, bytes| {
+                    rewrite.entry(known, i, bytes, &mut buf)
+                })?;
+                Ok(buf)
+            })
+            .collect();
+        for buf in done {
+            out.put(&buf?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Claude Code to Codex: the meta line, the branch's nodes, the closing losses. The nodes of
+/// several runs are made at once on the thread pool; one writer then writes them in order
+/// (each line depends on the ones before it).
+fn to_codex(
+    job: &Job,
+    known: &Known,
+    branch: &[u32],
+    left_out: &LeftOut,
+    stream: &RolloutStream,
+    out: &mut dyn Output,
+) -> io::Result<LossReport> {
+    let mut losses = LossReport::default();
+    let mut w = stream
+        .writer(&mut losses, left_out)
+        .map_err(io::Error::other)?;
+    let first_timed = match stream.start_time() {
+        None => match branch.iter().find(|&&i| known.timed(i)) {
+            Some(&i) => {
+                let mut node = None;
+                pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
+                    node = Some(known.node(i, bytes, false))
+                })?;
+                node
+            }
+            None => None,
+        },
+        Some(_) => None,
+    };
+    let mut buf = Vec::new();
+    w.begin(first_timed, &mut buf);
+    out.put(&buf)?;
+    let runs = runs(&known.spots, branch, job.tuning.run_bytes);
+    // The nodes of a window of runs, made at once.
+    let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<Vec<crate::model::Node>>> {
+        part.par_iter()
+            .map(|run| {
+                let mut nodes = Vec::with_capacity(run.len());
+                pass2::each_record(
+                    job.source,
+                    &known.spots,
+                    &branch[run.clone()],
+                    |i, bytes| nodes.push(known.node(i, bytes, false)),
+                )?;
+                Ok(nodes)
+            })
+            .collect()
+    };
+    // While one window is written, the next one is made.
+    let mut parts = runs.chunks(window());
+    let mut made = parts.next().map(make).unwrap_or_default();
+    loop {
+        let next_part = parts.next();
+        let (next, written) = rayon::join(
+            || next_part.map(make),
+            || -> io::Result<()> {
+                for nodes in made {
+                    buf.clear();
+                    for node in &nodes? {
+                        w.node(node, &mut buf);
+                    }
+                    out.put(&buf)?;
+                }
+                Ok(())
+            },
+        );
+        written?;
+        match next {
+            Some(n) => made = n,
+            None => break,
+        }
+    }
+    w.finish();
+    Ok(losses)
+}

@@ -1,0 +1,251 @@
+//! Pass one: the input split into records exactly as [`crate::records::split_slice`] splits
+//! it (the same records, the same findings in the same order), in blocks that end on a line
+//! break, several blocks at a time on the thread pool; for each record, where it is and what
+//! the format keeps of it ([`Scan`]). Memory is the records' places and the format's facts,
+//! plus the blocks being read: never the content.
+
+use std::io;
+
+use rayon::prelude::*;
+
+use super::source::{Sequential, Source};
+use crate::records::{BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span};
+
+/// What a format keeps of each record in pass one.
+pub trait Scan: Sync {
+    /// One block's facts (blocks are analysed on several threads at once).
+    type Block: Send;
+    /// The whole file's facts: the blocks merged in file order.
+    type Acc: Send;
+    fn acc(&self) -> Self::Acc;
+    fn block(&self) -> Self::Block;
+    /// The next record of the block, as the records layer gives it (BOM, CR and NUL
+    /// stripped, invalid UTF-8 replaced).
+    fn record(&self, block: &mut Self::Block, bytes: &[u8], span: Span);
+    /// The next block, in file order; its first record is record number `first`.
+    fn merge(&self, acc: &mut Self::Acc, block: Self::Block, first: usize);
+}
+
+/// Where a record is: enough to read it again in pass two. 24 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spot {
+    pub offset: u64,
+    pub line: u64,
+    /// Bytes in the file (a record is never over the 1 GiB line limit).
+    pub len: u32,
+    /// Its line holds invalid UTF-8, replaced by U+FFFD when the record is read.
+    pub lossy: bool,
+}
+
+impl Spot {
+    pub fn end(&self) -> u64 {
+        self.offset + u64::from(self.len)
+    }
+}
+
+/// Everything pass one learnt.
+pub struct Pass1<A> {
+    pub spots: Vec<Spot>,
+    pub findings: Vec<Finding>,
+    pub acc: A,
+    /// The input's last byte is a line break.
+    pub ends_with_newline: bool,
+}
+
+/// How pass one reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Pass1Options {
+    pub block_size: usize,
+}
+
+impl Default for Pass1Options {
+    fn default() -> Self {
+        Pass1Options {
+            block_size: 4 << 20,
+        }
+    }
+}
+
+/// Pass one over `source`.
+pub fn run<S: Scan>(
+    source: &dyn Source,
+    scan: &S,
+    options: Pass1Options,
+) -> io::Result<Pass1<S::Acc>> {
+    match parallel(source, scan, options)? {
+        Some(done) => Ok(done),
+        // A CRLF run is one finding however many blocks it spans, placed where the run ends:
+        // only one splitter carried from block to block places it as `split_slice` does.
+        None => sequential(source, scan, options),
+    }
+}
+
+fn ends_with_newline(source: &dyn Source) -> io::Result<bool> {
+    if source.is_empty() {
+        return Ok(false);
+    }
+    let mut last = [0u8];
+    source.read_exact_at(&mut last, source.len() - 1)?;
+    Ok(last[0] == b'\n')
+}
+
+/// One block's records, findings and facts.
+struct BlockOut<B> {
+    spots: Vec<Spot>,
+    findings: Vec<Finding>,
+    block: B,
+}
+
+/// Blocks analysed together; while they are, the next ones are read.
+fn window_len() -> usize {
+    2 * rayon::current_num_threads().max(1)
+}
+
+/// Pass one with each block on its own; `None` when the file has CRLF lines (see [`run`]).
+fn parallel<S: Scan>(
+    source: &dyn Source,
+    scan: &S,
+    options: Pass1Options,
+) -> io::Result<Option<Pass1<S::Acc>>> {
+    let max_line_len = Options::default().max_line_len;
+    let mut blocks = BlockReader::new(Sequential::new(source), options.block_size, max_line_len)
+        .expect(source.len());
+    let mut out = Pass1 {
+        spots: Vec::new(),
+        findings: Vec::new(),
+        acc: scan.acc(),
+        ends_with_newline: ends_with_newline(source)?,
+    };
+    let mut window = read_window(&mut blocks)?;
+    let mut done: Vec<BlockOut<S::Block>> = Vec::new();
+    let mut crlf = false;
+    while !window.is_empty() {
+        let (outs, next) = rayon::join(
+            || {
+                window
+                    .par_iter()
+                    .map(|piece| {
+                        let mut splitter = LineSplitter::new(Options::default());
+                        let mut b = analyse(piece, scan, &mut splitter);
+                        splitter.finish(&mut b.findings);
+                        b
+                    })
+                    .collect::<Vec<_>>()
+            },
+            || {
+                crlf |= merge(&mut out, std::mem::take(&mut done), scan);
+                read_window(&mut blocks)
+            },
+        );
+        for piece in window {
+            if let Piece::Block(block) = piece {
+                blocks.recycle(block.data);
+            }
+        }
+        if crlf {
+            return Ok(None);
+        }
+        done = outs;
+        window = next?;
+    }
+    if merge(&mut out, done, scan) {
+        return Ok(None);
+    }
+    Ok(Some(out))
+}
+
+/// Merges blocks in order; true when one of them has CRLF lines.
+fn merge<S: Scan>(out: &mut Pass1<S::Acc>, outs: Vec<BlockOut<S::Block>>, scan: &S) -> bool {
+    let mut crlf = false;
+    for b in outs {
+        crlf |= b
+            .findings
+            .iter()
+            .any(|f| matches!(f.damage, Damage::Crlf { .. }));
+        let first = out.spots.len();
+        out.spots.extend_from_slice(&b.spots);
+        out.findings.extend(b.findings);
+        scan.merge(&mut out.acc, b.block, first);
+    }
+    crlf
+}
+
+/// Pass one on this thread, one splitter for the whole file.
+fn sequential<S: Scan>(
+    source: &dyn Source,
+    scan: &S,
+    options: Pass1Options,
+) -> io::Result<Pass1<S::Acc>> {
+    let max_line_len = Options::default().max_line_len;
+    let mut blocks = BlockReader::new(Sequential::new(source), options.block_size, max_line_len)
+        .expect(source.len());
+    let mut out = Pass1 {
+        spots: Vec::new(),
+        findings: Vec::new(),
+        acc: scan.acc(),
+        ends_with_newline: ends_with_newline(source)?,
+    };
+    let mut splitter = LineSplitter::new(Options::default());
+    while let Some(piece) = blocks.next_piece()? {
+        let b = analyse(&piece, scan, &mut splitter);
+        let first = out.spots.len();
+        out.spots.extend_from_slice(&b.spots);
+        out.findings.extend(b.findings);
+        scan.merge(&mut out.acc, b.block, first);
+        if let Piece::Block(block) = piece {
+            blocks.recycle(block.data);
+        }
+    }
+    splitter.finish(&mut out.findings);
+    Ok(out)
+}
+
+fn read_window<R: io::Read>(blocks: &mut BlockReader<R>) -> io::Result<Vec<Piece>> {
+    let mut window = Vec::new();
+    while window.len() < window_len() {
+        match blocks.next_piece()? {
+            Some(piece) => window.push(piece),
+            None => break,
+        }
+    }
+    Ok(window)
+}
+
+/// One piece's records and findings. A fresh `splitter` (parallel) is finished at the end of
+/// the block; a shared one (sequential) is finished by the caller at the end of the file.
+fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> BlockOut<S::Block> {
+    let mut out = BlockOut {
+        spots: Vec::new(),
+        findings: Vec::new(),
+        block: scan.block(),
+    };
+    match piece {
+        Piece::Oversized { line, offset, len } => {
+            splitter.oversized(*line, *offset, *len, &mut out.findings);
+        }
+        Piece::Block(block) => {
+            let mut records: Vec<Record> = Vec::new();
+            for (content, line, offset, terminated) in block.lines() {
+                records.clear();
+                splitter.line(
+                    content,
+                    line,
+                    offset,
+                    terminated,
+                    &mut records,
+                    &mut out.findings,
+                );
+                for r in &records {
+                    out.spots.push(Spot {
+                        offset: r.span.offset,
+                        line: r.span.line,
+                        len: r.span.len as u32,
+                        lossy: matches!(r.bytes, std::borrow::Cow::Owned(_)),
+                    });
+                    scan.record(&mut out.block, &r.bytes, r.span);
+                }
+            }
+        }
+    }
+    out
+}

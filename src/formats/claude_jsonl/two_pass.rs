@@ -1,0 +1,637 @@
+//! Claude Code sessions read in two passes by the engine ([`crate::engine`]): pass one keeps
+//! a few facts per entry (where it is, its uuid and parent, whether it is a sidechain or has a
+//! time) and the session-wide facts [`read`](super::read::read) gathers (the base fields of
+//! the first chain entry, Python-style separators, the latest time, the title, every
+//! diagnostic); pass two makes the node of one entry at a time with the very code `read`
+//! uses ([`Shape`]). What comes out is what `read` gives, node for node, in bounded memory.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::Value;
+
+use super::read::{Shape, duplicate_uuid, missing_parent, node_id, not_an_entry, unparseable};
+use super::write::{Base, HINT_FINAL_NEWLINE, is_python, native_entry, to_bytes, usage_object};
+use super::{HINT_STYLE, HINT_USAGE, NAME};
+use crate::check::ident::Ident;
+use crate::diag::{Diagnostic, Location};
+use crate::engine::pass1::{Pass1, Scan, Spot};
+use crate::engine::skeleton::Skeleton;
+use crate::formats::lossy_diagnostic;
+use crate::json::facts::facts;
+use crate::json::value::to_value;
+use crate::json::{Kind, Raw};
+use crate::model::{Body, Extra, Meta, Node};
+use crate::records::Span;
+
+/// Pass one over a Claude Code session named `name` (in diagnostics); with `calls`, the tool
+/// calls and results of every message are counted too (to say how many go unanswered).
+pub(crate) struct Scanner<'n> {
+    pub name: &'n str,
+    pub calls: bool,
+    /// Set once any entry is found written with Python's separators (the rest need not be
+    /// looked at for that).
+    python: AtomicBool,
+}
+
+impl<'n> Scanner<'n> {
+    pub(crate) fn new(name: &'n str, calls: bool) -> Self {
+        Scanner {
+            name,
+            calls,
+            python: AtomicBool::new(false),
+        }
+    }
+}
+
+/// What pass one keeps of an entry within its block.
+enum Entry {
+    /// Not JSON as `JSON.parse` reads it.
+    Unparsed,
+    /// JSON, but not an object.
+    NotObject,
+    /// An object without a uuid (`summary`, `file-history-snapshot`, ...).
+    Other { timed: bool, title: Option<String> },
+    Chain {
+        uuid: String,
+        parent: Option<String>,
+        hidden: bool,
+        timed: bool,
+        /// A `/compact` boundary's `logicalParentUuid` (an entry kept whole, `parentUuid:
+        /// null`): its parent when that entry is earlier in the file.
+        logical: Option<String>,
+        /// A reply with usage: its `message.id` and `requestId` (the entries of one API reply
+        /// share them; the usage stays on the last one).
+        reply: Option<(String, String)>,
+        /// A message (else the entry is kept whole, as an event).
+        message: bool,
+    },
+}
+
+struct BlockEntry {
+    line: u64,
+    offset: u64,
+    entry: Entry,
+}
+
+/// The base fields and time of a chain entry.
+#[derive(Clone)]
+struct FirstChain {
+    base: Base,
+    start_time: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct Block {
+    entries: Vec<BlockEntry>,
+    parse_diags: Vec<Diagnostic>,
+    first_chain: Option<FirstChain>,
+    last_updated: Option<String>,
+    /// Tool call ids made and answered: `(entry in the block, id)`.
+    calls: Vec<String>,
+    results: Vec<String>,
+}
+
+/// Node flags.
+const CHAIN: u8 = 1;
+/// The node has a time (`node.timestamp` is set).
+const TIMED: u8 = 2;
+/// A `/compact` boundary hung under its logical parent (the skeleton's parent).
+const LOGICAL: u8 = 4;
+/// A reply's entry other than its last: its usage goes into a hint (`one_usage_per_reply`).
+const USAGE_MOVED: u8 = 8;
+/// The node is a message (every other node is an event).
+const MESSAGE: u8 = 16;
+
+/// Id flags (by interned id: `read` keys these sets by id, not by node).
+const ID_CHAIN: u8 = 1;
+const ID_HIDDEN: u8 = 2;
+const ID_PARENT: u8 = 4;
+
+/// The whole file's facts.
+#[derive(Default)]
+pub(crate) struct Acc {
+    skeleton: Skeleton,
+    /// Per node: the occurrence of its uuid (0 off the chain) and its flags.
+    occurrence: Vec<u32>,
+    flags: Vec<u8>,
+    /// Per interned id: how many chain entries had it as uuid so far, and its flags.
+    seen: Vec<u32>,
+    id_flags: Vec<u8>,
+    parse_diags: Vec<Diagnostic>,
+    node_diags: Vec<Diagnostic>,
+    first_chain: Option<FirstChain>,
+    last_updated: Option<String>,
+    title: Option<String>,
+    calls: Vec<u32>,
+    answered: Vec<bool>,
+    /// Each reply's last entry so far, by its `message.id` and `requestId`.
+    replies: std::collections::HashMap<(Box<str>, Box<str>), u32>,
+}
+
+impl Acc {
+    fn intern(&mut self, id: &str) -> u32 {
+        let n = self.skeleton.intern(id);
+        if n as usize >= self.seen.len() {
+            self.seen.resize(n as usize + 1, 0);
+            self.id_flags.resize(n as usize + 1, 0);
+        }
+        n
+    }
+}
+
+impl Scan for Scanner<'_> {
+    type Block = Block;
+    type Acc = Acc;
+
+    fn acc(&self) -> Acc {
+        Acc::default()
+    }
+
+    fn block(&self) -> Block {
+        Block::default()
+    }
+
+    fn record(&self, block: &mut Block, bytes: &[u8], span: Span) {
+        let at = || Location::at(self.name, span.line, span.offset);
+        // Parsed as `record_value` parses it; most entries are cleared by a quick look.
+        let mut value: Option<Value> = None;
+        let quick = facts(bytes);
+        if !quick.serde_reads_it() {
+            match to_value(bytes) {
+                Ok((v, lossy)) => {
+                    if !lossy.is_lossless() {
+                        block.parse_diags.push(lossy_diagnostic(&lossy, at()));
+                    }
+                    value = Some(v);
+                }
+                Err(e) => {
+                    block.parse_diags.push(unparseable(at(), e));
+                    block.entries.push(BlockEntry {
+                        line: span.line,
+                        offset: span.offset,
+                        entry: Entry::Unparsed,
+                    });
+                    return;
+                }
+            }
+        }
+        // The fields, read lazily: what `JSON.parse` takes, `Raw` takes.
+        let text = std::str::from_utf8(bytes).ok();
+        let rebuilt;
+        let raw = match text.and_then(|t| Raw::parse(t).ok()) {
+            Some(raw) => raw,
+            None => {
+                // Not reached for records `to_value` reads; should it be, the value's own text
+                // has the same fields.
+                let v = value
+                    .take()
+                    .or_else(|| to_value(bytes).ok().map(|(v, _)| v));
+                rebuilt = v.map(|v| v.to_string()).unwrap_or_else(|| "null".into());
+                Raw::parse(&rebuilt).expect("serde_json writes JSON")
+            }
+        };
+        self.python_style(bytes, quick.spaced, value.as_ref(), raw);
+        let entry = entry_of(raw, block, self.calls);
+        block.entries.push(BlockEntry {
+            line: span.line,
+            offset: span.offset,
+            entry,
+        });
+    }
+
+    fn merge(&self, acc: &mut Acc, block: Block, _first: usize) {
+        acc.parse_diags.extend(block.parse_diags);
+        if acc.first_chain.is_none() {
+            acc.first_chain = block.first_chain;
+        }
+        if let Some(ts) = block.last_updated
+            && acc.last_updated.as_deref().is_none_or(|l| l < ts.as_str())
+        {
+            acc.last_updated = Some(ts);
+        }
+        for c in &block.calls {
+            let n = acc.intern(c);
+            acc.calls.push(n);
+        }
+        for r in &block.results {
+            let n = acc.intern(r);
+            if n as usize >= acc.answered.len() {
+                acc.answered.resize(n as usize + 1, false);
+            }
+            acc.answered[n as usize] = true;
+        }
+        for e in block.entries {
+            let at = || Location::at(self.name, e.line, e.offset);
+            let (id, parent, occurrence, flags) = match e.entry {
+                Entry::Unparsed | Entry::NotObject | Entry::Other { .. } => {
+                    if matches!(e.entry, Entry::NotObject) {
+                        acc.node_diags.push(not_an_entry(at()));
+                    }
+                    let timed = match &e.entry {
+                        Entry::Other { timed, title } => {
+                            if title.is_some() {
+                                acc.title.clone_from(title);
+                            }
+                            *timed
+                        }
+                        _ => false,
+                    };
+                    let id = acc.intern(&format!("line-{}", e.line));
+                    (id, None, 0, if timed { TIMED } else { 0 })
+                }
+                Entry::Chain {
+                    uuid,
+                    parent,
+                    hidden,
+                    timed,
+                    logical,
+                    reply,
+                    message,
+                } => {
+                    let u = acc.intern(&uuid);
+                    acc.seen[u as usize] += 1;
+                    let n = acc.seen[u as usize];
+                    let id = if n == 1 {
+                        u
+                    } else {
+                        acc.node_diags.push(duplicate_uuid(at(), &uuid, n));
+                        acc.intern(&node_id(&uuid, n))
+                    };
+                    // As `follow_logical_parents`: the logical parent counts when a chain
+                    // entry before this one has it as its id.
+                    let logical = logical.filter(|l| {
+                        acc.skeleton
+                            .ids
+                            .get(&Ident::new(l))
+                            .is_some_and(|n| acc.id_flags[n as usize] & ID_CHAIN != 0)
+                    });
+                    acc.id_flags[id as usize] |= ID_CHAIN;
+                    if hidden {
+                        acc.id_flags[id as usize] |= ID_HIDDEN;
+                    }
+                    let mut flags = CHAIN | if timed { TIMED } else { 0 };
+                    if logical.is_some() {
+                        flags |= LOGICAL;
+                    }
+                    if message {
+                        flags |= MESSAGE;
+                    }
+                    let parent = parent.or(logical).map(|p| acc.intern(&p));
+                    if let Some(p) = parent {
+                        acc.id_flags[p as usize] |= ID_PARENT;
+                    }
+                    if let Some((message, request)) = reply {
+                        let index = acc.skeleton.len() as u32;
+                        if let Some(before) =
+                            acc.replies.insert((message.into(), request.into()), index)
+                        {
+                            acc.flags[before as usize] |= USAGE_MOVED;
+                        }
+                    }
+                    (id, parent, n, flags)
+                }
+            };
+            acc.skeleton.push(id, parent);
+            acc.occurrence.push(occurrence);
+            acc.flags.push(flags);
+        }
+    }
+}
+
+impl Scanner<'_> {
+    /// Whether the entry is one written with Python's `", "` and `": "` separators, as `read`
+    /// decides it (the first object whose compact JSON is not its text but whose Python-style
+    /// JSON is). Only text with white space between tokens can be; once one is found, no
+    /// other is looked at.
+    fn python_style(&self, bytes: &[u8], spaced: bool, value: Option<&Value>, raw: Raw) {
+        if raw.kind() != Kind::Object || self.python.load(Ordering::Relaxed) || !spaced {
+            return;
+        }
+        let parsed;
+        let v = match value {
+            Some(v) => v,
+            None => match to_value(bytes) {
+                Ok((v, _)) => {
+                    parsed = v;
+                    &parsed
+                }
+                Err(_) => return,
+            },
+        };
+        if to_bytes(v, false) != bytes && to_bytes(v, true) == bytes {
+            self.python.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What `read` makes of an entry, in facts.
+fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
+    if raw.kind() != Kind::Object {
+        return Entry::NotObject;
+    }
+    let [uuid, parent, kind, timestamp, sidechain, is_meta, message] = raw.pick([
+        "uuid",
+        "parentUuid",
+        "type",
+        "timestamp",
+        "isSidechain",
+        "isMeta",
+        "message",
+    ]);
+    let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
+    let timestamp = string(timestamp);
+    if let Some(ts) = &timestamp
+        && block
+            .last_updated
+            .as_deref()
+            .is_none_or(|l| l < ts.as_str())
+    {
+        block.last_updated = Some(ts.clone());
+    }
+    let Some(uuid) = string(uuid) else {
+        return other_entry(raw, kind, timestamp.is_some());
+    };
+    if block.first_chain.is_none() {
+        let [session_id, cwd, version, git_branch] =
+            raw.pick(["sessionId", "cwd", "version", "gitBranch"]);
+        block.first_chain = Some(FirstChain {
+            base: Base {
+                session_id: string(session_id),
+                cwd: string(cwd),
+                version: string(version),
+                git_branch: string(git_branch),
+            },
+            start_time: timestamp.clone(),
+        });
+    }
+    let flag = |r: Option<Raw>| r.and_then(Raw::as_bool) == Some(true);
+    let kind = string(kind);
+    if calls && matches!(kind.as_deref(), Some("user" | "assistant")) {
+        message_calls(message, block);
+    }
+    // What `chain_node` makes a message of (else the entry is kept whole).
+    let message = message.filter(|m| m.kind() == Kind::Object);
+    let content_ok = message
+        .and_then(|m| m.get("content"))
+        .is_some_and(|c| matches!(c.kind(), Kind::String | Kind::Array));
+    let shaped = content_ok && matches!(kind.as_deref(), Some("user" | "assistant"));
+    let logical = match (shaped, parent) {
+        (false, Some(p)) if p.kind() == Kind::Null => string(raw.get("logicalParentUuid")),
+        _ => None,
+    };
+    let reply = match message {
+        Some(m) if shaped && kind.as_deref() == Some("assistant") => {
+            let [id, usage] = m.pick(["id", "usage"]);
+            match (
+                usage.map(|u| u.kind()),
+                string(id),
+                string(raw.get("requestId")),
+            ) {
+                (Some(Kind::Object), Some(id), Some(request)) => Some((id, request)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    Entry::Chain {
+        uuid,
+        parent: string(parent),
+        hidden: flag(sidechain) || flag(is_meta),
+        timed: timestamp.is_some(),
+        logical,
+        reply,
+        message: shaped,
+    }
+}
+
+/// An object without a uuid: a title when `uuidless_event` makes one of it.
+fn other_entry(raw: Raw, kind: Option<Raw>, timed: bool) -> Entry {
+    let key = match kind.and_then(|k| k.as_str()).as_ref().map(|t| &*t.value) {
+        Some("summary") => "summary",
+        Some("custom-title") => "customTitle",
+        Some("ai-title") => "aiTitle",
+        _ => {
+            return Entry::Other {
+                timed: false,
+                title: None,
+            };
+        }
+    };
+    match raw.get(key).and_then(Raw::as_str) {
+        Some(title) => Entry::Other {
+            timed,
+            title: Some(title.value.into_owned()),
+        },
+        None => Entry::Other {
+            timed: false,
+            title: None,
+        },
+    }
+}
+
+/// The tool calls and results of a message entry (`message.content` blocks that become
+/// `ToolCall` parts with an id and `ToolResult` parts with a call id).
+fn message_calls(message: Option<Raw>, block: &mut Block) {
+    let Some(content) = message
+        .filter(|m| m.kind() == Kind::Object)
+        .and_then(|m| m.get("content"))
+    else {
+        return;
+    };
+    let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
+    for b in content.items().into_iter().flatten() {
+        if b.kind() != Kind::Object {
+            continue;
+        }
+        let [t, id, name, input, tool_use_id, content, is_error] = b.pick([
+            "type",
+            "id",
+            "name",
+            "input",
+            "tool_use_id",
+            "content",
+            "is_error",
+        ]);
+        match string(t).as_deref() {
+            Some("tool_use") => {
+                if let (Some(id), Some(_), Some(_)) = (string(id), string(name), input) {
+                    block.calls.push(id);
+                }
+            }
+            Some("tool_result") => {
+                let flag_ok = is_error.is_none_or(|e| e.kind() == Kind::Bool);
+                if let (Some(id), Some(_), true) = (string(tool_use_id), content, flag_ok) {
+                    block.results.push(id);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A Claude Code session as pass one knows it.
+pub(crate) struct Known {
+    /// The metadata `read` gives.
+    pub meta: Meta,
+    /// The diagnostics `read` gives, in its order.
+    pub diagnostics: Vec<Diagnostic>,
+    pub skeleton: Skeleton,
+    /// The head `read` names, as a node.
+    pub head: Option<u32>,
+    /// Tool calls no result in the session answers (with [`Scanner::calls`]).
+    pub open_calls: usize,
+    pub spots: Vec<Spot>,
+    occurrence: Vec<u32>,
+    flags: Vec<u8>,
+    base: Base,
+    python: bool,
+}
+
+impl Scanner<'_> {
+    /// The session from pass one's facts; `findings` are the records layer's diagnostics.
+    pub(crate) fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> Known {
+        let Pass1 {
+            spots,
+            acc,
+            ends_with_newline,
+            ..
+        } = pass;
+        let mut diagnostics = findings;
+        diagnostics.extend(acc.parse_diags);
+        diagnostics.extend(acc.node_diags);
+        let sk = &acc.skeleton;
+        let chain = |i: &u32| acc.flags[*i as usize] & CHAIN != 0;
+        let id_flag = |i: u32, f: u8| acc.id_flags[sk.id(i) as usize] & f != 0;
+        for i in (0..sk.len() as u32).filter(chain) {
+            if let Some(p) = sk.parent_id(i)
+                && acc.id_flags[p as usize] & ID_CHAIN == 0
+            {
+                diagnostics.push(missing_parent(
+                    self.name,
+                    &sk.name(i),
+                    &sk.ids.name(p).to_string(),
+                ));
+            }
+        }
+        let terminal = |i: &u32| !id_flag(*i, ID_PARENT);
+        let chain_rev = || (0..sk.len() as u32).rev().filter(chain);
+        let head = chain_rev()
+            .find(|i| terminal(i) && !id_flag(*i, ID_HIDDEN))
+            .or_else(|| chain_rev().find(terminal))
+            .or_else(|| chain_rev().next());
+        let open_calls = acc
+            .calls
+            .iter()
+            .filter(|&&c| !acc.answered.get(c as usize).copied().unwrap_or(false))
+            .count();
+        let first = acc.first_chain.unwrap_or(FirstChain {
+            base: Base::default(),
+            start_time: None,
+        });
+        let python = self.python.load(Ordering::Relaxed);
+        let mut hints = Extra::new();
+        if python {
+            hints.insert(HINT_STYLE.into(), "python".into());
+        }
+        if !spots.is_empty() && !ends_with_newline {
+            hints.insert(HINT_FINAL_NEWLINE.into(), false.into());
+        }
+        let meta = Meta {
+            id: first.base.session_id.clone(),
+            cwd: first.base.cwd.clone(),
+            tool_version: first.base.version.clone(),
+            git_branch: first.base.git_branch.clone(),
+            start_time: first.start_time,
+            last_updated: acc.last_updated,
+            title: acc.title,
+            head: head.map(|h| sk.name(h)),
+            source_format: Some(NAME.into()),
+            hints,
+            ..Meta::default()
+        };
+        // The head, as `Tree` finds it: the first node of the head's id.
+        let head = head.and_then(|h| acc.skeleton.index_of(&acc.skeleton.name(h)));
+        Known {
+            meta,
+            diagnostics,
+            head,
+            open_calls,
+            spots,
+            skeleton: acc.skeleton,
+            occurrence: acc.occurrence,
+            flags: acc.flags,
+            base: first.base,
+            python,
+        }
+    }
+}
+
+impl Known {
+    /// Whether node `index` is a message (else an event).
+    pub(crate) fn is_message(&self, index: u32) -> bool {
+        self.flags[index as usize] & MESSAGE != 0
+    }
+
+    /// Whether node `index` has a time (`node.timestamp` is set).
+    pub(crate) fn timed(&self, index: u32) -> bool {
+        self.flags[index as usize] & TIMED != 0
+    }
+
+    /// The node of entry `index`, whose text is `bytes`, as `read` makes it; `hints`: with
+    /// the hints this format's own writer needs.
+    pub(crate) fn node(&self, index: u32, bytes: &[u8], hints: bool) -> Node {
+        let shape = Shape {
+            base: &self.base,
+            python: self.python,
+            hints,
+        };
+        let value = to_value(bytes).ok().map(|(v, _)| v);
+        let i = index as usize;
+        let mut node = shape.node(value, bytes, self.spots[i].line, self.occurrence[i]);
+        if self.flags[i] & USAGE_MOVED != 0
+            && let Body::Message(m) = &mut node.body
+            && let Some(u) = m.usage.take()
+            && hints
+        {
+            node.hints
+                .insert(HINT_USAGE.into(), Value::Object(usage_object(&u)));
+        }
+        if self.flags[i] & LOGICAL != 0 {
+            node.parent = self
+                .skeleton
+                .parent_id(index)
+                .map(|p| self.skeleton.ids.name(p).to_string());
+        }
+        node
+    }
+
+    /// How this format's writer writes the session back, given its metadata as it will be
+    /// written (`meta`: filled and adjusted): `None` when every entry is written as the very
+    /// bytes it was read from (the writer rebuilds an entry from the same fields it was read
+    /// with, which gives its text, or writes its text); else the fields to rebuild entries
+    /// with. `always`: a rewrite even then (tests compare the two).
+    pub(crate) fn rewrite(&self, meta: &Meta, always: bool) -> Option<Rewrite> {
+        let base = Base::of(meta);
+        let python = is_python(meta);
+        (always || base != self.base || python != self.python).then_some(Rewrite { base, python })
+    }
+
+    /// Whether the writer leaves out the final line break (the file had none).
+    pub(crate) fn drops_final_newline(meta: &Meta) -> bool {
+        meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(false))
+    }
+}
+
+/// What a rewritten entry is rebuilt with.
+pub(crate) struct Rewrite {
+    base: Base,
+    python: bool,
+}
+
+impl Rewrite {
+    /// Entry `index` as this format's writer writes it (line break included).
+    pub(crate) fn entry(&self, known: &Known, index: u32, bytes: &[u8], out: &mut Vec<u8>) {
+        let node = known.node(index, bytes, true);
+        native_entry(&node, &self.base, self.python, out);
+    }
+}

@@ -1,0 +1,153 @@
+//! Facts about a JSON text learnt in one quick pass over its bytes, without building anything:
+//! enough to know that a reader which builds a `serde_json::Value` needs no help (no lone
+//! surrogate escape, no number a double cannot hold, no depth serde_json refuses) and whether
+//! the text has white space between its tokens. The two-pass engine asks this of every record
+//! in its first pass, where building values would cost most of the time; only records these
+//! facts do not clear are read in full.
+
+/// What [`facts`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Deepest nesting of objects and arrays (0 for a scalar).
+    pub depth: usize,
+    /// A `\u` escape of a UTF-16 surrogate (`\ud800` to `\udfff`), paired or not.
+    pub surrogate_escape: bool,
+    /// A number with an exponent or longer than 300 characters: one a double might not hold.
+    pub big_number: bool,
+    /// White space outside strings (between tokens).
+    pub spaced: bool,
+}
+
+/// Nesting serde_json reads without reaching its recursion limit (128), with room to spare.
+const SERDE_SAFE_DEPTH: usize = 100;
+
+/// Longest number (in characters, without exponent) that is surely within a double's range.
+const SAFE_NUMBER_LEN: usize = 300;
+
+impl Facts {
+    /// Whether `serde_json` reads the text into a `Value` exactly as `JSON.parse` reads it:
+    /// then [`crate::json::value::to_value`] succeeds and has nothing lossy to say. `false`
+    /// means "not sure", never "it fails".
+    pub fn serde_reads_it(&self) -> bool {
+        self.depth <= SERDE_SAFE_DEPTH && !self.surrogate_escape && !self.big_number
+    }
+}
+
+/// The facts of `b`, a valid JSON text (on anything else the answer means nothing, but it is
+/// an answer: this never panics).
+pub fn facts(b: &[u8]) -> Facts {
+    let mut f = Facts::default();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    let Some(k) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) else {
+                        return f;
+                    };
+                    i += k;
+                    if b[i] == b'"' {
+                        i += 1;
+                        break;
+                    }
+                    if b.get(i + 1) == Some(&b'u') {
+                        if let Some(h) = b.get(i + 2..i + 4)
+                            && matches!(h[0], b'd' | b'D')
+                            && matches!(h[1], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+                        {
+                            f.surrogate_escape = true;
+                        }
+                        i += 6;
+                    } else {
+                        i += 2;
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                f.depth = f.depth.max(depth);
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                f.spaced = true;
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    if matches!(b[i], b'e' | b'E') {
+                        f.big_number = true;
+                    }
+                    i += 1;
+                }
+                if i - start > SAFE_NUMBER_LEN {
+                    f.big_number = true;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::value::to_value;
+
+    #[test]
+    fn plain_records_are_cleared() {
+        let f = facts(br#"{"a":[1,-2.5,"x\"y\\z\u00e9",{"b":null}],"c":true}"#);
+        assert_eq!(f.depth, 3);
+        assert!(f.serde_reads_it());
+        assert!(!f.spaced);
+    }
+
+    #[test]
+    fn what_serde_json_cannot_hold_is_not_cleared() {
+        for text in [
+            r#"{"a":"\ud83d"}"#,
+            r#"{"a":"\uDC00x"}"#,
+            r#"{"a":1e400}"#,
+            r#"{"a":1E5}"#,
+        ] {
+            assert!(!facts(text.as_bytes()).serde_reads_it(), "{text}");
+        }
+        let long = format!("[{}]", "9".repeat(400));
+        assert!(!facts(long.as_bytes()).serde_reads_it());
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(!facts(deep.as_bytes()).serde_reads_it());
+    }
+
+    #[test]
+    fn white_space_between_tokens_is_seen_and_not_inside_strings() {
+        assert!(facts(br#"{"a": 1}"#).spaced);
+        assert!(!facts(br#"{"a b":"c d"}"#).spaced);
+    }
+
+    #[test]
+    fn cleared_texts_read_losslessly_through_to_value() {
+        // Whatever `facts` clears, `to_value` reads with nothing lossy (here over texts near
+        // the edges: escapes, long numbers, nesting just under the limit).
+        let nested = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+        let long = format!("[{}]", "9".repeat(300));
+        for text in [
+            r#"{"a":"\u00e9\n\"","b":[0.1,-0,12345678901234567890123]}"#,
+            nested.as_str(),
+            long.as_str(),
+            r#""\ue000""#,
+        ] {
+            assert!(facts(text.as_bytes()).serde_reads_it(), "{text}");
+            let (_, lossy) = to_value(text.as_bytes()).unwrap();
+            assert!(lossy.is_lossless(), "{text}");
+            assert!(serde_json::from_slice::<serde_json::Value>(text.as_bytes()).is_ok());
+        }
+    }
+}
