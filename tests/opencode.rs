@@ -838,3 +838,30 @@ fn convert_store_places_an_opencode_session_in_another_tools_store() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+#[test]
+fn relocate_says_the_database_sessions_are_not_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = home_with_db(dir.path());
+    let home = dir.path().to_str().unwrap();
+    let new = dir.path().join("moved");
+    let out = run_unchanged(
+        dir.path(),
+        &db,
+        &[
+            "relocate",
+            "/tmp/opencode-fixture-uedkq02e/project",
+            new.to_str().unwrap(),
+            "--home",
+            home,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 OpenCode session(s) of /tmp/opencode-fixture-uedkq02e/project are rows of its database, which sessiontool only reads: not relocated"),
+        "{err}"
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("nothing relocated for"), "{said}");
+}

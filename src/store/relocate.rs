@@ -75,6 +75,15 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
         ..Query::default()
     };
     let entries = catalog::list(home, &query).entries;
+    // OpenCode's sessions are rows of its database, which sessiontool only reads: said, not
+    // skipped silently.
+    let in_database = entries.iter().filter(|e| e.tool == Tool::OpenCode).count();
+    if in_database > 0 {
+        plan.left.push(format!(
+            "{in_database} OpenCode session(s) of {} are rows of its database, which sessiontool only reads: not relocated (OpenCode still finds them under the old folder)",
+            mv.old_path()
+        ));
+    }
     let mut found = Discovery::default();
     for store in tools::all() {
         if only.is_empty() || only.contains(&store.tool()) {

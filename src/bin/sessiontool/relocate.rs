@@ -141,7 +141,12 @@ fn report(
             escape::line(l)
         );
     }
-    if plan.changes.is_empty() && plan.problems.is_empty() {
+    if plan.changes.is_empty() && plan.problems.is_empty() && !plan.left.is_empty() {
+        println!(
+            "nothing relocated for {} (what was found is left where it is: see above)",
+            escape::path(&args.old)
+        );
+    } else if plan.changes.is_empty() && plan.problems.is_empty() {
         println!("no sessions of {} found", escape::path(&args.old));
     } else if error_message.is_none() && plan.problems.is_empty() {
         let done = format!(
