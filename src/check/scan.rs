@@ -230,7 +230,7 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
     let mut records: Vec<Record> = Vec::new();
     for (content, line, offset, terminated) in block.lines() {
         if terminated
-            && is_plain(content, options.max_line_len)
+            && crate::records::is_plain_line(content, options.max_line_len)
             && let Some(keys) = format.keys(content)
         {
             if slow_before {
@@ -280,16 +280,6 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
     }
     splitter.finish(&mut out.findings.listed);
     out.findings.trim();
-}
-
-/// A line the fast path may take whole: an object with nothing around it that the records
-/// layer would strip or name (BOM, CR, NUL, white space, invalid UTF-8).
-fn is_plain(content: &[u8], max_line_len: usize) -> bool {
-    content.first() == Some(&b'{')
-        && content.last() == Some(&b'}')
-        && content.len() <= max_line_len
-        && memchr::memchr(0, content).is_none()
-        && simdutf8::basic::from_utf8(content).is_ok()
 }
 
 impl BlockOut {

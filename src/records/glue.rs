@@ -24,9 +24,12 @@ pub(crate) fn trim_ws(s: &[u8]) -> Range<usize> {
     start..end
 }
 
-/// One JSON value, nothing else but whitespace: the validity check of every line.
+/// One JSON value, nothing else but whitespace: the validity check of every line. The grammar
+/// scan accepts what serde_json accepted here (strings are not checked for UTF-8: the records
+/// layer replaces what is not) and is several times faster; `validity_tests` holds the two
+/// together.
 pub(crate) fn is_valid(s: &[u8]) -> bool {
-    serde_json::from_slice::<IgnoredAny>(s).is_ok()
+    crate::json::scan::value_end(s, 0).is_ok_and(|end| skip_ws(s, end) == s.len())
 }
 
 /// End (exclusive) of the object or array opening at `s[start]`, found by a depth scan that
@@ -216,5 +219,111 @@ mod tests {
         assert_eq!(trim_ws(b" \t{}\r "), 2..4);
         assert_eq!(trim_ws(b" \t\r"), 0..0);
         assert_eq!(trim_ws(b""), 0..0);
+    }
+}
+
+#[cfg(test)]
+mod validity_tests {
+    use super::*;
+
+    /// What `is_valid` was before it used the grammar scan: serde_json into `IgnoredAny`.
+    fn serde_valid(s: &[u8]) -> bool {
+        serde_json::from_slice::<IgnoredAny>(s).is_ok()
+    }
+
+    #[test]
+    fn the_grammar_scan_takes_what_serde_took() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let mut cases: Vec<Vec<u8>> = [
+            "{}",
+            " {} ",
+            "{\"a\":1}",
+            "[1,2]",
+            "1",
+            "-0",
+            "1e400",
+            "1E+2",
+            "0.5",
+            "123456789012345678901234567890",
+            "\"\\ud83d\"",
+            "\"\\udc00\\ud800\"",
+            "\"\\u00e9\\n\\t\\/\\\\\\\"\"",
+            "true",
+            "null",
+            "false",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\":[{},[],\"x\"]}",
+            "\t\r\n{}\n",
+            "",
+            " ",
+            "{",
+            "}",
+            "{]",
+            "[}",
+            "{,}",
+            "[1,]",
+            "{\"a\":1,}",
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "+1",
+            "1e",
+            "1e+",
+            "--1",
+            "0x1",
+            "NaN",
+            "Infinity",
+            "tru",
+            "nul",
+            "'a'",
+            "\"a",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"\\u12g4\"",
+            "{a:1}",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "[1 2]",
+            "{}{}",
+            "{} x",
+            "\u{feff}{}",
+            "{}\u{a0}",
+            "\"\u{7f}\"",
+            "[\"\u{e9}\"]",
+            "1 2",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        for control in 0u8..0x20 {
+            cases.push(vec![b'"', control, b'"']);
+        }
+        for bad in [0x80u8, 0xc3, 0xff, 0xfe] {
+            cases.push(vec![b'"', bad, b'"']);
+            cases.push(vec![b'[', bad, b']']);
+        }
+        for n in [1, 100, 127, 128, 129, 200, 10_000] {
+            cases.push(deep(n).into_bytes());
+        }
+        // Every byte of a record changed into each byte that matters to the grammar, and every
+        // prefix of it.
+        let record = br#"{"a":[1,-2.5e+3,"x\"\u00e9",{"b":null,"c":true}],"d":false} "#;
+        for at in 0..record.len() {
+            cases.push(record[..at].to_vec());
+            for b in b"{}[]\",:0-.eE+ \\u\x01tfn\x80".iter().chain(b"9") {
+                let mut changed = record.to_vec();
+                changed[at] = *b;
+                cases.push(changed);
+            }
+        }
+        for case in &cases {
+            assert_eq!(
+                is_valid(case),
+                serde_valid(case),
+                "{:?}",
+                String::from_utf8_lossy(case)
+            );
+        }
     }
 }

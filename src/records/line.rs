@@ -94,7 +94,7 @@ impl Core {
             self.findings.push(finding(at.span(0..3), Damage::Bom));
             body.start = 3;
         }
-        let lossy = match std::str::from_utf8(&content[body.clone()]) {
+        let lossy = match simdutf8::compat::from_utf8(&content[body.clone()]) {
             Ok(_) => false,
             Err(e) => {
                 let bad = body.start + e.valid_up_to();

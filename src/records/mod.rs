@@ -180,6 +180,25 @@ pub fn lines_of(
     })
 }
 
+/// Whether a terminated line is one record as it stands, with nothing for the splitter to say:
+/// an object (`{` to `}`, so no CR, no BOM, no glued tail) within the length limit, with no NUL,
+/// in UTF-8. Callers that take such lines themselves must still check that they are valid JSON
+/// (else hand them to [`LineSplitter::line`]) and call [`LineSplitter::finish`] before the next
+/// line they hand over.
+pub fn is_plain_line(content: &[u8], max_line_len: usize) -> bool {
+    content.first() == Some(&b'{')
+        && content.last() == Some(&b'}')
+        && content.len() <= max_line_len
+        && memchr::memchr(0, content).is_none()
+        && simdutf8::basic::from_utf8(content).is_ok()
+}
+
+/// Whether `bytes` are one JSON value (white space around it allowed), as the records layer
+/// judges every line: what `JSON.parse` takes.
+pub fn is_valid_json(bytes: &[u8]) -> bool {
+    glue::is_valid(bytes)
+}
+
 /// Line-at-a-time access to the splitter's analysis, for callers that bring their own lines
 /// (a block of a large file processed on another thread, or a fast path that only hands over
 /// the lines it could not take itself). Results are those of [`split_slice`] for the same
