@@ -15,6 +15,7 @@ pub mod facts;
 pub mod out;
 pub mod raw;
 pub mod scan;
+mod skip;
 pub mod text;
 pub mod value;
 

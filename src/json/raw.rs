@@ -39,6 +39,17 @@ impl<'a> Raw<'a> {
         ))
     }
 
+    /// Text already known to be one JSON value with no white space around it: a record the
+    /// records layer gave (it checked the grammar), not checked again. Reading anything else
+    /// through it is a bug (debug builds check).
+    pub fn valid(text: &'a str) -> Raw<'a> {
+        debug_assert!(
+            scan::validate(text.as_bytes()).is_ok() && text.trim_matches(scan::is_ws_char) == text,
+            "not one JSON value: {text:?}"
+        );
+        Raw(text)
+    }
+
     /// The value as it is written.
     pub fn text(self) -> &'a str {
         self.0
@@ -114,7 +125,14 @@ impl<'a> Raw<'a> {
         let mut found = [None; N];
         if let Some(entries) = self.entries() {
             for (k, v) in entries {
-                if let Some(i) = keys.iter().position(|name| k.is(name)) {
+                // Most keys hold no escape: compared as written, the escape looked for once.
+                let inner = &k.0[1..k.0.len() - 1];
+                let at = if inner.contains('\\') {
+                    keys.iter().position(|name| k.is(name))
+                } else {
+                    keys.iter().position(|name| *name == inner)
+                };
+                if let Some(i) = at {
                     found[i] = Some(v);
                 }
             }

@@ -35,6 +35,11 @@ pub fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// [`is_ws`] for a `char` (to trim text).
+pub fn is_ws_char(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
 #[inline]
 pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && is_ws(b[i]) {
@@ -197,9 +202,24 @@ fn number_end(b: &[u8], mut i: usize) -> Result<usize, SyntaxError> {
 
 /// A string starting at its opening quote `i`: one past its closing quote.
 pub fn string_end(b: &[u8], i: usize) -> Result<usize, SyntaxError> {
+    string_scan(b, i, SCALAR)
+}
+
+/// [`string_end`], reading the first `scalar` bytes one by one.
+fn string_scan(b: &[u8], i: usize, scalar: usize) -> Result<usize, SyntaxError> {
     debug_assert_eq!(b.get(i), Some(&b'"'));
     let mut i = i + 1;
+    let mut scalar_until = i.saturating_add(scalar);
     loop {
+        // Here `i` is inside the string and not escaped. A long string is checked 64 bytes at
+        // a time; should that find anything wrong, the bytes are read one by one again to say
+        // what and where.
+        if i >= scalar_until {
+            match super::skip::checked_string_rest(b, i) {
+                Some(end) => return Ok(end),
+                None => scalar_until = usize::MAX,
+            }
+        }
         i = plain_run_end(b, i);
         match b.get(i) {
             Some(b'"') => return Ok(i + 1),
@@ -259,15 +279,24 @@ fn plain_run_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Bytes a skip looks at one by one before it goes on 64 at a time ([`super::skip`]): short
+/// values (keys, ids, flags) are done sooner byte by byte.
+const SCALAR: usize = 64;
+
 /// Where the value starting at `i` ends, for text already known to be valid JSON: containers
 /// are skipped by counting brackets outside strings, with no checks.
 pub(crate) fn skip_valid(b: &[u8], i: usize) -> usize {
     match b[i] {
         b'"' => skip_string(b, i),
         b'{' | b'[' => {
-            let mut depth = 0usize;
+            let mut depth = 0u32;
             let mut i = i;
+            let scalar_until = i + SCALAR;
             loop {
+                // Here `i` is outside strings: the rest can be skipped in chunks.
+                if i >= scalar_until && depth > 0 {
+                    return super::skip::container_rest(b, i, depth);
+                }
                 match b[i] {
                     b'"' => {
                         i = skip_string(b, i);
@@ -299,7 +328,12 @@ pub(crate) fn skip_valid(b: &[u8], i: usize) -> usize {
 #[inline]
 fn skip_string(b: &[u8], i: usize) -> usize {
     let mut i = i + 1;
+    let scalar_until = i + SCALAR;
     loop {
+        // Here `i` is inside the string and not escaped.
+        if i >= scalar_until {
+            return super::skip::string_rest(b, i);
+        }
         i = plain_run_end(b, i);
         match b[i] {
             b'"' => return i + 1,
@@ -388,6 +422,48 @@ mod tests {
         assert!(validate(s.as_bytes()).unwrap_err().cut_short);
         let objects = "{\"a\":".repeat(500_000) + "1" + &"}".repeat(500_000);
         assert!(ok(&objects));
+    }
+
+    #[test]
+    fn long_strings_checked_in_chunks_give_the_answers_of_byte_by_byte() {
+        let tails: [&[u8]; 16] = [
+            b"\"",
+            b"\\\"\"",
+            b"\\\\\"",
+            b"\x01\"",
+            b"\x1f\"",
+            b"\\q\"",
+            b"\\u12g4\"",
+            b"\\u12\"",
+            b"\\ud83d\"",
+            b"\\",
+            b"",
+            b"\\u00e9\\n\\t\\/\"",
+            b"\x7f\x80\xff\"",
+            b"\\\\\\\"\"",
+            b"\\\n\"",
+            b"\t\"",
+        ];
+        for pad in 0..140 {
+            for tail in tails {
+                for middle in [&b""[..], b"\\\\", b"\\\"", b"]}"] {
+                    let mut s = b"\"".to_vec();
+                    s.extend(std::iter::repeat_n(b'a', pad));
+                    s.extend_from_slice(middle);
+                    s.extend_from_slice(tail);
+                    s.extend_from_slice(b" ,\"x\"");
+                    let slow = string_scan(&s, 0, usize::MAX);
+                    for scalar in [0, 1, 7, SCALAR] {
+                        assert_eq!(
+                            string_scan(&s, 0, scalar),
+                            slow,
+                            "{scalar}: {:?}",
+                            String::from_utf8_lossy(&s)
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -45,14 +45,16 @@ const MAX_DEPTH: usize = 512;
 
 /// Reads `bytes` (one JSON value) into a `Value`, with what could not be held.
 pub fn to_value(bytes: &[u8]) -> Result<(Value, Lossy), ToValueError> {
-    match serde_json::from_slice::<Value>(bytes) {
+    // UTF-8 checked once for the whole text (serde_json reading bytes checks every string).
+    let text =
+        simdutf8::compat::from_utf8(bytes).map_err(|e| ToValueError::Utf8(e.valid_up_to()))?;
+    match serde_json::from_str::<Value>(text) {
         Ok(v) => return Ok((v, Lossy::default())),
         Err(e) if e.classify() != serde_json::error::Category::Syntax => {
             // EOF and data errors: let the checker say what it is.
         }
         Err(_) => {}
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| ToValueError::Utf8(e.valid_up_to()))?;
     let raw = Raw::parse(text).map_err(ToValueError::Syntax)?;
     let mut lossy = Lossy::default();
     let value = build(raw, &mut lossy)?;
