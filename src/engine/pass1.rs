@@ -9,7 +9,10 @@ use std::io;
 use rayon::prelude::*;
 
 use super::source::{Sequential, Source};
-use crate::records::{BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span};
+use crate::json::Raw;
+use crate::records::{
+    BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span, is_plain_line,
+};
 
 /// What a format keeps of each record in pass one.
 pub trait Scan: Sync {
@@ -20,8 +23,8 @@ pub trait Scan: Sync {
     fn acc(&self) -> Self::Acc;
     fn block(&self) -> Self::Block;
     /// The next record of the block, as the records layer gives it (BOM, CR and NUL
-    /// stripped, invalid UTF-8 replaced).
-    fn record(&self, block: &mut Self::Block, bytes: &[u8], span: Span);
+    /// stripped, invalid UTF-8 replaced): one valid JSON value, checked once, here.
+    fn record(&self, block: &mut Self::Block, record: Raw<'_>, span: Span);
     /// The next block, in file order; its first record is record number `first`.
     fn merge(&self, acc: &mut Self::Acc, block: Self::Block, first: usize);
 }
@@ -94,6 +97,25 @@ struct BlockOut<B> {
     spots: Vec<Spot>,
     findings: Vec<Finding>,
     block: B,
+}
+
+impl<B> BlockOut<B> {
+    /// A record the records layer vouches for (valid JSON in UTF-8) into its place and the
+    /// format's facts.
+    fn record<S: Scan<Block = B>>(&mut self, scan: &S, bytes: &[u8], lossy: bool, span: Span) {
+        self.spots.push(Spot {
+            offset: span.offset,
+            line: span.line,
+            len: span.len as u32,
+            lossy,
+        });
+        // Always UTF-8 (the records layer replaced what was not); never a panic if not.
+        let text = match simdutf8::basic::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
+        scan.record(&mut self.block, Raw::valid(&text), span);
+    }
 }
 
 /// Blocks analysed together; while they are, the next ones are read.
@@ -224,8 +246,26 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
             splitter.oversized(*line, *offset, *len, &mut out.findings);
         }
         Piece::Block(block) => {
+            let max_line_len = Options::default().max_line_len;
             let mut records: Vec<Record> = Vec::new();
             for (content, line, offset, terminated) in block.lines() {
+                // A plain line that is valid JSON is one record with nothing to say: taken
+                // here, as fsck's scan takes it, its grammar checked once.
+                if terminated
+                    && is_plain_line(content, max_line_len)
+                    && crate::records::is_valid_json(content)
+                {
+                    // It ends a CRLF run the splitter may have open (also from an earlier
+                    // block: in a file with CRLF lines one splitter reads them all).
+                    splitter.finish(&mut out.findings);
+                    let span = Span {
+                        line,
+                        offset,
+                        len: content.len() as u64,
+                    };
+                    out.record(scan, content, false, span);
+                    continue;
+                }
                 records.clear();
                 splitter.line(
                     content,
@@ -236,13 +276,8 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                     &mut out.findings,
                 );
                 for r in &records {
-                    out.spots.push(Spot {
-                        offset: r.span.offset,
-                        line: r.span.line,
-                        len: r.span.len as u32,
-                        lossy: matches!(r.bytes, std::borrow::Cow::Owned(_)),
-                    });
-                    scan.record(&mut out.block, &r.bytes, r.span);
+                    let lossy = matches!(r.bytes, std::borrow::Cow::Owned(_));
+                    out.record(scan, &r.bytes, lossy, r.span);
                 }
             }
         }

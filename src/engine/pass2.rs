@@ -53,8 +53,13 @@ pub fn each_record(
             end = s.end();
             n += 1;
         }
-        buf.resize((end - first.offset) as usize, 0);
-        source.read_exact_at(&mut buf, first.offset)?;
+        // The buffer only grows (zeroing it again for every stretch would cost a pass).
+        let len = (end - first.offset) as usize;
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        let buf = &mut buf[..len];
+        source.read_exact_at(buf, first.offset)?;
         for &i in &indices[k..k + n] {
             let s = spots[i as usize];
             let at = (s.offset - first.offset) as usize;

@@ -151,9 +151,11 @@ impl Scan for Scanner<'_> {
         Block::default()
     }
 
-    fn record(&self, block: &mut Block, bytes: &[u8], span: Span) {
+    fn record(&self, block: &mut Block, raw: Raw<'_>, span: Span) {
         let at = || Location::at(self.name, span.line, span.offset);
-        // Parsed as `record_value` parses it; most entries are cleared by a quick look.
+        let bytes = raw.text().as_bytes();
+        // Built as `record_value` builds it only when a quick look finds what serde_json
+        // would read differently from `JSON.parse` (the fields are read from `raw`).
         let mut value: Option<Value> = None;
         let quick = facts(bytes);
         if !quick.serde_reads_it() {
@@ -175,21 +177,6 @@ impl Scan for Scanner<'_> {
                 }
             }
         }
-        // The fields, read lazily: what `JSON.parse` takes, `Raw` takes.
-        let text = std::str::from_utf8(bytes).ok();
-        let rebuilt;
-        let raw = match text.and_then(|t| Raw::parse(t).ok()) {
-            Some(raw) => raw,
-            None => {
-                // Not reached for records `to_value` reads; should it be, the value's own text
-                // has the same fields.
-                let v = value
-                    .take()
-                    .or_else(|| to_value(bytes).ok().map(|(v, _)| v));
-                rebuilt = v.map(|v| v.to_string()).unwrap_or_else(|| "null".into());
-                Raw::parse(&rebuilt).expect("serde_json writes JSON")
-            }
-        };
         self.python_style(bytes, quick.spaced, value.as_ref(), raw);
         let entry = entry_of(raw, block, self.calls);
         block.entries.push(BlockEntry {
@@ -329,7 +316,18 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
     if raw.kind() != Kind::Object {
         return Entry::NotObject;
     }
-    let [uuid, parent, kind, timestamp, sidechain, is_meta, message] = raw.pick([
+    // Each level is looked at once: the entry's fields, then its message's.
+    let [
+        uuid,
+        parent,
+        kind,
+        timestamp,
+        sidechain,
+        is_meta,
+        message,
+        request,
+        logical,
+    ] = raw.pick([
         "uuid",
         "parentUuid",
         "type",
@@ -337,6 +335,8 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
         "isSidechain",
         "isMeta",
         "message",
+        "requestId",
+        "logicalParentUuid",
     ]);
     let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
     let timestamp = string(timestamp);
@@ -366,27 +366,25 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
     }
     let flag = |r: Option<Raw>| r.and_then(Raw::as_bool) == Some(true);
     let kind = string(kind);
-    if calls && matches!(kind.as_deref(), Some("user" | "assistant")) {
-        message_calls(message, block);
-    }
     // What `chain_node` makes a message of (else the entry is kept whole).
     let message = message.filter(|m| m.kind() == Kind::Object);
-    let content_ok = message
-        .and_then(|m| m.get("content"))
-        .is_some_and(|c| matches!(c.kind(), Kind::String | Kind::Array));
-    let shaped = content_ok && matches!(kind.as_deref(), Some("user" | "assistant"));
+    let [content, id, usage] = match message {
+        Some(m) => m.pick(["content", "id", "usage"]),
+        None => [None; 3],
+    };
+    let talk = matches!(kind.as_deref(), Some("user" | "assistant"));
+    if calls && talk {
+        message_calls(content, block);
+    }
+    let content_ok = content.is_some_and(|c| matches!(c.kind(), Kind::String | Kind::Array));
+    let shaped = content_ok && talk;
     let logical = match (shaped, parent) {
-        (false, Some(p)) if p.kind() == Kind::Null => string(raw.get("logicalParentUuid")),
+        (false, Some(p)) if p.kind() == Kind::Null => string(logical),
         _ => None,
     };
     let reply = match message {
-        Some(m) if shaped && kind.as_deref() == Some("assistant") => {
-            let [id, usage] = m.pick(["id", "usage"]);
-            match (
-                usage.map(|u| u.kind()),
-                string(id),
-                string(raw.get("requestId")),
-            ) {
+        Some(_) if shaped && kind.as_deref() == Some("assistant") => {
+            match (usage.map(|u| u.kind()), string(id), string(request)) {
                 (Some(Kind::Object), Some(id), Some(request)) => Some((id, request)),
                 _ => None,
             }
@@ -429,13 +427,10 @@ fn other_entry(raw: Raw, kind: Option<Raw>, timed: bool) -> Entry {
     }
 }
 
-/// The tool calls and results of a message entry (`message.content` blocks that become
+/// The tool calls and results of a message entry (its `message.content`'s blocks that become
 /// `ToolCall` parts with an id and `ToolResult` parts with a call id).
-fn message_calls(message: Option<Raw>, block: &mut Block) {
-    let Some(content) = message
-        .filter(|m| m.kind() == Kind::Object)
-        .and_then(|m| m.get("content"))
-    else {
+fn message_calls(content: Option<Raw>, block: &mut Block) {
+    let Some(content) = content else {
         return;
     };
     let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
