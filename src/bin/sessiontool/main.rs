@@ -71,6 +71,13 @@ enum Command {
 /// fsck(8) gives usage errors their own exit code; the other commands use 2.
 pub const FSCK_USAGE: i32 = 16;
 
+// Conversions make and drop many small values; mimalloc does that with fewer instructions than
+// the system's allocator, but keeps more memory per record (docs/engine-v2.md has the figures):
+// a choice at build time (`--features mimalloc`). The library leaves the choice to its users.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     restore_sigpipe();
     let raw = RawArgs::scan(std::env::args_os().skip(1));
