@@ -11,7 +11,7 @@
 //! masks made byte by byte.
 
 /// The bytes of one chunk that matter, one bit per byte (bit `k` is byte `k`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Masks {
     quote: u64,
     backslash: u64,
@@ -87,13 +87,7 @@ fn prefix_xor(mut x: u64) -> u64 {
 /// masks to).
 #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 fn masks_scalar(chunk: &[u8; CHUNK]) -> Masks {
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        open: 0,
-        close: 0,
-        control: 0,
-    };
+    let mut m = Masks::default();
     for (k, &b) in chunk.iter().enumerate() {
         let bit = 1u64 << k;
         match b {
@@ -119,13 +113,7 @@ fn masks(chunk: &[u8; CHUNK]) -> Masks {
 #[target_feature(enable = "sse2")]
 fn masks_sse2(chunk: &[u8; CHUNK]) -> Masks {
     use std::arch::x86_64::*;
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        open: 0,
-        close: 0,
-        control: 0,
-    };
+    let mut m = Masks::default();
     let below_space = _mm_set1_epi8(0x1f);
     for part in 0..4 {
         let bytes: &[u8; 16] = chunk[part * 16..part * 16 + 16]
