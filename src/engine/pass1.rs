@@ -8,7 +8,7 @@ use std::io;
 
 use rayon::prelude::*;
 
-use super::source::{Sequential, Source};
+use super::source::{Source, short};
 use crate::json::Raw;
 use crate::records::{
     BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span, is_plain_line,
@@ -130,8 +130,8 @@ fn parallel<S: Scan>(
     options: Pass1Options,
 ) -> io::Result<Option<Pass1<S::Acc>>> {
     let max_line_len = Options::default().max_line_len;
-    let mut blocks = BlockReader::new(Sequential::new(source), options.block_size, max_line_len)
-        .expect(source.len());
+    let mut blocks =
+        BlockReader::new(source.reader()?, options.block_size, max_line_len).expect(source.len());
     let mut out = Pass1 {
         spots: Vec::new(),
         findings: Vec::new(),
@@ -173,6 +173,7 @@ fn parallel<S: Scan>(
     if merge(&mut out, done, scan) {
         return Ok(None);
     }
+    all_read(&blocks, source)?;
     Ok(Some(out))
 }
 
@@ -199,8 +200,8 @@ fn sequential<S: Scan>(
     options: Pass1Options,
 ) -> io::Result<Pass1<S::Acc>> {
     let max_line_len = Options::default().max_line_len;
-    let mut blocks = BlockReader::new(Sequential::new(source), options.block_size, max_line_len)
-        .expect(source.len());
+    let mut blocks =
+        BlockReader::new(source.reader()?, options.block_size, max_line_len).expect(source.len());
     let mut out = Pass1 {
         spots: Vec::new(),
         findings: Vec::new(),
@@ -219,7 +220,17 @@ fn sequential<S: Scan>(
         }
     }
     splitter.finish(&mut out.findings);
+    all_read(&blocks, source)?;
     Ok(out)
+}
+
+/// The whole input was read: a file that shrank since it was opened is an error, never a
+/// shorter session.
+fn all_read<R: io::Read>(blocks: &BlockReader<R>, source: &dyn Source) -> io::Result<()> {
+    match blocks.consumed() == source.len() {
+        true => Ok(()),
+        false => Err(short()),
+    }
 }
 
 fn read_window<R: io::Read>(blocks: &mut BlockReader<R>) -> io::Result<Vec<Piece>> {
@@ -283,4 +294,55 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::source::FileSource;
+
+    /// Counts the records it is given.
+    struct Count;
+
+    impl Scan for Count {
+        type Block = usize;
+        type Acc = usize;
+        fn acc(&self) -> usize {
+            0
+        }
+        fn block(&self) -> usize {
+            0
+        }
+        fn record(&self, block: &mut usize, _: Raw<'_>, _: Span) {
+            *block += 1;
+        }
+        fn merge(&self, acc: &mut usize, block: usize, _: usize) {
+            *acc += block;
+        }
+    }
+
+    #[test]
+    fn a_file_is_read_to_the_length_it_had_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let line = b"{\"a\":1}\n".repeat(1000);
+        std::fs::write(&path, &line).unwrap();
+        for block_size in [64, 4 << 20] {
+            let options = Pass1Options { block_size };
+            let source = FileSource::new(std::fs::File::open(&path).unwrap()).unwrap();
+            // Lines a tool appends later are not read.
+            let mut more = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            std::io::Write::write_all(&mut more, b"{\"b\":2}\n").unwrap();
+            let pass = run(&source, &Count, options).unwrap();
+            assert_eq!((pass.acc, pass.spots.len()), (1000, 1000));
+            // A file cut shorter since it was opened is an error, not a shorter session.
+            more.set_len(line.len() as u64 / 2).unwrap();
+            let err = run(&source, &Count, options).err().expect("an error");
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{err}");
+            std::fs::write(&path, &line).unwrap();
+        }
+    }
 }

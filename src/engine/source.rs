@@ -21,6 +21,12 @@ pub trait Source: Sync {
     fn as_slice(&self) -> Option<&[u8]> {
         None
     }
+
+    /// The input from its start, in order (pass one): at most [`len`](Self::len) bytes; the
+    /// caller checks that it got them all.
+    fn reader(&self) -> io::Result<Box<dyn Read + Send + '_>> {
+        Ok(Box::new(Sequential::new(self)))
+    }
 }
 
 /// Bytes already in memory.
@@ -44,7 +50,8 @@ impl Source for Bytes<'_> {
     }
 }
 
-fn short() -> io::Error {
+/// The error of an input that holds less than it did when it was opened.
+pub(crate) fn short() -> io::Error {
     io::Error::new(
         io::ErrorKind::UnexpectedEof,
         "the input is shorter than when it was first read (did something rewrite it?)",
@@ -74,6 +81,16 @@ impl Source for FileSource {
         self.len
     }
 
+    /// The file read from its start through its own descriptor: a `File` fills a buffer
+    /// without zeroing it first, which positioned reads through [`Sequential`] cannot (that
+    /// cost a pass over every block). Pass two reads at positions, whatever this moved.
+    fn reader(&self) -> io::Result<Box<dyn Read + Send + '_>> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(Box::new(file.take(self.len)))
+    }
+
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         if offset + buf.len() as u64 > self.len {
             return Err(short());
@@ -99,18 +116,18 @@ impl Source for FileSource {
 }
 
 /// A source read from its start to its length, in order (pass one).
-pub struct Sequential<'a> {
-    source: &'a dyn Source,
+pub struct Sequential<'a, S: ?Sized> {
+    source: &'a S,
     at: u64,
 }
 
-impl<'a> Sequential<'a> {
-    pub fn new(source: &'a dyn Source) -> Self {
+impl<'a, S: Source + ?Sized> Sequential<'a, S> {
+    pub fn new(source: &'a S) -> Self {
         Sequential { source, at: 0 }
     }
 }
 
-impl Read for Sequential<'_> {
+impl<S: Source + ?Sized> Read for Sequential<'_, S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let left = self.source.len() - self.at;
         let n = (buf.len() as u64).min(left) as usize;

@@ -71,6 +71,11 @@ impl<R: Read> BlockReader<R> {
         self
     }
 
+    /// Bytes of the stream handed out so far, in blocks and skipped lines.
+    pub fn consumed(&self) -> u64 {
+        self.offset
+    }
+
     /// Gives a block's buffer back for reuse.
     pub fn recycle(&mut self, mut data: Vec<u8>) {
         if self.spare.len() < 16 {
