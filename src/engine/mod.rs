@@ -19,6 +19,7 @@ pub mod pass1;
 pub mod pass2;
 pub mod skeleton;
 pub mod source;
+pub mod view;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -211,14 +212,22 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
 /// first bytes (all that detection looks at). `None` too when the given format is plainly not
 /// the content's: the whole path says so.
 fn detect(job: &Job) -> io::Result<Option<&'static dyn Format>> {
-    let n = job.source.len().min(formats::DETECT_HEAD as u64) as usize;
+    format_of(job.source, job.path, job.from)
+}
+
+/// [`detect`] for any input: `from` when the content does not contradict it, else the format
+/// detected from the first bytes.
+pub(crate) fn format_of(
+    source: &dyn Source,
+    path: Option<&Path>,
+    from: Option<&'static dyn Format>,
+) -> io::Result<Option<&'static dyn Format>> {
+    let n = source.len().min(formats::DETECT_HEAD as u64) as usize;
     let mut head = vec![0; n];
-    job.source.read_exact_at(&mut head, 0)?;
-    Ok(match job.from {
-        Some(f) => formats::contradicts(f, job.path, &head)
-            .is_none()
-            .then_some(f),
-        None => formats::detect(job.path, &head),
+    source.read_exact_at(&mut head, 0)?;
+    Ok(match from {
+        Some(f) => formats::contradicts(f, path, &head).is_none().then_some(f),
+        None => formats::detect(path, &head),
     })
 }
 
