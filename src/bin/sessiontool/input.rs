@@ -67,7 +67,7 @@ pub fn open(arg: &Path) -> Result<std::fs::File, CliError> {
     regular_file::open(arg).map_err(|e| read_error(arg, e))
 }
 
-fn read_error(arg: &Path, e: std::io::Error) -> CliError {
+pub fn read_error(arg: &Path, e: std::io::Error) -> CliError {
     match regular_file::is_not_regular(&e) {
         Some(kind) => CliError::input(format!(
             "{} is not a regular file ({kind})",
