@@ -15,6 +15,7 @@
 //! through the whole-session path ([`crate::convert::convert_whole`]), which this path equals
 //! byte for byte, diagnostic for diagnostic and loss for loss (`tests/engine.rs`).
 
+pub mod links;
 pub mod pass1;
 pub mod pass2;
 pub mod skeleton;

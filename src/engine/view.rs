@@ -13,6 +13,7 @@
 use std::io;
 use std::path::Path;
 
+use super::links::Links;
 use super::pass1::{self, Pass1Options};
 use super::{Source, pass2};
 use crate::diag::Diagnostic;
@@ -116,16 +117,15 @@ impl<'s> View<'s> {
     /// ([`crate::tree::Tree::branch_leaves`]): nodes without children, but for the records
     /// outside the conversation (events with neither parent nor children, not the head).
     pub fn branch_leaves(&self) -> usize {
-        let sk = &self.known.skeleton;
-        let has_child = sk.has_child();
-        let head = self.head();
-        (0..self.len() as u32)
-            .filter(|&i| {
-                let outside =
-                    sk.parent_id(i).is_none() && !self.known.is_message(i) && head != Some(i);
-                !has_child[i as usize] && !outside
-            })
-            .count()
+        self.links().branch_leaves()
+    }
+
+    /// The tree the parent links make: children, roots, orphans, records outside the
+    /// conversation, as [`crate::tree::Tree`] has them.
+    pub fn links(&self) -> Links {
+        Links::new(&self.known.skeleton, self.head(), |i| {
+            !self.known.is_message(i)
+        })
     }
 
     /// The children of each node of `path` but the last that are not the next node of

@@ -1,9 +1,11 @@
-//! The two-pass reading for `show` and `list` (`engine::view::View`) against the whole session
-//! (`convert::read`, `Tree`): the same metadata, diagnostics, head, ids, parents, paths,
-//! branches and nodes, and the same head-branch summary `list` shows, for every fixture and
-//! real sample (detected and forced through the Claude Code reader) and for the generated
-//! sessions; then `sessiontool show` of a file (streamed) against `show -` of the same bytes
-//! (standard input: always the whole session) on generated sessions, leaves and widths.
+//! The two-pass reading for `show`, `list` and `tree` (`engine::view::View`) against the
+//! whole session (`convert::read`, `Tree`): the same metadata, diagnostics, head, ids,
+//! parents, paths, branches, children, roots, orphans, records outside and nodes, and the
+//! same head-branch summary `list` shows, for every fixture and real sample (detected and
+//! forced through the Claude Code reader) and for the generated sessions; then `sessiontool
+//! show` of a file (streamed) against `show -` of the same bytes (standard input: always the
+//! whole session) on every Claude Code fixture and sample and on generated sessions, with
+//! leaves and widths; `tree` and `tree --full` the same way.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -127,6 +129,20 @@ fn same(path: &Path, forced: bool) -> bool {
         let got: Vec<u32> = path.iter().map(|&i| i as u32).collect();
         assert_eq!(want, view.side_children(&got), "{}", at("side children"));
     }
+    // The links `tree` draws.
+    let links = view.links();
+    let wide = |v: &[u32]| -> Vec<usize> { v.iter().map(|&i| i as usize).collect() };
+    assert_eq!(tree.roots(), wide(links.roots()), "{}", at("roots"));
+    assert_eq!(tree.orphans(), wide(links.orphans()), "{}", at("orphans"));
+    assert_eq!(tree.outside(), wide(&links.outside()), "{}", at("outside"));
+    for i in 0..s.nodes.len() {
+        assert_eq!(
+            tree.children(i),
+            wide(links.children(i as u32)),
+            "{}",
+            at("children")
+        );
+    }
     // What `list` shows of the head branch.
     let prompt = |t: &str| t.trim().len() > 3;
     let mut messages = 0;
@@ -195,10 +211,11 @@ fn generated_sessions_are_viewed_as_the_whole_session() {
     }
 }
 
-/// `sessiontool show` with `args`, `stdin` on standard input: exit code, output and errors.
-fn show(args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
+/// `sessiontool COMMAND` with `args`, `stdin` on standard input: exit code, output and
+/// errors.
+fn run(command: &str, args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontool"))
-        .arg("show")
+        .arg(command)
         .args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
@@ -221,10 +238,18 @@ fn show(args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
     )
 }
 
-/// `show FILE` (streamed when the view takes it) against `show -` of the same bytes (always
-/// the whole session), with `extra` arguments, through the Claude Code reader: the same exit
-/// code, output and errors, the input's name aside.
+/// `show FILE` and `tree FILE` (streamed when the view takes it) against the same command of
+/// `-` with the same bytes (always the whole session), with `extra` arguments, through the
+/// Claude Code reader: the same exit code, output and errors, the input's name aside.
 fn show_agrees(path: &Path, bytes: &[u8], forced: bool, extra: &[String]) {
+    agrees("show", path, bytes, forced, extra);
+    if extra.is_empty() {
+        agrees("tree", path, bytes, forced, &[]);
+        agrees("tree", path, bytes, forced, &["--full".into()]);
+    }
+}
+
+fn agrees(command: &str, path: &Path, bytes: &[u8], forced: bool, extra: &[String]) {
     let file = path.to_str().unwrap();
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let mut streamed = vec![file];
@@ -234,13 +259,14 @@ fn show_agrees(path: &Path, bytes: &[u8], forced: bool, extra: &[String]) {
     streamed.extend(&extra);
     let mut whole = vec!["-", "--from", "claude-jsonl"];
     whole.extend(&extra);
-    let (code, out, err) = show(&whole, Some(bytes));
+    let (code, out, err) = run(command, &whole, Some(bytes));
     let want = (
         code,
         out.replace("<stdin>", file),
         err.replace("<stdin>", file),
     );
-    assert_eq!(want, show(&streamed, None), "{file} {streamed:?}");
+    let got = run(command, &streamed, None);
+    assert_eq!(want, got, "{command} {file} {streamed:?}");
 }
 
 /// Options to show `session` with: none, a narrow width, and leaves named by some of its
@@ -267,7 +293,7 @@ fn claude_session(bytes: &[u8]) -> Session {
 }
 
 #[test]
-fn show_streams_generated_sessions_as_the_whole_session_shows_them() {
+fn show_and_tree_stream_generated_sessions_as_the_whole_session_draws_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut shown = 0;
     for seed in (0..150).step_by(3) {
@@ -283,7 +309,7 @@ fn show_streams_generated_sessions_as_the_whole_session_shows_them() {
 }
 
 #[test]
-fn show_streams_every_claude_fixture_and_sample_as_the_whole_session_shows_it() {
+fn show_and_tree_stream_every_claude_fixture_and_sample_as_the_whole_session_draws_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut all = files(&root.join("fixtures"));
     if let Some(samples) = super::common::prerequisite::shared("") {
