@@ -413,7 +413,11 @@ impl Plan<'_> {
 }
 
 /// Runs of consecutive positions of `indices` holding about `bytes` of records each.
-fn runs(known_spots: &[pass1::Spot], indices: &[u32], bytes: u64) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn runs(
+    known_spots: &[pass1::Spot],
+    indices: &[u32],
+    bytes: u64,
+) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut size = 0;
@@ -432,7 +436,7 @@ fn runs(known_spots: &[pass1::Spot], indices: &[u32], bytes: u64) -> Vec<std::op
 }
 
 /// Runs converted at once (twice the threads: while one is long, others go on).
-fn window() -> usize {
+pub(crate) fn window() -> usize {
     2 * rayon::current_num_threads().max(1)
 }
 

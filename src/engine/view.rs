@@ -13,6 +13,8 @@
 use std::io;
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::links::Links;
 use super::pass1::{self, Pass1Options};
 use super::{Source, pass2};
@@ -23,8 +25,8 @@ use crate::formats::{self, Format, record_diagnostics};
 use crate::id_prefix::IdError;
 use crate::model::{Meta, Node};
 
-/// Records read at a time in pass two (a caller's error stops the reading between two).
-const CHUNK: usize = 256;
+/// Bytes of records whose nodes are made at a time on one thread in pass two.
+const RUN_BYTES: u64 = 256 << 10;
 
 /// A session known by pass one; its nodes read on demand.
 pub struct View<'s> {
@@ -149,25 +151,48 @@ impl<'s> View<'s> {
 
     /// The nodes of `indices`, in that order, as the whole reader makes them (but for the
     /// layout hints only its own writer reads); `each`'s first error stops the reading.
+    ///
+    /// Nodes are made in runs of records, several runs at once on the thread pool (on a
+    /// thread of their own, a window of runs ahead), and handed to `each` in order on the
+    /// caller's thread (which may hold what cannot leave it, such as a lock on standard
+    /// output). In memory: the nodes of about three windows of runs.
     pub fn each_node(
         &self,
         indices: &[u32],
         mut each: impl FnMut(u32, Node) -> io::Result<()>,
     ) -> io::Result<()> {
-        for chunk in indices.chunks(CHUNK) {
-            let mut failed = None;
-            pass2::each_record(self.source, &self.known.spots, chunk, |i, bytes| {
-                if failed.is_none()
-                    && let Err(e) = each(i, self.known.node(i, bytes, false))
-                {
-                    failed = Some(e);
+        let runs = super::runs(&self.known.spots, indices, RUN_BYTES);
+        let make = |run: &std::ops::Range<usize>| -> io::Result<Vec<(u32, Node)>> {
+            let mut nodes = Vec::with_capacity(run.len());
+            pass2::each_record(
+                self.source,
+                &self.known.spots,
+                &indices[run.clone()],
+                |i, bytes| nodes.push((i, self.known.node(i, bytes, false))),
+            )?;
+            Ok(nodes)
+        };
+        std::thread::scope(|scope| {
+            let (made, ready) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for window in runs.chunks(super::window()) {
+                    let nodes: Vec<io::Result<Vec<(u32, Node)>>> =
+                        window.par_iter().map(make).collect();
+                    // The caller stopped: nothing more to make.
+                    if made.send(nodes).is_err() {
+                        break;
+                    }
                 }
-            })?;
-            if let Some(e) = failed {
-                return Err(e);
+            });
+            for window in ready {
+                for run in window {
+                    for (i, node) in run? {
+                        each(i, node)?;
+                    }
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// What `list` shows of the head branch: its user and assistant messages, and the text of
