@@ -159,6 +159,25 @@ impl<'s> View<'s> {
     pub fn each_node(
         &self,
         indices: &[u32],
+        each: impl FnMut(u32, Node) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.each_node_as(indices, false, each)
+    }
+
+    /// [`each_node`](Self::each_node), with the layout hints too: each node exactly as the
+    /// whole reader makes it (what `show --json` prints).
+    pub fn each_whole_node(
+        &self,
+        indices: &[u32],
+        each: impl FnMut(u32, Node) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.each_node_as(indices, true, each)
+    }
+
+    fn each_node_as(
+        &self,
+        indices: &[u32],
+        hints: bool,
         mut each: impl FnMut(u32, Node) -> io::Result<()>,
     ) -> io::Result<()> {
         let runs = super::runs(&self.known.spots, indices, RUN_BYTES);
@@ -168,7 +187,7 @@ impl<'s> View<'s> {
                 self.source,
                 &self.known.spots,
                 &indices[run.clone()],
-                |i, bytes| nodes.push((i, self.known.node(i, bytes, false))),
+                |i, bytes| nodes.push((i, self.known.node(i, bytes, hints))),
             )?;
             Ok(nodes)
         };

@@ -5,7 +5,7 @@
 //! forced through the Claude Code reader) and for the generated sessions; then `sessiontool
 //! show` of a file (streamed) against `show -` of the same bytes (standard input: always the
 //! whole session) on every Claude Code fixture and sample and on generated sessions, with
-//! leaves and widths; `tree` and `tree --full` the same way.
+//! leaves, widths and `--json`; `tree` and `tree --full` the same way.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -85,6 +85,17 @@ fn same(path: &Path, forced: bool) -> bool {
             },
             "{}",
             at(&format!("node {i}"))
+        );
+        Ok(())
+    })
+    .unwrap();
+    // With the hints too, exactly the whole reader's nodes (`show --json`).
+    view.each_whole_node(&all, |i, node| {
+        assert_eq!(
+            s.nodes[i as usize],
+            node,
+            "{}",
+            at(&format!("whole node {i}"))
         );
         Ok(())
     })
@@ -269,10 +280,14 @@ fn agrees(command: &str, path: &Path, bytes: &[u8], forced: bool, extra: &[Strin
     assert_eq!(want, got, "{command} {file} {streamed:?}");
 }
 
-/// Options to show `session` with: none, a narrow width, and leaves named by some of its
+/// Options to show `session` with: none, a narrow width, `--json`, and leaves named by some of its
 /// ids and starts of them.
 fn show_options(session: &Session) -> Vec<Vec<String>> {
-    let mut options: Vec<Vec<String>> = vec![vec![], vec!["--width".into(), "30".into()]];
+    let mut options: Vec<Vec<String>> = vec![
+        vec![],
+        vec!["--width".into(), "30".into()],
+        vec!["--json".into()],
+    ];
     let step = (session.nodes.len() / 4).max(1);
     for node in session.nodes.iter().step_by(step) {
         options.push(vec!["--leaf".into(), node.id.clone()]);

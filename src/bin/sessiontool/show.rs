@@ -53,10 +53,13 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
     let width = style::width(args.width);
-    if !args.json
-        && let Some(shown) = stream::show(&args.file, from, args.leaf.as_deref(), width)?
-    {
-        return Ok(shown);
+    let streamed = if args.json {
+        stream::show_json(&args.file, from)?
+    } else {
+        stream::show(&args.file, from, args.leaf.as_deref(), width)?
+    };
+    if let Some(code) = streamed {
+        return Ok(code);
     }
     let loaded = input::load(&args.file)?;
     let (format, outcome) = input::read(&loaded, from)?;

@@ -16,9 +16,7 @@ use std::path::Path;
 
 use sessiontool::engine::links::Links;
 use sessiontool::engine::view::View;
-use sessiontool::engine::{FileSource, Source};
 use sessiontool::formats::Format;
-use sessiontool::formats::database::{self, Address};
 
 use super::{Shape, describe, draw};
 use crate::error::CliError;
@@ -32,17 +30,11 @@ pub(super) fn tree(
     from: Option<&'static dyn Format>,
     full: bool,
 ) -> Result<Option<i32>, CliError> {
-    if file == Path::new("-") || Address::parse(file).is_some() {
+    let Some(source) = input::in_place(file)? else {
         return Ok(None);
-    }
+    };
     let name = file.display().to_string();
     let read_error = |e| input::read_error(file, e);
-    let source = FileSource::new(input::open(file)?).map_err(read_error)?;
-    // A database file named without a session: the whole path says to name one.
-    let mut magic = [0; database::SQLITE_MAGIC.len()];
-    if source.read_exact_at(&mut magic, 0).is_ok() && magic == *database::SQLITE_MAGIC {
-        return Ok(None);
-    }
     let Some(view) = View::open(&name, Some(file), &source, from).map_err(read_error)? else {
         return Ok(None);
     };
