@@ -5,7 +5,7 @@
 //! forced through the Claude Code reader) and for the generated sessions; then `sessiontool
 //! show` of a file (streamed) against `show -` of the same bytes (standard input: always the
 //! whole session) on every Claude Code fixture and sample and on generated sessions, with
-//! leaves, widths and `--json`; `tree` and `tree --full` the same way.
+//! leaves, widths and `--json`; `tree`, `tree --full` and `tree --json` the same way.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -257,6 +257,7 @@ fn show_agrees(path: &Path, bytes: &[u8], forced: bool, extra: &[String]) {
     if extra.is_empty() {
         agrees("tree", path, bytes, forced, &[]);
         agrees("tree", path, bytes, forced, &["--full".into()]);
+        agrees("tree", path, bytes, forced, &["--json".into()]);
     }
 }
 

@@ -49,10 +49,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
-    if !args.json
-        && let Some(drawn) = stream::tree(&args.file, from, args.full)?
-    {
-        return Ok(drawn);
+    let streamed = if args.json {
+        stream::tree_json(&args.file, from)?
+    } else {
+        stream::tree(&args.file, from, args.full)?
+    };
+    if let Some(code) = streamed {
+        return Ok(code);
     }
     let loaded = input::load(&args.file)?;
     let (format, outcome) = input::read(&loaded, from)?;

@@ -6,8 +6,8 @@
 //!
 //! What goes through the whole session instead ([`tree`] returns `None`): standard input and
 //! sessions in a database, database files named without a session, formats [`View`] does not
-//! read yet (all but Claude Code JSONL), `--from` naming a format the content plainly is not,
-//! and `--json`.
+//! read yet (all but Claude Code JSONL), and `--from` naming a format the content plainly is
+//! not. `tree --json` goes the same way, each node serialized as it is read.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,6 +18,7 @@ use sessiontool::engine::links::Links;
 use sessiontool::engine::view::View;
 use sessiontool::formats::Format;
 
+use super::json::{Doc, Nodes};
 use super::{Shape, describe, draw};
 use crate::error::CliError;
 use crate::input;
@@ -63,6 +64,36 @@ pub(super) fn tree(
     draw(&mut out, &name, format, &outline, view.len(), full)
         .and_then(|()| out.flush())
         .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
+    Ok(Some(0))
+}
+
+/// `tree --json` of the session in `file` when the two-pass reading covers it: the document
+/// the whole path prints (schema sessiontool.tree/1), each node read, serialized and dropped.
+pub(super) fn tree_json(
+    file: &Path,
+    from: Option<&'static dyn Format>,
+) -> Result<Option<i32>, CliError> {
+    let Some(source) = input::in_place(file)? else {
+        return Ok(None);
+    };
+    let name = file.display().to_string();
+    let Some(view) =
+        View::open(&name, Some(file), &source, from).map_err(|e| input::read_error(file, e))?
+    else {
+        return Ok(None);
+    };
+    let links = view.links();
+    let head = links.head().map(|h| view.id(h));
+    report::print_json(&Doc {
+        schema: "sessiontool.tree/1",
+        file: &name,
+        format: view.format().name(),
+        diagnostics: view.diagnostics(),
+        branches: links.branch_leaves(),
+        outside_conversation: links.outside().len(),
+        head: head.as_deref(),
+        nodes: Nodes::of_view(&view, &links),
+    });
     Ok(Some(0))
 }
 
