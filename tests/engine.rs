@@ -801,3 +801,7 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
         }
     }
 }
+
+/// `show` and `list`'s two-pass reading, on the same inputs.
+#[path = "engine/view.rs"]
+mod view;

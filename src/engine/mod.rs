@@ -15,10 +15,12 @@
 //! through the whole-session path ([`crate::convert::convert_whole`]), which this path equals
 //! byte for byte, diagnostic for diagnostic and loss for loss (`tests/engine.rs`).
 
+pub mod links;
 pub mod pass1;
 pub mod pass2;
 pub mod skeleton;
 pub mod source;
+pub mod view;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -211,14 +213,22 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
 /// first bytes (all that detection looks at). `None` too when the given format is plainly not
 /// the content's: the whole path says so.
 fn detect(job: &Job) -> io::Result<Option<&'static dyn Format>> {
-    let n = job.source.len().min(formats::DETECT_HEAD as u64) as usize;
+    format_of(job.source, job.path, job.from)
+}
+
+/// [`detect`] for any input: `from` when the content does not contradict it, else the format
+/// detected from the first bytes.
+pub(crate) fn format_of(
+    source: &dyn Source,
+    path: Option<&Path>,
+    from: Option<&'static dyn Format>,
+) -> io::Result<Option<&'static dyn Format>> {
+    let n = source.len().min(formats::DETECT_HEAD as u64) as usize;
     let mut head = vec![0; n];
-    job.source.read_exact_at(&mut head, 0)?;
-    Ok(match job.from {
-        Some(f) => formats::contradicts(f, job.path, &head)
-            .is_none()
-            .then_some(f),
-        None => formats::detect(job.path, &head),
+    source.read_exact_at(&mut head, 0)?;
+    Ok(match from {
+        Some(f) => formats::contradicts(f, path, &head).is_none().then_some(f),
+        None => formats::detect(path, &head),
     })
 }
 
@@ -403,7 +413,11 @@ impl Plan<'_> {
 }
 
 /// Runs of consecutive positions of `indices` holding about `bytes` of records each.
-fn runs(known_spots: &[pass1::Spot], indices: &[u32], bytes: u64) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn runs(
+    known_spots: &[pass1::Spot],
+    indices: &[u32],
+    bytes: u64,
+) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut size = 0;
@@ -422,7 +436,7 @@ fn runs(known_spots: &[pass1::Spot], indices: &[u32], bytes: u64) -> Vec<std::op
 }
 
 /// Runs converted at once (twice the threads: while one is long, others go on).
-fn window() -> usize {
+pub(crate) fn window() -> usize {
     2 * rayon::current_num_threads().max(1)
 }
 

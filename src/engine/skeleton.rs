@@ -76,8 +76,9 @@ impl Skeleton {
         self.ids.name(self.id(index)).to_string()
     }
 
-    /// The node's parent in the session, when it has one there (not itself).
-    fn parent(&self, index: u32) -> Option<u32> {
+    /// The node's parent in the session, when it has one there (not itself): the parent
+    /// [`crate::tree::Tree::parent`] gives.
+    pub fn parent(&self, index: u32) -> Option<u32> {
         let p = self.parent_id(index)?;
         let pi = self.first[p as usize];
         (pi != NONE && pi != index).then_some(pi)
@@ -104,25 +105,10 @@ impl Skeleton {
                 None => return Ok(Branch::default()),
             },
         };
-        // Up from the leaf; a node seen before closes a cycle. The walk visits each node once,
-        // so a bit per node tells what was seen.
-        let mut seen = vec![false; self.len()];
-        let mut path = Vec::new();
-        let mut next = Some(leaf_index);
-        while let Some(cur) = next {
-            seen[cur as usize] = true;
-            path.push(cur);
-            next = self.parent(cur).filter(|&p| !seen[p as usize]);
-        }
-        path.reverse();
+        let path = self.path_to(leaf_index);
         // Outside the conversation (`Tree::is_outside`): an event with neither a parent nor
         // children, not the head; the leaf named is kept.
-        let mut has_child = vec![false; self.len()];
-        for j in 0..self.len() as u32 {
-            if let Some(p) = self.parent(j) {
-                has_child[p as usize] = true;
-            }
-        }
+        let has_child = self.has_child();
         let outside: Vec<u32> = (0..self.len() as u32)
             .filter(|&i| {
                 self.parent_id(i).is_none()
@@ -138,6 +124,36 @@ impl Skeleton {
             other_branches,
             outside,
         })
+    }
+}
+
+impl Skeleton {
+    /// The nodes from the root down to `leaf`, as [`crate::tree::Tree::path_to`] gives them:
+    /// the walk up stops at a parent that is not there or where a cycle closes.
+    pub fn path_to(&self, leaf: u32) -> Vec<u32> {
+        // A node seen before closes a cycle. The walk visits each node once, so a bit per
+        // node tells what was seen.
+        let mut seen = vec![false; self.len()];
+        let mut path = Vec::new();
+        let mut next = Some(leaf);
+        while let Some(cur) = next {
+            seen[cur as usize] = true;
+            path.push(cur);
+            next = self.parent(cur).filter(|&p| !seen[p as usize]);
+        }
+        path.reverse();
+        path
+    }
+
+    /// For each node, whether another node has it as its parent.
+    pub fn has_child(&self) -> Vec<bool> {
+        let mut has_child = vec![false; self.len()];
+        for j in 0..self.len() as u32 {
+            if let Some(p) = self.parent(j) {
+                has_child[p as usize] = true;
+            }
+        }
+        has_child
     }
 }
 

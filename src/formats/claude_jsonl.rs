@@ -25,6 +25,7 @@ mod detect;
 mod foreign;
 mod keys;
 mod layout;
+pub mod listing;
 mod read;
 mod synthetic;
 pub(crate) mod two_pass;

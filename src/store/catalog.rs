@@ -13,9 +13,11 @@ use super::tool::Tool;
 use super::tools;
 use crate::check::{self, CheckOptions};
 use crate::diag::Severity;
+use crate::engine::view::View;
+use crate::engine::{FileSource, Source};
 use crate::formats::{self, Input};
 use crate::ids::sha256_hex;
-use crate::model::{Message, Role, Session};
+use crate::model::{Message, Meta, Role, Session};
 
 /// One session as `list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -250,11 +252,30 @@ fn entry(stored: &Stored) -> Entry {
         hashed_folder: matches!(stored.folder, FolderKey::Sha256 { .. }),
         sort_key: mtime,
     };
-    match crate::regular_file::read(path) {
-        Ok(bytes) => read(&mut e, path, &bytes),
-        Err(err) => e.findings.push(format!("cannot read: {err}")),
+    if let Err(err) = read_file(&mut e, path) {
+        e.findings.push(format!("cannot read: {err}"));
     }
     e
+}
+
+/// Fills in what the file at `path` says: read in two passes when the format allows it
+/// ([`View`]: the same answers in memory bounded by its number of records), else whole.
+fn read_file(e: &mut Entry, path: &Path) -> std::io::Result<()> {
+    let source = FileSource::new(crate::regular_file::open(path)?)?;
+    let Some(view) = View::open(&e.path, Some(path), &source, None)? else {
+        let mut bytes = Vec::with_capacity(source.len() as usize);
+        std::io::Read::read_to_end(&mut source.file(), &mut bytes)?;
+        read(e, path, &bytes);
+        return Ok(());
+    };
+    let format = view.format();
+    e.format = Some(format.name());
+    describe_meta(e, view.meta());
+    let branch = view.head_branch(|text| is_first_prompt(Some(format), text))?;
+    e.messages = branch.messages;
+    e.first_prompt = branch.first_prompt.map(|t| one_line(&t, 80));
+    health(e, path);
+    Ok(())
 }
 
 /// Fills in what the file's `bytes` say.
@@ -366,7 +387,33 @@ fn database_entries(home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
 /// Fills in what `session` says; `text(i, m)` is the text of message `m`, node `i`.
 fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> String) {
     let format = e.format.and_then(formats::by_name);
-    let meta = &session.meta;
+    describe_meta(e, &session.meta);
+    let tree = session.tree();
+    let path = tree.head().map(|h| tree.path_to(h)).unwrap_or_default();
+    for &i in &path {
+        let Some(m) = tree.node(i).message() else {
+            continue;
+        };
+        if matches!(m.role, Role::User | Role::Assistant) {
+            e.messages += 1;
+        }
+        if e.first_prompt.is_none() && m.role == Role::User {
+            let text = text(i, m);
+            if is_first_prompt(format, &text) {
+                e.first_prompt = Some(one_line(&text, 80));
+            }
+        }
+    }
+}
+
+/// Whether the text of a user message is the prompt `list` shows: not empty, and not the
+/// context a tool sends before it.
+fn is_first_prompt(format: Option<&dyn formats::Format>, text: &str) -> bool {
+    !text.trim().is_empty() && !format.is_some_and(|f| f.is_context_message(text))
+}
+
+/// Fills in what the session's metadata says.
+fn describe_meta(e: &mut Entry, meta: &Meta) {
     e.id = meta.id.clone();
     e.start = meta.start_time.clone();
     if let Some(updated) = &meta.last_updated {
@@ -381,31 +428,13 @@ fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> 
         .find(|t| !t.trim().is_empty())
         .cloned();
     if e.project.is_none() {
-        e.project = recorded_project(session);
-    }
-    let tree = session.tree();
-    let path = tree.head().map(|h| tree.path_to(h)).unwrap_or_default();
-    for &i in &path {
-        let Some(m) = tree.node(i).message() else {
-            continue;
-        };
-        if matches!(m.role, Role::User | Role::Assistant) {
-            e.messages += 1;
-        }
-        if e.first_prompt.is_none() && m.role == Role::User {
-            let text = text(i, m);
-            let context = format.is_some_and(|f| f.is_context_message(&text));
-            if !text.trim().is_empty() && !context {
-                e.first_prompt = Some(one_line(&text, 80));
-            }
-        }
+        e.project = recorded_project(meta);
     }
 }
 
 /// The project a session records: its `cwd`, or the one of its `directories` whose hash is
 /// its `projectHash`.
-fn recorded_project(session: &Session) -> Option<String> {
-    let meta = &session.meta;
+fn recorded_project(meta: &Meta) -> Option<String> {
     if let Some(cwd) = &meta.cwd {
         return Some(cwd.clone());
     }
@@ -481,3 +510,6 @@ pub fn entry_of_file(path: &Path) -> Option<Entry> {
         folder: FolderKey::None,
     }))
 }
+
+#[cfg(test)]
+mod tests;

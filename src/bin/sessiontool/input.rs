@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sessiontool::convert::ConvertError;
+use sessiontool::engine::{FileSource, Source};
 use sessiontool::formats::database::{self, Address, DatabaseFormat};
 use sessiontool::formats::{self, Format, ReadOutcome};
 use sessiontool::regular_file;
@@ -62,12 +63,27 @@ pub fn load(arg: &Path) -> Result<Loaded, CliError> {
     })
 }
 
+/// A file argument to read in place, in two passes (`show`, `tree`), or `None` when it must be
+/// [`load`]ed whole: standard input, a session in a database, a database file named without a
+/// session (reading it whole says to name one).
+pub fn in_place(file: &Path) -> Result<Option<FileSource>, CliError> {
+    if file == Path::new("-") || Address::parse(file).is_some() {
+        return Ok(None);
+    }
+    let source = FileSource::new(open(file)?).map_err(|e| read_error(file, e))?;
+    let mut magic = [0; database::SQLITE_MAGIC.len()];
+    if source.read_exact_at(&mut magic, 0).is_ok() && magic == *database::SQLITE_MAGIC {
+        return Ok(None);
+    }
+    Ok(Some(source))
+}
+
 /// A file argument opened to be read in place (not `-`), refused as [`load`] refuses it.
 pub fn open(arg: &Path) -> Result<std::fs::File, CliError> {
     regular_file::open(arg).map_err(|e| read_error(arg, e))
 }
 
-fn read_error(arg: &Path, e: std::io::Error) -> CliError {
+pub fn read_error(arg: &Path, e: std::io::Error) -> CliError {
     match regular_file::is_not_regular(&e) {
         Some(kind) => CliError::input(format!(
             "{} is not a regular file ({kind})",

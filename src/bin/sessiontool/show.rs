@@ -8,7 +8,7 @@ use clap::{Parser, ValueHint};
 use serde::Serialize;
 use serde_json::Value;
 use sessiontool::diag::Diagnostic;
-use sessiontool::model::{Body, Content, Message, Node, Session};
+use sessiontool::model::{Body, Content, Message, Meta, Node, Session};
 use sessiontool::tree::Tree;
 
 use crate::error::CliError;
@@ -16,6 +16,8 @@ use crate::escape;
 use crate::input::{self, format_arg};
 use crate::report;
 use crate::style;
+
+mod stream;
 
 const EXAMPLES: &str = "Examples:
   sessiontool show ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
@@ -50,6 +52,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
+    let width = style::width(args.width);
+    let streamed = if args.json {
+        stream::show_json(&args.file, from)?
+    } else {
+        stream::show(&args.file, from, args.leaf.as_deref(), width)?
+    };
+    if let Some(code) = streamed {
+        return Ok(code);
+    }
     let loaded = input::load(&args.file)?;
     let (format, outcome) = input::read(&loaded, from)?;
     if args.json {
@@ -74,30 +85,33 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     let session = &outcome.session;
     let tree = session.tree();
     let leaf = match &args.leaf {
-        Some(id) => tree.find(id).map_err(|e| {
-            CliError::new(
-                crate::error::id_code(&e),
-                format!("--leaf: {e} in {}", loaded.name),
-            )
-            .hint(format!(
-                "{}; `sessiontool tree FILE` shows the ids",
-                e.hint()
-            ))
-        })?,
+        Some(id) => tree.find(id).map_err(|e| leaf_error(e, &loaded.name))?,
         None => match tree.head() {
             Some(h) => h,
             None => {
-                println!("{} ({}): empty session", escape::line(&loaded.name), format);
+                println!("{}", empty(&loaded.name, format));
                 return Ok(0);
             }
         },
     };
-    let width = style::width(args.width);
     let mut out = std::io::BufWriter::new(anstream::stdout().lock());
     render(&mut out, &loaded.name, format, session, &tree, leaf, width)
         .and_then(|()| out.flush())
         .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
     Ok(0)
+}
+
+/// `--leaf` naming no node, or several.
+fn leaf_error(e: sessiontool::id_prefix::IdError, name: &str) -> CliError {
+    CliError::new(crate::error::id_code(&e), format!("--leaf: {e} in {name}")).hint(format!(
+        "{}; `sessiontool tree FILE` shows the ids",
+        e.hint()
+    ))
+}
+
+/// What is shown of a session without nodes.
+fn empty(name: &str, format: &str) -> String {
+    format!("{} ({}): empty session", escape::line(name), format)
 }
 
 /// The branch from its root to `leaf`, node by node, written as it goes.
@@ -111,35 +125,16 @@ fn render(
     width: Option<usize>,
 ) -> std::io::Result<()> {
     let path = tree.path_to(leaf);
-    writeln!(out, "{} ({format})", style::bold(&escape::line(name)))?;
-    let m = &s.meta;
-    for (k, v) in [
-        ("session", &m.id),
-        ("title", &m.title),
-        ("cwd", &m.cwd),
-        ("started", &m.start_time),
-        ("updated", &m.last_updated),
-    ] {
-        if let Some(v) = v {
-            writeln!(out, "  {k:<8} {}", escape::line(v))?;
-        }
-    }
-    let leaves = tree.branch_leaves().len();
-    writeln!(
-        out,
-        "  {} nodes, {} on this branch, {} branch{}",
-        s.nodes.len(),
-        path.len(),
-        leaves,
-        if leaves == 1 { "" } else { "es" }
-    )?;
-    if path.first().is_some_and(|&i| tree.node(i).parent.is_some()) {
-        writeln!(
-            out,
-            "  ! history before this point is missing (parent \"{}\" not found)",
-            escape::line(tree.node(path[0]).parent.as_deref().unwrap_or(""))
-        )?;
-    }
+    let header = Header {
+        name,
+        format,
+        meta: &s.meta,
+        nodes: s.nodes.len(),
+        on_branch: path.len(),
+        leaves: tree.branch_leaves().len(),
+        cut_at: path.first().and_then(|&i| tree.node(i).parent.as_deref()),
+    };
+    header.render(out)?;
     for (pos, &i) in path.iter().enumerate() {
         let node = tree.node(i);
         render_node(out, node, width)?;
@@ -149,17 +144,82 @@ fn render(
             .filter(|&&c| path.get(pos + 1) != Some(&c))
             .map(|&c| tree.node(c).id.as_str())
             .collect();
-        if !others.is_empty() && pos + 1 < path.len() {
-            let note = format!(
-                "⑂ branch point: {} other continuation{} from here ({}); see --leaf or `sessiontool tree`",
-                others.len(),
-                if others.len() == 1 { "" } else { "s" },
-                escape::line(&others.join(", "))
-            );
-            writeln!(out, "\n  {}", style::magenta(&note))?;
+        if pos + 1 < path.len() {
+            render_branch_point(out, &others)?;
         }
     }
     Ok(())
+}
+
+/// What `show` says before the branch.
+struct Header<'a> {
+    name: &'a str,
+    format: &'a str,
+    meta: &'a Meta,
+    /// Nodes in the session.
+    nodes: usize,
+    /// Nodes on the branch shown.
+    on_branch: usize,
+    /// Branches ([`Tree::branch_leaves`]).
+    leaves: usize,
+    /// The parent the branch's first node names, when it has one (its history is cut off).
+    cut_at: Option<&'a str>,
+}
+
+impl Header<'_> {
+    fn render(&self, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "{} ({})",
+            style::bold(&escape::line(self.name)),
+            self.format
+        )?;
+        let m = self.meta;
+        for (k, v) in [
+            ("session", &m.id),
+            ("title", &m.title),
+            ("cwd", &m.cwd),
+            ("started", &m.start_time),
+            ("updated", &m.last_updated),
+        ] {
+            if let Some(v) = v {
+                writeln!(out, "  {k:<8} {}", escape::line(v))?;
+            }
+        }
+        let leaves = self.leaves;
+        writeln!(
+            out,
+            "  {} nodes, {} on this branch, {} branch{}",
+            self.nodes,
+            self.on_branch,
+            leaves,
+            if leaves == 1 { "" } else { "es" }
+        )?;
+        if let Some(parent) = self.cut_at {
+            writeln!(
+                out,
+                "  ! history before this point is missing (parent \"{}\" not found)",
+                escape::line(parent)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The note after a node of the branch (not its last) with other children: `others`, their
+/// ids in file order (nothing when there are none).
+fn render_branch_point(out: &mut impl Write, others: &[impl AsRef<str>]) -> std::io::Result<()> {
+    if others.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = others.iter().map(AsRef::as_ref).collect();
+    let note = format!(
+        "⑂ branch point: {} other continuation{} from here ({}); see --leaf or `sessiontool tree`",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        escape::line(&ids.join(", "))
+    );
+    writeln!(out, "\n  {}", style::magenta(&note))
 }
 
 fn render_node(out: &mut impl Write, node: &Node, width: Option<usize>) -> std::io::Result<()> {

@@ -15,6 +15,7 @@ use crate::style;
 use json::{Doc, Nodes};
 
 mod json;
+mod stream;
 
 const EXAMPLES: &str = "Examples:
   sessiontool tree ~/.qwen/projects/-home-me-app/chats/6b0b0776-....jsonl
@@ -48,6 +49,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32, CliError> {
     let from = args.from.as_deref().map(format_arg).transpose()?;
+    let streamed = if args.json {
+        stream::tree_json(&args.file, from)?
+    } else {
+        stream::tree(&args.file, from, args.full)?
+    };
+    if let Some(code) = streamed {
+        return Ok(code);
+    }
     let loaded = input::load(&args.file)?;
     let (format, outcome) = input::read(&loaded, from)?;
     let session = &outcome.session;
@@ -81,6 +90,83 @@ pub fn run(args: Args) -> Result<i32, CliError> {
     Ok(0)
 }
 
+/// What [`draw`] needs of a session's tree: [`Tree`] for a session read whole,
+/// [`stream::Outline`] for one read in two passes. Positions are node indexes.
+trait Shape {
+    /// [`Tree::head`].
+    fn head(&self) -> Option<usize>;
+    /// How many [`Tree::branch_leaves`].
+    fn branch_leaves(&self) -> usize;
+    /// [`Tree::roots`], then [`Tree::orphans`].
+    fn starts(&self) -> Vec<usize>;
+    fn is_outside(&self, index: usize) -> bool;
+    fn outside(&self) -> Vec<usize>;
+    /// [`Tree::outside_summary`] of [`Shape::outside`].
+    fn outside_summary(&self) -> String;
+    fn children(&self, index: usize) -> Vec<usize>;
+    /// The node's only child, when it has exactly one.
+    fn only_child(&self, index: usize) -> Option<usize>;
+    fn is_leaf(&self, index: usize) -> bool;
+    /// The node's id and the parent it names.
+    fn id(&self, index: usize) -> String;
+    fn parent_id(&self, index: usize) -> Option<String>;
+    /// [`describe`] of the node.
+    fn describe(&self, index: usize) -> String;
+}
+
+impl Shape for Tree<'_> {
+    fn head(&self) -> Option<usize> {
+        Tree::head(self)
+    }
+
+    fn branch_leaves(&self) -> usize {
+        Tree::branch_leaves(self).len()
+    }
+
+    fn starts(&self) -> Vec<usize> {
+        self.roots().iter().chain(self.orphans()).copied().collect()
+    }
+
+    fn is_outside(&self, index: usize) -> bool {
+        Tree::is_outside(self, index)
+    }
+
+    fn outside(&self) -> Vec<usize> {
+        Tree::outside(self)
+    }
+
+    fn outside_summary(&self) -> String {
+        Tree::outside_summary(self, Tree::outside(self))
+    }
+
+    fn children(&self, index: usize) -> Vec<usize> {
+        Tree::children(self, index).to_vec()
+    }
+
+    fn only_child(&self, index: usize) -> Option<usize> {
+        match Tree::children(self, index) {
+            [only] => Some(*only),
+            _ => None,
+        }
+    }
+
+    fn is_leaf(&self, index: usize) -> bool {
+        Tree::children(self, index).is_empty()
+    }
+
+    fn id(&self, index: usize) -> String {
+        self.node(index).id.clone()
+    }
+
+    fn parent_id(&self, index: usize) -> Option<String> {
+        self.node(index).parent.clone()
+    }
+
+    fn describe(&self, index: usize) -> String {
+        describe(self.node(index))
+    }
+}
+
 /// Indentation levels drawn as they are; a deeper line shows `(+N)` for the N outermost,
 /// so a line stays short (and the output linear) on a session that branches at every step.
 const LEVELS_SHOWN: usize = 24;
@@ -99,11 +185,11 @@ fn draw(
     out: &mut impl Write,
     name: &str,
     format: &str,
-    tree: &Tree,
+    tree: &impl Shape,
     count: usize,
     full: bool,
 ) -> std::io::Result<()> {
-    let leaves = tree.branch_leaves().len();
+    let leaves = tree.branch_leaves();
     writeln!(
         out,
         "{} ({format}): {count} nodes, {leaves} branch{}",
@@ -113,10 +199,8 @@ fn draw(
     let head = tree.head();
     let outside = tree.outside();
     let starts: Vec<usize> = tree
-        .roots()
-        .iter()
-        .chain(tree.orphans())
-        .copied()
+        .starts()
+        .into_iter()
         .filter(|&i| !tree.is_outside(i))
         .collect();
     let mut stack: Vec<Pending> = starts
@@ -136,11 +220,11 @@ fn draw(
         lasts.truncate(level);
         let prefix = indent(&lasts);
         if level == 0
-            && let Some(parent) = tree.node(start).parent.as_deref()
+            && let Some(parent) = tree.parent_id(start)
         {
             let note = format!(
                 "(parent {} is missing: the history before this is lost)",
-                escape::line(parent)
+                escape::line(&parent)
             );
             writeln!(out, "{}", style::red(&note))?;
         }
@@ -150,13 +234,13 @@ fn draw(
         if full {
             writeln!(out, "{prefix}{connector} {first}")?;
             let below = if last { "   " } else { "│  " };
-            while let [only] = tree.children(end) {
-                (end, run) = (*only, run + 1);
+            while let Some(only) = tree.only_child(end) {
+                (end, run) = (only, run + 1);
                 writeln!(out, "{prefix}{below}{}", label(tree, end, head))?;
             }
         } else {
-            while let [only] = tree.children(end) {
-                (end, run) = (*only, run + 1);
+            while let Some(only) = tree.only_child(end) {
+                (end, run) = (only, run + 1);
             }
             let line = match run {
                 1 => first,
@@ -185,7 +269,7 @@ fn draw(
         let note = format!(
             "{} record(s) outside the conversation, no branch: {}",
             outside.len(),
-            escape::line(&tree.outside_summary(outside.iter().copied()))
+            escape::line(&tree.outside_summary())
         );
         writeln!(out, "{}", style::dim(&note))?;
     }
@@ -215,14 +299,13 @@ fn indent(lasts: &[bool]) -> String {
 }
 
 /// `1a2b3c4d user "first words"`, with the head marked.
-fn label(tree: &Tree, index: usize, head: Option<usize>) -> String {
-    let node = tree.node(index);
-    let id: String = node.id.chars().take(8).collect();
-    let what = describe(node);
+fn label(tree: &impl Shape, index: usize, head: Option<usize>) -> String {
+    let id: String = tree.id(index).chars().take(8).collect();
+    let what = tree.describe(index);
     let mut s = format!("{} {what}", style::dim(&escape::line(&id)));
     if head == Some(index) {
         s.push_str(&format!(" {}", style::bold(&style::green("◆ head"))));
-    } else if tree.children(index).is_empty() {
+    } else if tree.is_leaf(index) {
         s.push_str(&format!(" {}", style::magenta("◇ leaf")));
     }
     s

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 use sessiontool::diag::Diagnostic;
+use sessiontool::engine::links::Links;
+use sessiontool::engine::view::View;
 use sessiontool::model::{Body, Node};
 use sessiontool::tree::Tree;
 
@@ -26,9 +28,16 @@ pub(super) struct Doc<'a> {
 
 /// One entry per node, in file order.
 pub(super) struct Nodes<'a> {
-    tree: &'a Tree<'a>,
+    from: From<'a>,
     count: usize,
     orphan: Vec<bool>,
+}
+
+/// Where the nodes come from: a session read whole, or a two-pass reading (each node read,
+/// serialized and dropped).
+enum From<'a> {
+    Tree(&'a Tree<'a>),
+    View(&'a View<'a>, &'a Links),
 }
 
 impl<'a> Nodes<'a> {
@@ -38,8 +47,20 @@ impl<'a> Nodes<'a> {
             orphan[i] = true;
         }
         Nodes {
-            tree,
+            from: From::Tree(tree),
             count,
+            orphan,
+        }
+    }
+
+    pub fn of_view(view: &'a View<'a>, links: &'a Links) -> Self {
+        let mut orphan = vec![false; view.len()];
+        for &i in links.orphans() {
+            orphan[i as usize] = true;
+        }
+        Nodes {
+            from: From::View(view, links),
+            count: view.len(),
             orphan,
         }
     }
@@ -59,34 +80,76 @@ struct NodeEntry<'a> {
     parent_missing: bool,
 }
 
+/// What a node's entry says of where it stands.
+struct Place<'a> {
+    children: Vec<&'a str>,
+    head: bool,
+    outside: bool,
+    parent_missing: bool,
+}
+
+fn entry<'a>(node: &'a Node, place: Place<'a>) -> NodeEntry<'a> {
+    let (role, event) = match &node.body {
+        Body::Event(e) => (None, Some(e.kind().to_string())),
+        Body::Message(m) => (Some(m.role.as_str()), None),
+    };
+    NodeEntry {
+        id: &node.id,
+        parent: node.parent.as_deref(),
+        role,
+        event,
+        gist: plain_gist(node),
+        leaf: place.children.is_empty() && !place.outside,
+        children: place.children,
+        head: place.head,
+        outside_conversation: place.outside,
+        parent_missing: place.parent_missing,
+    }
+}
+
 impl Serialize for Nodes<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let tree = self.tree;
-        let head = tree.head();
+        use serde::ser::{Error, SerializeSeq};
         let mut seq = serializer.serialize_seq(Some(self.count))?;
-        for i in 0..self.count {
-            let node = tree.node(i);
-            let (role, event) = match &node.body {
-                Body::Event(e) => (None, Some(e.kind().to_string())),
-                Body::Message(m) => (Some(m.role.as_str()), None),
-            };
-            seq.serialize_element(&NodeEntry {
-                id: &node.id,
-                parent: node.parent.as_deref(),
-                role,
-                event,
-                gist: plain_gist(node),
-                children: tree
-                    .children(i)
-                    .iter()
-                    .map(|&c| tree.node(c).id.as_str())
-                    .collect(),
-                head: head == Some(i),
-                leaf: tree.children(i).is_empty() && !tree.is_outside(i),
-                outside_conversation: tree.is_outside(i),
-                parent_missing: self.orphan[i],
-            })?;
+        match self.from {
+            From::Tree(tree) => {
+                let head = tree.head();
+                for i in 0..self.count {
+                    let place = Place {
+                        children: tree
+                            .children(i)
+                            .iter()
+                            .map(|&c| tree.node(c).id.as_str())
+                            .collect(),
+                        head: head == Some(i),
+                        outside: tree.is_outside(i),
+                        parent_missing: self.orphan[i],
+                    };
+                    seq.serialize_element(&entry(tree.node(i), place))?;
+                }
+            }
+            From::View(view, links) => {
+                let all: Vec<u32> = (0..self.count as u32).collect();
+                let mut failed = None;
+                let read = view.each_node(&all, |i, node| {
+                    let ids: Vec<String> = links.children(i).iter().map(|&c| view.id(c)).collect();
+                    let place = Place {
+                        children: ids.iter().map(String::as_str).collect(),
+                        head: links.head() == Some(i),
+                        outside: links.is_outside(i),
+                        parent_missing: self.orphan[i as usize],
+                    };
+                    seq.serialize_element(&entry(&node, place)).map_err(|e| {
+                        failed = Some(e);
+                        std::io::Error::other("output failed")
+                    })
+                });
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                // The input could not be read again (it changed since pass one).
+                read.map_err(|e| S::Error::custom(format!("cannot read the session again: {e}")))?;
+            }
         }
         seq.end()
     }

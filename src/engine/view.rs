@@ -1,0 +1,223 @@
+//! A session read in two passes for the commands that look at it rather than convert it
+//! (`show`, `list`): pass one ([`super::pass1`]) gives its metadata, every diagnostic the whole
+//! reader gives and the tree of its ids; a node is made from its record only when it is
+//! wanted (pass two), and dropped after. Memory is bounded by the number of records, never by
+//! their content.
+//!
+//! Every answer is the whole session's: what [`crate::convert::read`] and
+//! [`crate::tree::Tree`] give for the same input (`tests/view.rs` holds them to it).
+//!
+//! Covered: Claude Code JSONL. [`View::open`] answers `None` for any other format; the caller
+//! reads the whole session then.
+
+use std::io;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::links::Links;
+use super::pass1::{self, Pass1Options};
+use super::{Source, pass2};
+use crate::diag::Diagnostic;
+use crate::formats::claude_jsonl::listing::{self, HeadBranch};
+use crate::formats::claude_jsonl::two_pass::{Known, Scanner};
+use crate::formats::{self, Format, record_diagnostics};
+use crate::id_prefix::IdError;
+use crate::model::{Meta, Node};
+
+/// Bytes of records whose nodes are made at a time on one thread in pass two.
+const RUN_BYTES: u64 = 256 << 10;
+
+/// A session known by pass one; its nodes read on demand.
+pub struct View<'s> {
+    source: &'s dyn Source,
+    format: &'static dyn Format,
+    known: Known,
+}
+
+impl<'s> View<'s> {
+    /// Pass one over `source` (called `name` in diagnostics), when its format (`from` unless
+    /// the content contradicts it, else the one detected from its first bytes, as
+    /// [`crate::convert::read`] finds it) is one this reading covers; `Ok(None)` otherwise.
+    pub fn open(
+        name: &str,
+        path: Option<&Path>,
+        source: &'s dyn Source,
+        from: Option<&'static dyn Format>,
+    ) -> io::Result<Option<View<'s>>> {
+        let Some(format) = super::format_of(source, path, from)? else {
+            return Ok(None);
+        };
+        if format.name() != formats::claude_jsonl::NAME {
+            return Ok(None);
+        }
+        let scanner = Scanner::new(name, false);
+        let pass = pass1::run(source, &scanner, Pass1Options::default())?;
+        let findings = record_diagnostics(name, &pass.findings);
+        let known = scanner.known(pass, findings);
+        Ok(Some(View {
+            source,
+            format,
+            known,
+        }))
+    }
+
+    pub fn format(&self) -> &'static dyn Format {
+        self.format
+    }
+
+    /// The session's metadata, as the whole reader gives it.
+    pub fn meta(&self) -> &Meta {
+        &self.known.meta
+    }
+
+    /// The whole reader's diagnostics, in its order.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.known.diagnostics
+    }
+
+    /// How many nodes the session has (one a record).
+    pub fn len(&self) -> usize {
+        self.known.skeleton.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The head, as [`crate::tree::Tree::head`] finds it: the node the metadata names, else
+    /// the last one.
+    pub fn head(&self) -> Option<u32> {
+        self.known
+            .head
+            .or_else(|| (self.len() as u32).checked_sub(1))
+    }
+
+    /// The node `wanted` names (its whole id or the start of one), as
+    /// [`crate::tree::Tree::find`] finds it.
+    pub fn find(&self, wanted: &str) -> Result<u32, IdError> {
+        self.known.skeleton.find(wanted)
+    }
+
+    /// A node's id.
+    pub fn id(&self, index: u32) -> String {
+        self.known.skeleton.name(index)
+    }
+
+    /// The parent a node names (`Node::parent`), found in the session or not.
+    pub fn parent_id(&self, index: u32) -> Option<String> {
+        let sk = &self.known.skeleton;
+        sk.parent_id(index).map(|p| sk.ids.name(p).to_string())
+    }
+
+    /// The nodes from the root down to `leaf` ([`crate::tree::Tree::path_to`]).
+    pub fn path_to(&self, leaf: u32) -> Vec<u32> {
+        self.known.skeleton.path_to(leaf)
+    }
+
+    /// How many leaves end a branch of the conversation
+    /// ([`crate::tree::Tree::branch_leaves`]): nodes without children, but for the records
+    /// outside the conversation (events with neither parent nor children, not the head).
+    pub fn branch_leaves(&self) -> usize {
+        self.links().branch_leaves()
+    }
+
+    /// The tree the parent links make: children, roots, orphans, records outside the
+    /// conversation, as [`crate::tree::Tree`] has them.
+    pub fn links(&self) -> Links {
+        Links::new(&self.known.skeleton, self.head(), |i| {
+            !self.known.is_message(i)
+        })
+    }
+
+    /// The children of each node of `path` but the last that are not the next node of
+    /// `path`, as `(position in path, child)` in order of position, then of the file (the
+    /// order of [`crate::tree::Tree::children`]).
+    pub fn side_children(&self, path: &[u32]) -> Vec<(usize, u32)> {
+        let sk = &self.known.skeleton;
+        let mut position = vec![u32::MAX; self.len()];
+        for (pos, &i) in path.iter().enumerate().take(path.len().saturating_sub(1)) {
+            position[i as usize] = pos as u32;
+        }
+        let mut out: Vec<(usize, u32)> = (0..self.len() as u32)
+            .filter_map(|j| {
+                let pos = position[sk.parent(j)? as usize];
+                (pos != u32::MAX && path[pos as usize + 1] != j).then_some((pos as usize, j))
+            })
+            .collect();
+        out.sort_by_key(|&(pos, _)| pos);
+        out
+    }
+
+    /// The nodes of `indices`, in that order, as the whole reader makes them (but for the
+    /// layout hints only its own writer reads); `each`'s first error stops the reading.
+    ///
+    /// Nodes are made in runs of records, several runs at once on the thread pool (on a
+    /// thread of their own, a window of runs ahead), and handed to `each` in order on the
+    /// caller's thread (which may hold what cannot leave it, such as a lock on standard
+    /// output). In memory: the nodes of about three windows of runs.
+    pub fn each_node(
+        &self,
+        indices: &[u32],
+        each: impl FnMut(u32, Node) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.each_node_as(indices, false, each)
+    }
+
+    /// [`each_node`](Self::each_node), with the layout hints too: each node exactly as the
+    /// whole reader makes it (what `show --json` prints).
+    pub fn each_whole_node(
+        &self,
+        indices: &[u32],
+        each: impl FnMut(u32, Node) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.each_node_as(indices, true, each)
+    }
+
+    fn each_node_as(
+        &self,
+        indices: &[u32],
+        hints: bool,
+        mut each: impl FnMut(u32, Node) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let runs = super::runs(&self.known.spots, indices, RUN_BYTES);
+        let make = |run: &std::ops::Range<usize>| -> io::Result<Vec<(u32, Node)>> {
+            let mut nodes = Vec::with_capacity(run.len());
+            pass2::each_record(
+                self.source,
+                &self.known.spots,
+                &indices[run.clone()],
+                |i, bytes| nodes.push((i, self.known.node(i, bytes, hints))),
+            )?;
+            Ok(nodes)
+        };
+        std::thread::scope(|scope| {
+            let (made, ready) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for window in runs.chunks(super::window()) {
+                    let nodes: Vec<io::Result<Vec<(u32, Node)>>> =
+                        window.par_iter().map(make).collect();
+                    // The caller stopped: nothing more to make.
+                    if made.send(nodes).is_err() {
+                        break;
+                    }
+                }
+            });
+            for window in ready {
+                for run in window {
+                    for (i, node) in run? {
+                        each(i, node)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// What `list` shows of the head branch: its user and assistant messages, and the text of
+    /// the first user message `prompt` takes.
+    pub fn head_branch(&self, prompt: impl Fn(&str) -> bool) -> io::Result<HeadBranch> {
+        let path = self.head().map(|h| self.path_to(h)).unwrap_or_default();
+        listing::head_branch(&self.known, self.source, &path, prompt)
+    }
+}
