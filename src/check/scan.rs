@@ -83,11 +83,6 @@ impl Default for ScanOptions {
     }
 }
 
-/// Blocks analysed together; while they are, the next ones are read.
-fn window_len() -> usize {
-    2 * rayon::current_num_threads().max(1)
-}
-
 /// Pass one over `reader`; `progress` is told the bytes of each block as it is done.
 pub fn scan<R: Read + Send>(
     reader: R,
@@ -101,7 +96,7 @@ pub fn scan<R: Read + Send>(
         renumbers: format.renumbers(),
         ..JsonlScan::default()
     };
-    let mut window = read_window(&mut blocks)?;
+    let mut window = blocks.next_window()?;
     // A pipeline: while one window is analysed on the pool, the window before it is merged
     // (interning is serial) and the next one is read.
     let mut done: Vec<BlockOut> = Vec::new();
@@ -115,7 +110,7 @@ pub fn scan<R: Read + Send>(
             },
             || {
                 merge_all(&mut scan, std::mem::take(&mut done), options, progress);
-                read_window(&mut blocks)
+                blocks.next_window()
             },
         );
         for piece in window {
@@ -144,17 +139,6 @@ fn merge_all(
         }
         scan.merge(out);
     }
-}
-
-fn read_window<R: Read>(blocks: &mut BlockReader<R>) -> std::io::Result<Vec<Piece>> {
-    let mut window = Vec::new();
-    while window.len() < window_len() {
-        match blocks.next_piece()? {
-            Some(piece) => window.push(piece),
-            None => break,
-        }
-    }
-    Ok(window)
 }
 
 /// One block's facts, with ids not yet interned.

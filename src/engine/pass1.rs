@@ -118,27 +118,14 @@ impl<B> BlockOut<B> {
     }
 }
 
-/// Blocks analysed together; while they are, the next ones are read.
-fn window_len() -> usize {
-    2 * rayon::current_num_threads().max(1)
-}
-
 /// Pass one with each block on its own; `None` when the file has CRLF lines (see [`run`]).
 fn parallel<S: Scan>(
     source: &dyn Source,
     scan: &S,
     options: Pass1Options,
 ) -> io::Result<Option<Pass1<S::Acc>>> {
-    let max_line_len = Options::default().max_line_len;
-    let mut blocks =
-        BlockReader::new(source.reader()?, options.block_size, max_line_len).expect(source.len());
-    let mut out = Pass1 {
-        spots: Vec::new(),
-        findings: Vec::new(),
-        acc: scan.acc(),
-        ends_with_newline: ends_with_newline(source)?,
-    };
-    let mut window = read_window(&mut blocks)?;
+    let (mut blocks, mut out) = start(source, scan, options)?;
+    let mut window = blocks.next_window()?;
     let mut done: Vec<BlockOut<S::Block>> = Vec::new();
     let mut crlf = false;
     while !window.is_empty() {
@@ -156,7 +143,7 @@ fn parallel<S: Scan>(
             },
             || {
                 crlf |= merge(&mut out, std::mem::take(&mut done), scan);
-                read_window(&mut blocks)
+                blocks.next_window()
             },
         );
         for piece in window {
@@ -199,15 +186,7 @@ fn sequential<S: Scan>(
     scan: &S,
     options: Pass1Options,
 ) -> io::Result<Pass1<S::Acc>> {
-    let max_line_len = Options::default().max_line_len;
-    let mut blocks =
-        BlockReader::new(source.reader()?, options.block_size, max_line_len).expect(source.len());
-    let mut out = Pass1 {
-        spots: Vec::new(),
-        findings: Vec::new(),
-        acc: scan.acc(),
-        ends_with_newline: ends_with_newline(source)?,
-    };
+    let (mut blocks, mut out) = start(source, scan, options)?;
     let mut splitter = LineSplitter::new(Options::default());
     while let Some(piece) = blocks.next_piece()? {
         let b = analyse(&piece, scan, &mut splitter);
@@ -224,6 +203,27 @@ fn sequential<S: Scan>(
     Ok(out)
 }
 
+/// A source's blocks, read from its start.
+type Blocks<'s> = BlockReader<Box<dyn io::Read + Send + 's>>;
+
+/// The input's blocks from its start, and nothing learnt yet.
+fn start<'s, S: Scan>(
+    source: &'s dyn Source,
+    scan: &S,
+    options: Pass1Options,
+) -> io::Result<(Blocks<'s>, Pass1<S::Acc>)> {
+    let max_line_len = Options::default().max_line_len;
+    let blocks =
+        BlockReader::new(source.reader()?, options.block_size, max_line_len).expect(source.len());
+    let out = Pass1 {
+        spots: Vec::new(),
+        findings: Vec::new(),
+        acc: scan.acc(),
+        ends_with_newline: ends_with_newline(source)?,
+    };
+    Ok((blocks, out))
+}
+
 /// The whole input was read: a file that shrank since it was opened is an error, never a
 /// shorter session.
 fn all_read<R: io::Read>(blocks: &BlockReader<R>, source: &dyn Source) -> io::Result<()> {
@@ -231,17 +231,6 @@ fn all_read<R: io::Read>(blocks: &BlockReader<R>, source: &dyn Source) -> io::Re
         true => Ok(()),
         false => Err(short()),
     }
-}
-
-fn read_window<R: io::Read>(blocks: &mut BlockReader<R>) -> io::Result<Vec<Piece>> {
-    let mut window = Vec::new();
-    while window.len() < window_len() {
-        match blocks.next_piece()? {
-            Some(piece) => window.push(piece),
-            None => break,
-        }
-    }
-    Ok(window)
 }
 
 /// One piece's records and findings. A fresh `splitter` (parallel) is finished at the end of

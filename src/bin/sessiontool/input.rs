@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sessiontool::convert::ConvertError;
+use sessiontool::engine::view::View;
 use sessiontool::engine::{FileSource, Source};
 use sessiontool::formats::database::{self, Address, DatabaseFormat};
 use sessiontool::formats::{self, Format, ReadOutcome};
@@ -76,6 +77,22 @@ pub fn in_place(file: &Path) -> Result<Option<FileSource>, CliError> {
         return Ok(None);
     }
     Ok(Some(source))
+}
+
+/// A session file read in two passes ([`View`]): `read` gets its name (as messages call it)
+/// and its view. `Ok(None)`, with nothing said, when the engine does not read it (standard
+/// input, a database, a format it has no scanner for): the caller reads the whole session.
+pub fn with_view<T>(
+    file: &Path,
+    from: Option<&'static dyn Format>,
+    read: impl FnOnce(&str, &View) -> Result<T, CliError>,
+) -> Result<Option<T>, CliError> {
+    let Some(source) = in_place(file)? else {
+        return Ok(None);
+    };
+    let name = file.display().to_string();
+    let view = View::open(&name, Some(file), &source, from).map_err(|e| read_error(file, e))?;
+    view.map(|view| read(&name, &view)).transpose()
 }
 
 /// A file argument opened to be read in place (not `-`), refused as [`load`] refuses it.

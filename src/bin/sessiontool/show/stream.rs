@@ -32,34 +32,28 @@ pub(super) fn show(
     leaf: Option<&str>,
     width: Option<usize>,
 ) -> Result<Option<i32>, CliError> {
-    let Some(source) = input::in_place(file)? else {
-        return Ok(None);
-    };
-    let name = file.display().to_string();
-    let read_error = |e| input::read_error(file, e);
-    let Some(view) = View::open(&name, Some(file), &source, from).map_err(read_error)? else {
-        return Ok(None);
-    };
-    report::print_diagnostics(view.diagnostics());
-    let format = view.format().name();
-    let leaf = match leaf {
-        Some(id) => view.find(id).map_err(|e| leaf_error(e, &name))?,
-        None => match view.head() {
-            Some(h) => h,
-            None => {
-                anstream::println!("{}", empty(&name, format));
-                return Ok(Some(0));
-            }
-        },
-    };
-    let mut out = std::io::BufWriter::new(anstream::stdout().lock());
-    render(&mut out, &name, format, &view, leaf, width)
-        .and_then(|()| out.flush().map_err(Failed::Output))
-        .map_err(|e| match e {
-            Failed::Input(e) => read_error(e),
-            Failed::Output(e) => CliError::output(format!("cannot write standard output: {e}")),
-        })?;
-    Ok(Some(0))
+    input::with_view(file, from, |name, view| {
+        report::print_diagnostics(view.diagnostics());
+        let format = view.format().name();
+        let leaf = match leaf {
+            Some(id) => view.find(id).map_err(|e| leaf_error(e, name))?,
+            None => match view.head() {
+                Some(h) => h,
+                None => {
+                    anstream::println!("{}", empty(name, format));
+                    return Ok(0);
+                }
+            },
+        };
+        let mut out = std::io::BufWriter::new(anstream::stdout().lock());
+        render(&mut out, name, format, view, leaf, width)
+            .and_then(|()| out.flush().map_err(Failed::Output))
+            .map_err(|e| match e {
+                Failed::Input(e) => input::read_error(file, e),
+                Failed::Output(e) => CliError::output(format!("cannot write standard output: {e}")),
+            })?;
+        Ok(0)
+    })
 }
 
 /// `show --json` of the session in `file` when the two-pass reading covers it: the document
@@ -68,15 +62,6 @@ pub(super) fn show_json(
     file: &Path,
     from: Option<&'static dyn Format>,
 ) -> Result<Option<i32>, CliError> {
-    let Some(source) = input::in_place(file)? else {
-        return Ok(None);
-    };
-    let name = file.display().to_string();
-    let Some(view) =
-        View::open(&name, Some(file), &source, from).map_err(|e| input::read_error(file, e))?
-    else {
-        return Ok(None);
-    };
     #[derive(Serialize)]
     struct Doc<'a> {
         schema: &'static str,
@@ -91,17 +76,19 @@ pub(super) fn show_json(
         meta: &'a Meta,
         nodes: Nodes<'a>,
     }
-    report::print_json(&Doc {
-        schema: "sessiontool.show/1",
-        file: &name,
-        format: view.format().name(),
-        diagnostics: view.diagnostics(),
-        session: SessionDoc {
-            meta: view.meta(),
-            nodes: Nodes(&view),
-        },
-    });
-    Ok(Some(0))
+    input::with_view(file, from, |name, view| {
+        report::print_json(&Doc {
+            schema: "sessiontool.show/1",
+            file: name,
+            format: view.format().name(),
+            diagnostics: view.diagnostics(),
+            session: SessionDoc {
+                meta: view.meta(),
+                nodes: Nodes(view),
+            },
+        });
+        Ok(0)
+    })
 }
 
 /// Every node of a view, in file order, serialized as each is read.

@@ -31,40 +31,34 @@ pub(super) fn tree(
     from: Option<&'static dyn Format>,
     full: bool,
 ) -> Result<Option<i32>, CliError> {
-    let Some(source) = input::in_place(file)? else {
-        return Ok(None);
-    };
-    let name = file.display().to_string();
-    let read_error = |e| input::read_error(file, e);
-    let Some(view) = View::open(&name, Some(file), &source, from).map_err(read_error)? else {
-        return Ok(None);
-    };
-    report::print_diagnostics(view.diagnostics());
-    let format = view.format().name();
-    let mut outline = Outline {
-        view: &view,
-        links: view.links(),
-        described: None,
-        wanted: RefCell::new(Vec::new()),
-        summary: String::new(),
-    };
-    // A first drawing into nothing says which nodes the lines describe; they are read, then
-    // the tree is drawn.
-    draw(
-        &mut std::io::sink(),
-        &name,
-        format,
-        &outline,
-        view.len(),
-        full,
-    )
-    .expect("nothing to fail writing into");
-    outline.read().map_err(read_error)?;
-    let mut out = std::io::BufWriter::new(anstream::stdout().lock());
-    draw(&mut out, &name, format, &outline, view.len(), full)
-        .and_then(|()| out.flush())
-        .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
-    Ok(Some(0))
+    input::with_view(file, from, |name, view| {
+        report::print_diagnostics(view.diagnostics());
+        let format = view.format().name();
+        let mut outline = Outline {
+            view,
+            links: view.links(),
+            described: None,
+            wanted: RefCell::new(Vec::new()),
+            summary: String::new(),
+        };
+        // A first drawing into nothing says which nodes the lines describe; they are read,
+        // then the tree is drawn.
+        draw(
+            &mut std::io::sink(),
+            name,
+            format,
+            &outline,
+            view.len(),
+            full,
+        )
+        .expect("nothing to fail writing into");
+        outline.read().map_err(|e| input::read_error(file, e))?;
+        let mut out = std::io::BufWriter::new(anstream::stdout().lock());
+        draw(&mut out, name, format, &outline, view.len(), full)
+            .and_then(|()| out.flush())
+            .map_err(|e| CliError::output(format!("cannot write standard output: {e}")))?;
+        Ok(0)
+    })
 }
 
 /// `tree --json` of the session in `file` when the two-pass reading covers it: the document
@@ -73,28 +67,21 @@ pub(super) fn tree_json(
     file: &Path,
     from: Option<&'static dyn Format>,
 ) -> Result<Option<i32>, CliError> {
-    let Some(source) = input::in_place(file)? else {
-        return Ok(None);
-    };
-    let name = file.display().to_string();
-    let Some(view) =
-        View::open(&name, Some(file), &source, from).map_err(|e| input::read_error(file, e))?
-    else {
-        return Ok(None);
-    };
-    let links = view.links();
-    let head = links.head().map(|h| view.id(h));
-    report::print_json(&Doc {
-        schema: "sessiontool.tree/1",
-        file: &name,
-        format: view.format().name(),
-        diagnostics: view.diagnostics(),
-        branches: links.branch_leaves(),
-        outside_conversation: links.outside().len(),
-        head: head.as_deref(),
-        nodes: Nodes::of_view(&view, &links),
-    });
-    Ok(Some(0))
+    input::with_view(file, from, |name, view| {
+        let links = view.links();
+        let head = links.head().map(|h| view.id(h));
+        report::print_json(&Doc {
+            schema: "sessiontool.tree/1",
+            file: name,
+            format: view.format().name(),
+            diagnostics: view.diagnostics(),
+            branches: links.branch_leaves(),
+            outside_conversation: links.outside().len(),
+            head: head.as_deref(),
+            nodes: Nodes::of_view(view, &links),
+        });
+        Ok(0)
+    })
 }
 
 /// The tree of a [`View`]: its links, and the descriptions of the nodes drawn.
