@@ -216,7 +216,7 @@ impl Part {
     /// Removes the fields only the format this part was read from understands (the `extra`
     /// maps), for writing into another format. Returns how many fields were removed.
     pub fn strip_extras(&mut self) -> usize {
-        let mut n = self.extra.len();
+        let n = self.extras();
         self.extra.clear();
         match &mut self.content {
             Content::Thought { extra, .. }
@@ -224,13 +224,24 @@ impl Part {
             | Content::ToolResult { extra, .. }
             | Content::Media { extra, .. }
             | Content::Code { extra, .. }
-            | Content::CodeResult { extra, .. } => {
-                n += extra.len();
-                extra.clear();
-            }
+            | Content::CodeResult { extra, .. } => extra.clear(),
             Content::Text { .. } | Content::Other { .. } => {}
         }
         n
+    }
+
+    /// How many fields the part and its content hold that the model does not interpret.
+    pub fn extras(&self) -> usize {
+        let content = match &self.content {
+            Content::Thought { extra, .. }
+            | Content::ToolCall { extra, .. }
+            | Content::ToolResult { extra, .. }
+            | Content::Media { extra, .. }
+            | Content::Code { extra, .. }
+            | Content::CodeResult { extra, .. } => extra.len(),
+            Content::Text { .. } | Content::Other { .. } => 0,
+        };
+        self.extra.len() + content
     }
 
     pub fn kind(&self) -> &'static str {

@@ -551,6 +551,16 @@ fn generated(seed: u64) -> Vec<u8> {
                 )
             }
             91 => line = format!("{{\"uuid\":{k},\"type\":\"user\"}}"),
+            // A message whose field the reader does not interpret is nested too deep to parse
+            // (the whole entry is then a node of its text), or deep and lossy but parseable.
+            92 | 93 => {
+                let n = if pick == 92 { 600 } else { 300 };
+                line = format!(
+                    "{{{common},\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"deep\"}},\"toolUseResult\":{}\"\\ud83d\"{},\"uuid\":\"{uuid}\"{ts}}}",
+                    "[".repeat(n),
+                    "]".repeat(n)
+                )
+            }
             _ => {
                 line = format!(
                     "{{{common},\"type\":\"progress\",\"data\":{{\"step\":{k}}},\"uuid\":\"{uuid}\"{ts}}}"
@@ -805,3 +815,30 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
 /// `show` and `list`'s two-pass reading, on the same inputs.
 #[path = "engine/view.rs"]
 mod view;
+
+/// An entry nested too deep to parse is a node of its text on both paths, also when it is the
+/// leaf asked for: a writer that does not read the field holding the depth (Codex's) must not
+/// make a message of it.
+#[test]
+fn an_entry_too_deep_to_parse_converts_as_the_whole_session_path_converts_it_as_the_leaf() {
+    let deep = format!("{}\"x\"{}", "[".repeat(600), "]".repeat(600));
+    let lines = [
+        r#"{"parentUuid":null,"sessionId":"s1","cwd":"/p","type":"user","message":{"role":"user","content":"hi"},"uuid":"a1","timestamp":"2025-01-01T00:00:00Z"}"#.to_string(),
+        format!(
+            r#"{{"parentUuid":"a1","sessionId":"s1","cwd":"/p","type":"user","message":{{"role":"user","content":"deep"}},"toolUseResult":{deep},"uuid":"a2","timestamp":"2025-01-01T00:00:01Z"}}"#
+        ),
+    ];
+    let bytes = (lines.join("\n") + "\n").into_bytes();
+    for leaf in [None, Some("line-2"), Some("a1")] {
+        for to in TARGETS {
+            assert!(agree(
+                "deep.jsonl",
+                &bytes,
+                Some(fmt("claude-jsonl")),
+                fmt(to),
+                &options(leaf),
+                &no_adjust
+            ));
+        }
+    }
+}

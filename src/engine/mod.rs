@@ -38,6 +38,21 @@ use crate::model::Meta;
 use crate::tree::LeftOut;
 pub use source::{Bytes, FileSource, Source};
 
+/// What pass two makes a node for, so that a reader makes no more of an entry than the
+/// node's user reads of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MadeFor {
+    /// The format's own writer: with the hints it needs to give the entry back byte for byte.
+    OwnWriter,
+    /// Any user of the model: `show`, `tree`, a writer that writes the fields it does not
+    /// know.
+    Anyone,
+    /// A writer that only counts the fields it has no place for: the values of an entry's
+    /// fields its reader does not interpret are left null, never read (a Claude Code tool
+    /// result's `toolUseResult`, about half of a session's bytes, is one).
+    Counting,
+}
+
 /// Sizes the engine works in (tests make them small, to cross many boundaries).
 #[derive(Debug, Clone, Copy)]
 pub struct Tuning {
@@ -347,7 +362,11 @@ pub fn plan<'a>(
 fn outside_kinds(job: &Job, known: &Known, outside: &[u32]) -> io::Result<String> {
     let mut names = Vec::with_capacity(outside.len());
     pass2::each_record(job.source, &known.spots, outside, |i, bytes| {
-        names.push(crate::tree::record_name(&known.node(i, bytes, false)))
+        names.push(crate::tree::record_name(&known.node(
+            i,
+            bytes,
+            MadeFor::Anyone,
+        )))
     })?;
     Ok(crate::tree::kinds_summary(names))
 }
@@ -490,6 +509,10 @@ fn to_codex(
     out: &mut dyn Output,
 ) -> io::Result<LossReport> {
     let mut losses = LossReport::default();
+    let made_for = match RolloutStream::WRITES_EXTRA_VALUES {
+        true => MadeFor::Anyone,
+        false => MadeFor::Counting,
+    };
     let mut w = stream
         .writer(&mut losses, left_out)
         .map_err(io::Error::other)?;
@@ -498,7 +521,7 @@ fn to_codex(
             Some(&i) => {
                 let mut node = None;
                 pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
-                    node = Some(known.node(i, bytes, false))
+                    node = Some(known.node(i, bytes, made_for))
                 })?;
                 node
             }
@@ -519,7 +542,7 @@ fn to_codex(
                     job.source,
                     &known.spots,
                     &branch[run.clone()],
-                    |i, bytes| nodes.push(known.node(i, bytes, false)),
+                    |i, bytes| nodes.push(known.node(i, bytes, made_for)),
                 )?;
                 Ok(nodes)
             })

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use super::links::Links;
 use super::pass1::{self, Pass1Options};
-use super::{Source, pass2};
+use super::{MadeFor, Source, pass2};
 use crate::diag::Diagnostic;
 use crate::formats::claude_jsonl::listing::{self, HeadBranch};
 use crate::formats::claude_jsonl::two_pass::{Known, Scanner};
@@ -161,7 +161,7 @@ impl<'s> View<'s> {
         indices: &[u32],
         each: impl FnMut(u32, Node) -> io::Result<()>,
     ) -> io::Result<()> {
-        self.each_node_as(indices, false, each)
+        self.each_node_as(indices, MadeFor::Anyone, each)
     }
 
     /// [`each_node`](Self::each_node), with the layout hints too: each node exactly as the
@@ -171,13 +171,13 @@ impl<'s> View<'s> {
         indices: &[u32],
         each: impl FnMut(u32, Node) -> io::Result<()>,
     ) -> io::Result<()> {
-        self.each_node_as(indices, true, each)
+        self.each_node_as(indices, MadeFor::OwnWriter, each)
     }
 
     fn each_node_as(
         &self,
         indices: &[u32],
-        hints: bool,
+        made_for: MadeFor,
         mut each: impl FnMut(u32, Node) -> io::Result<()>,
     ) -> io::Result<()> {
         let runs = super::runs(&self.known.spots, indices, RUN_BYTES);
@@ -187,7 +187,7 @@ impl<'s> View<'s> {
                 self.source,
                 &self.known.spots,
                 &indices[run.clone()],
-                |i, bytes| nodes.push((i, self.known.node(i, bytes, hints))),
+                |i, bytes| nodes.push((i, self.known.node(i, bytes, made_for))),
             )?;
             Ok(nodes)
         };

@@ -61,6 +61,38 @@ pub fn to_value(bytes: &[u8]) -> Result<(Value, Lossy), ToValueError> {
     Ok((value, lossy))
 }
 
+/// An object `record` read as [`to_value`] reads it, except that the values of the keys `keep`
+/// refuses are left null, never read: for a user that needs only those fields' names (a writer
+/// that counts what it has no place for). `record` is trusted to be text `to_value` reads (a
+/// value left out is not looked into, so one nested too deep is not found); anything but an
+/// object is read whole.
+pub fn to_value_keeping(
+    record: Raw<'_>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<(Value, Lossy), ToValueError> {
+    let Some(entries) = record.entries() else {
+        return to_value(record.text().as_bytes());
+    };
+    let mut map = Map::new();
+    let mut lossy = Lossy::default();
+    for (key, value) in entries {
+        let name = key.name();
+        if name.lossy {
+            lossy.surrogates += 1;
+        }
+        let value = if keep(&name.value) {
+            let (value, l) = to_value(value.text().as_bytes())?;
+            lossy.surrogates += l.surrogates;
+            value
+        } else {
+            Value::Null
+        };
+        // A repeated key keeps its first place and its last value, as `JSON.parse` does.
+        map.insert(name.value.into_owned(), value);
+    }
+    Ok((Value::Object(map), lossy))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToValueError {
     #[error("{0}")]
@@ -231,5 +263,35 @@ mod tests {
         assert!(to_value(nested(MAX_DEPTH).as_bytes()).is_ok());
         let deep = nested(MAX_DEPTH + 1);
         assert_eq!(to_value(deep.as_bytes()), Err(ToValueError::TooDeep));
+    }
+
+    #[test]
+    fn a_record_read_keeping_some_values_is_the_whole_read_with_the_others_null() {
+        let texts: [&[u8]; 5] = [
+            br#"{"a":1,"b":{"c":[1,2,{"d":"x"}]},"a":{"c":"\ud83d"},"e":1e400,"k\udc00":"\ud800"}"#,
+            br#"{"uuid":"u","message":{"content":[{"type":"text","text":"hi"}]},"toolUseResult":{"stdout":"\u00e9"}}"#,
+            br#"{}"#,
+            br#"[1,{"a":2}]"#,
+            br#""just a string""#,
+        ];
+        for text in texts {
+            let whole = to_value(text).unwrap();
+            let raw = Raw::parse(std::str::from_utf8(text).unwrap()).unwrap();
+            assert_eq!(to_value_keeping(raw, |_| true).unwrap(), whole);
+            let (v, _) = to_value_keeping(raw, |k| k != "b" && k != "toolUseResult").unwrap();
+            match (&v, &whole.0) {
+                (Value::Object(got), Value::Object(all)) => {
+                    assert!(
+                        got.keys().eq(all.keys()),
+                        "the same keys in the same places"
+                    );
+                    for (k, value) in all {
+                        let left = k == "b" || k == "toolUseResult";
+                        assert_eq!(got[k], if left { Value::Null } else { value.clone() });
+                    }
+                }
+                _ => assert_eq!(v, whole.0, "anything but an object is read whole"),
+            }
+        }
     }
 }

@@ -49,7 +49,7 @@ pub(crate) fn head_branch(
         };
         let role = role.unwrap_or_else(|| {
             // The node, to know its role or its text.
-            let node = known.node(i, bytes, false);
+            let node = known.node(i, bytes, crate::engine::MadeFor::Anyone);
             let Body::Message(m) = &node.body else {
                 unreachable!("pass one found a message")
             };

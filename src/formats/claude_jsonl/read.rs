@@ -205,6 +205,23 @@ pub(super) fn node_id(uuid: &str, occurrence: u32) -> String {
     }
 }
 
+/// Whether `key`, an entry's own field, is one whose value the reader reads (everything else
+/// is kept as it is in the node's `extra`, or the whole entry in an event's data).
+pub(crate) fn interprets(key: &str) -> bool {
+    matches!(
+        key,
+        "uuid"
+            | "parentUuid"
+            | "logicalParentUuid"
+            | "type"
+            | "timestamp"
+            | "message"
+            | "summary"
+            | "customTitle"
+            | "aiTitle"
+    ) || Base::KEYS.contains(&key)
+}
+
 /// What turns one entry into its node once the facts of the whole file are known (the
 /// session's base fields, its separator style): [`read`] and the two-pass engine share it.
 pub(super) struct Shape<'a> {
@@ -328,54 +345,70 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
     let Value::Object(mut rec) = value else {
         unreachable!("a uuid is only found in an object")
     };
-    let layout = Layout::of(&rec);
-    rec.shift_remove("uuid");
-    if !matches!(rec.get("parentUuid"), Some(v) if !v.is_string() && !v.is_null()) {
-        rec.shift_remove("parentUuid");
-    }
-    rec.shift_remove("type");
-    let timestamp = match rec.get("timestamp") {
-        Some(Value::String(_)) => rec.shift_remove("timestamp").and_then(|v| match v {
-            Value::String(s) => Some(s),
-            _ => None,
-        }),
-        _ => None,
-    };
-    for (key, value) in base.fields() {
-        if let (Some(Value::String(s)), Some(v)) = (rec.get(key), value)
-            && s == v
-        {
-            rec.shift_remove(key);
+    // The key order as read, for the hint that gives it back (only its own writer reads it).
+    let layout = layout_hint.then(|| Layout::of(&rec));
+    // What the node holds in its own fields is taken out in one pass over the entry (its
+    // other fields stay in their order: they are the node's `extra`).
+    let mut timestamp = None;
+    let mut message = Value::Null;
+    rec.retain(|key, value| match key.as_str() {
+        "uuid" | "type" => false,
+        // Kept as it was when it is neither an id nor null.
+        "parentUuid" => !(value.is_string() || value.is_null()),
+        "timestamp" => match value {
+            Value::String(s) => {
+                timestamp = Some(std::mem::take(s));
+                false
+            }
+            _ => true,
+        },
+        "message" => {
+            message = value.take();
+            false
         }
-    }
-    let Some(Value::Object(mut msg)) = rec.shift_remove("message") else {
+        // A field every entry repeats is left out where it has the session's value.
+        key => !base
+            .fields()
+            .into_iter()
+            .any(|(k, v)| k == key && v.is_some() && value.as_str() == v.as_deref()),
+    });
+    let Value::Object(mut msg) = message else {
         unreachable!("checked above")
     };
     let mut hints = Extra::new();
     let role_name = if assistant { "assistant" } else { "user" };
-    if msg.get("role").and_then(Value::as_str) == Some(role_name) {
-        msg.shift_remove("role");
-    }
-    let parts: Vec<Part> = match msg.shift_remove("content") {
-        Some(Value::String(s)) => {
+    let mut content = Value::Null;
+    let mut model = None;
+    let mut usage = None;
+    msg.retain(|key, value| match key.as_str() {
+        "role" => value.as_str() != Some(role_name),
+        "content" => {
+            content = value.take();
+            false
+        }
+        "model" => match value {
+            Value::String(s) => {
+                model = Some(std::mem::take(s));
+                false
+            }
+            _ => true,
+        },
+        "usage" => match value {
+            Value::Object(u) => {
+                usage = Some(super::usage::usage_from(std::mem::take(u)));
+                false
+            }
+            _ => true,
+        },
+        _ => true,
+    });
+    let parts: Vec<Part> = match content {
+        Value::String(s) => {
             hints.insert(HINT_CONTENT.into(), "string".into());
             vec![Part::text(s)]
         }
-        Some(Value::Array(blocks)) => blocks.into_iter().map(part_from_block).collect(),
+        Value::Array(blocks) => blocks.into_iter().map(part_from_block).collect(),
         _ => Vec::new(),
-    };
-    let model = match msg.get("model") {
-        Some(Value::String(_)) => msg
-            .shift_remove("model")
-            .and_then(|v| v.as_str().map(String::from)),
-        _ => None,
-    };
-    let usage = match msg.get("usage") {
-        Some(Value::Object(_)) => match msg.shift_remove("usage") {
-            Some(Value::Object(u)) => Some(super::usage::usage_from(u)),
-            _ => None,
-        },
-        _ => None,
     };
     let role = if assistant {
         Role::Assistant
@@ -401,9 +434,9 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
         extra: rec,
         hints,
     };
-    if !layout_hint {
+    let Some(layout) = layout else {
         return node;
-    }
+    };
     let built = entry(&node, base);
     let hint = layout.diff(&Layout::of(
         built.as_object().expect("an entry is an object"),

@@ -9,16 +9,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use super::read::{Shape, duplicate_uuid, missing_parent, node_id, not_an_entry, unparseable};
+use super::read::{
+    Shape, duplicate_uuid, interprets, missing_parent, node_id, not_an_entry, unparseable,
+};
 use super::write::{Base, HINT_FINAL_NEWLINE, is_python, native_entry, to_bytes, usage_object};
 use super::{HINT_STYLE, HINT_USAGE, NAME};
 use crate::check::ident::Ident;
 use crate::diag::{Diagnostic, Location};
+use crate::engine::MadeFor;
 use crate::engine::pass1::{Pass1, Scan, Spot};
 use crate::engine::skeleton::Skeleton;
 use crate::formats::lossy_diagnostic;
 use crate::json::facts::facts;
-use crate::json::value::to_value;
+use crate::json::value::{to_value, to_value_keeping};
 use crate::json::{Kind, Raw};
 use crate::model::{Body, Extra, Meta, Node};
 use crate::records::Span;
@@ -101,6 +104,8 @@ const LOGICAL: u8 = 4;
 const USAGE_MOVED: u8 = 8;
 /// The node is a message (every other node is an event).
 const MESSAGE: u8 = 16;
+/// The entry is JSON that does not parse into a value (nested too deep): a node of its text.
+const UNPARSED: u8 = 32;
 
 /// Id flags (by interned id: `read` keys these sets by id, not by node).
 const ID_CHAIN: u8 = 1;
@@ -224,7 +229,12 @@ impl Scan for Scanner<'_> {
                         _ => false,
                     };
                     let id = acc.intern(&format!("line-{}", e.line));
-                    (id, None, 0, if timed { TIMED } else { 0 })
+                    let unparsed = if matches!(e.entry, Entry::Unparsed) {
+                        UNPARSED
+                    } else {
+                        0
+                    };
+                    (id, None, 0, unparsed | if timed { TIMED } else { 0 })
                 }
                 Entry::Chain {
                     uuid,
@@ -572,16 +582,25 @@ impl Known {
         self.flags[index as usize] & TIMED != 0
     }
 
-    /// The node of entry `index`, whose text is `bytes`, as `read` makes it; `hints`: with
-    /// the hints this format's own writer needs.
-    pub(crate) fn node(&self, index: u32, bytes: &[u8], hints: bool) -> Node {
+    /// The node of entry `index`, whose text is `bytes`, as `read` makes it for `made_for`
+    /// (for this format's own writer: with the hints it needs).
+    pub(crate) fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
+        let hints = made_for == MadeFor::OwnWriter;
         let shape = Shape {
             base: &self.base,
             python: self.python,
             hints,
         };
-        let value = to_value(bytes).ok().map(|(v, _)| v);
         let i = index as usize;
+        let value = match made_for {
+            _ if self.flags[i] & UNPARSED != 0 => None,
+            // Pass one checked the grammar and found the text parses (not `UNPARSED`).
+            MadeFor::Counting => std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|text| to_value_keeping(Raw::valid(text), interprets).ok()),
+            MadeFor::OwnWriter | MadeFor::Anyone => to_value(bytes).ok(),
+        }
+        .map(|(v, _)| v);
         let mut node = shape.node(value, bytes, self.spots[i].line, self.occurrence[i]);
         if self.flags[i] & USAGE_MOVED != 0
             && let Body::Message(m) = &mut node.body
@@ -626,7 +645,7 @@ pub(crate) struct Rewrite {
 impl Rewrite {
     /// Entry `index` as this format's writer writes it (line break included).
     pub(crate) fn entry(&self, known: &Known, index: u32, bytes: &[u8], out: &mut Vec<u8>) {
-        let node = known.node(index, bytes, true);
+        let node = known.node(index, bytes, MadeFor::OwnWriter);
         native_entry(&node, &self.base, self.python, out);
     }
 }

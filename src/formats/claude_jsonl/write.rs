@@ -91,12 +91,16 @@ impl Base {
         }
     }
 
+    /// The fields every entry repeats, and the session's value of each.
+    pub const KEYS: [&'static str; 4] = ["cwd", "sessionId", "version", "gitBranch"];
+
     pub fn fields(&self) -> [(&'static str, &Option<String>); 4] {
+        let [cwd, session, version, branch] = Self::KEYS;
         [
-            ("cwd", &self.cwd),
-            ("sessionId", &self.session_id),
-            ("version", &self.version),
-            ("gitBranch", &self.git_branch),
+            (cwd, &self.cwd),
+            (session, &self.session_id),
+            (version, &self.version),
+            (branch, &self.git_branch),
         ]
     }
 }

@@ -361,7 +361,7 @@ impl<'a> Foreign<'a> {
             node.extra.len() + m.extra.len() + m.usage.as_ref().map_or(0, |u| u.extra.len());
         let mut encrypted = 0;
         for p in &m.parts {
-            n += p.clone().strip_extras();
+            n += p.extras();
             if p.signature.is_some() {
                 encrypted += 1;
             }

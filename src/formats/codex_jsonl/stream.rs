@@ -18,6 +18,10 @@ pub(crate) struct RolloutStream {
 }
 
 impl RolloutStream {
+    /// Whether the writer writes the values of fields it has no place for: it only counts
+    /// them (see [`Foreign`]'s `count_extras`).
+    pub(crate) const WRITES_EXTRA_VALUES: bool = false;
+
     pub(crate) fn new(meta: Meta, options: &WriteOptions) -> Result<Self, WriteError> {
         let session = Session {
             meta,
