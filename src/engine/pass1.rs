@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::source::{Source, short};
 use crate::json::Raw;
+use crate::json::facts::{Facts, facts};
 use crate::records::{
     BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span, is_plain_line,
 };
@@ -23,8 +24,9 @@ pub trait Scan: Sync {
     fn acc(&self) -> Self::Acc;
     fn block(&self) -> Self::Block;
     /// The next record of the block, as the records layer gives it (BOM, CR and NUL
-    /// stripped, invalid UTF-8 replaced): one valid JSON value, checked once, here.
-    fn record(&self, block: &mut Self::Block, record: Raw<'_>, span: Span);
+    /// stripped, invalid UTF-8 replaced): one valid JSON value, checked once, here, with the
+    /// facts learnt as it was checked.
+    fn record(&self, block: &mut Self::Block, record: Raw<'_>, facts: &Facts, span: Span);
     /// The next block, in file order; its first record is record number `first`.
     fn merge(&self, acc: &mut Self::Acc, block: Self::Block, first: usize);
 }
@@ -102,7 +104,14 @@ struct BlockOut<B> {
 impl<B> BlockOut<B> {
     /// A record the records layer vouches for (valid JSON in UTF-8) into its place and the
     /// format's facts.
-    fn record<S: Scan<Block = B>>(&mut self, scan: &S, bytes: &[u8], lossy: bool, span: Span) {
+    fn record<S: Scan<Block = B>>(
+        &mut self,
+        scan: &S,
+        bytes: &[u8],
+        facts: &Facts,
+        lossy: bool,
+        span: Span,
+    ) {
         self.spots.push(Spot {
             offset: span.offset,
             line: span.line,
@@ -114,7 +123,7 @@ impl<B> BlockOut<B> {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(bytes),
         };
-        scan.record(&mut self.block, Raw::valid(&text), span);
+        scan.record(&mut self.block, Raw::valid(&text), facts, span);
     }
 }
 
@@ -253,7 +262,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                 // here, as fsck's scan takes it, its grammar checked once.
                 if terminated
                     && is_plain_line(content, max_line_len)
-                    && crate::records::is_valid_json(content)
+                    && let Some(facts) = crate::json::facts::checked(content)
                 {
                     // It ends a CRLF run the splitter may have open (also from an earlier
                     // block: in a file with CRLF lines one splitter reads them all).
@@ -263,7 +272,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                         offset,
                         len: content.len() as u64,
                     };
-                    out.record(scan, content, false, span);
+                    out.record(scan, content, &facts, false, span);
                     continue;
                 }
                 records.clear();
@@ -277,7 +286,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                 );
                 for r in &records {
                     let lossy = matches!(r.bytes, std::borrow::Cow::Owned(_));
-                    out.record(scan, &r.bytes, lossy, r.span);
+                    out.record(scan, &r.bytes, &facts(&r.bytes), lossy, r.span);
                 }
             }
         }
@@ -302,7 +311,7 @@ mod tests {
         fn block(&self) -> usize {
             0
         }
-        fn record(&self, block: &mut usize, _: Raw<'_>, _: Span) {
+        fn record(&self, block: &mut usize, _: Raw<'_>, _: &Facts, _: Span) {
             *block += 1;
         }
         fn merge(&self, acc: &mut usize, block: usize, _: usize) {

@@ -33,6 +33,40 @@ impl Facts {
     }
 }
 
+/// The facts, noted by the grammar check as it reads the text ([`checked`]).
+impl super::scan::Note for Facts {
+    fn depth(&mut self, depth: usize) {
+        self.depth = self.depth.max(depth);
+    }
+    fn space(&mut self) {
+        self.spaced = true;
+    }
+    fn number(&mut self, len: usize, exponent: bool) {
+        self.big_number |= exponent || len > SAFE_NUMBER_LEN;
+    }
+    fn surrogate(&mut self) {
+        self.surrogate_escape = true;
+    }
+}
+
+/// The facts of `b` when it is one JSON value (white space around it allowed), learnt in the
+/// pass that checks it; `None` when it is not: [`facts`] and the grammar check at once.
+pub fn checked(b: &[u8]) -> Option<Facts> {
+    let mut f = Facts::default();
+    let end = super::scan::value_end_noting(b, 0, &mut f).ok()?;
+    let rest = super::scan::skip_ws(b, end);
+    // White space around the value is not between its tokens.
+    let lead = super::scan::skip_ws(b, 0);
+    if rest != b.len() {
+        return None;
+    }
+    if lead > 0 {
+        // Rare: records are trimmed.
+        f.spaced = facts(&b[lead..end]).spaced;
+    }
+    Some(f)
+}
+
 /// The facts of `b`, a valid JSON text (on anything else the answer means nothing, but it is
 /// an answer: this never panics).
 pub fn facts(b: &[u8]) -> Facts {
@@ -149,5 +183,81 @@ mod tests {
             assert!(lossy.is_lossless(), "{text}");
             assert!(serde_json::from_slice::<serde_json::Value>(text.as_bytes()).is_ok());
         }
+    }
+
+    /// Every line of `dir`'s files, recursively.
+    fn lines_under(dir: &std::path::Path, out: &mut Vec<Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                lines_under(&path, out);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.extend(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec));
+                out.push(bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn the_check_learns_the_facts_the_quick_pass_finds() {
+        let mut texts: Vec<Vec<u8>> = [
+            r#"{"a": [1 , {"b" :null}],"c":[]}"#,
+            r#"{"a":{},"b":[[[]]],"c":[{}]}"#,
+            r#"[1e5,2E-3,-0.5e+2]"#,
+            r#"{"k\udfff":1,"v":"\uD83D\uDE00","w":"\uE000\uc7ff"}"#,
+            " {\"a\":1} ",
+            "\t[1,2]\n",
+            "7",
+            "\"s\"",
+        ]
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+        // Numbers near the length limit, and long strings with an escape at every place
+        // around a chunk boundary (the check reads long strings 64 bytes at a time).
+        for n in [299, 300, 301] {
+            texts.push(format!("[{}]", "7".repeat(n)).into_bytes());
+        }
+        for at in 55..140 {
+            for escape in ["\\ud83d", "\\u00e9", "\\n", "\\\\"] {
+                let mut s = "x".repeat(at);
+                s.push_str(escape);
+                s.push_str(&"y".repeat(70));
+                texts.push(format!("{{\"t\":\"{s}\",\"n\":1}}").into_bytes());
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        lines_under(&root.join("fixtures"), &mut texts);
+        lines_under(&root.join("../shared/samples"), &mut texts);
+        let mut valid = 0;
+        for text in &texts {
+            let got = checked(text);
+            assert_eq!(
+                got.is_some(),
+                crate::records::is_valid_json(text),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+            if let Some(got) = got {
+                valid += 1;
+                let start = super::super::scan::skip_ws(text, 0);
+                let end = text.len()
+                    - text
+                        .iter()
+                        .rev()
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                assert_eq!(
+                    got,
+                    facts(&text[start..end.max(start)]),
+                    "{}",
+                    String::from_utf8_lossy(text)
+                );
+            }
+        }
+        assert!(valid > 1000, "only {valid} valid texts");
     }
 }

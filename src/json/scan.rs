@@ -67,27 +67,67 @@ enum Open {
     Array,
 }
 
+/// What a check notes as it goes, for [`value_end_noting`]: the facts of a text learnt in the
+/// same pass that checks it ([`super::facts::Facts`]). `()` notes nothing (and costs nothing).
+pub trait Note {
+    /// Objects and arrays are open `depth` deep.
+    fn depth(&mut self, _depth: usize) {}
+    /// White space between tokens.
+    fn space(&mut self) {}
+    /// A number of `len` characters, with an exponent or not.
+    fn number(&mut self, _len: usize, _exponent: bool) {}
+    /// A `\u` escape of a UTF-16 surrogate (`\ud800` to `\udfff`).
+    fn surrogate(&mut self) {}
+}
+
+impl Note for () {}
+
+/// Whether the four hex digits at `h` are a UTF-16 surrogate's (`d800` to `dfff`).
+pub(crate) fn is_surrogate_hex(h: &[u8]) -> bool {
+    matches!(h.first(), Some(b'd' | b'D'))
+        && matches!(h.get(1), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+}
+
 /// Where the JSON value starting at `start` (after white space) ends: one past its last byte.
 pub fn value_end(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
+    value_end_noting(b, start, &mut ())
+}
+
+/// [`value_end`], telling `note` what it finds on the way.
+pub fn value_end_noting<N: Note>(
+    b: &[u8],
+    start: usize,
+    note: &mut N,
+) -> Result<usize, SyntaxError> {
     let err = |at: usize, what| SyntaxError::at(at, what, b);
     let mut open: Vec<Open> = Vec::new();
     let mut i = start;
+    // White space skipped, and noted when there was some.
+    let ws = |i: usize, note: &mut N| {
+        let end = skip_ws(b, i);
+        if end != i {
+            note.space();
+        }
+        end
+    };
     loop {
         // A value starts at `i`, after white space.
-        i = skip_ws(b, i);
+        i = ws(i, note);
         match b.get(i) {
             Some(b'{') => {
-                i = skip_ws(b, i + 1);
+                note.depth(open.len() + 1);
+                i = ws(i + 1, note);
                 if b.get(i) == Some(&b'}') {
                     i += 1;
                 } else {
                     open.push(Open::Object);
-                    i = key_end(b, i)?;
+                    i = key_end(b, i, note)?;
                     continue;
                 }
             }
             Some(b'[') => {
-                i = skip_ws(b, i + 1);
+                note.depth(open.len() + 1);
+                i = ws(i + 1, note);
                 if b.get(i) == Some(&b']') {
                     i += 1;
                 } else {
@@ -95,8 +135,13 @@ pub fn value_end(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
                     continue;
                 }
             }
-            Some(b'"') => i = string_end(b, i)?,
-            Some(b'-' | b'0'..=b'9') => i = number_end(b, i)?,
+            Some(b'"') => i = string_scan(b, i, SCALAR, note)?,
+            Some(b'-' | b'0'..=b'9') => {
+                let start = i;
+                let (end, exponent) = number_end(b, i)?;
+                note.number(end - start, exponent);
+                i = end;
+            }
             Some(b't') => i = literal_end(b, i, b"true")?,
             Some(b'f') => i = literal_end(b, i, b"false")?,
             Some(b'n') => i = literal_end(b, i, b"null")?,
@@ -108,12 +153,13 @@ pub fn value_end(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
             if open.is_empty() {
                 return Ok(i);
             }
-            i = skip_ws(b, i);
+            i = ws(i, note);
             match open.last() {
                 None => return Ok(i),
                 Some(Open::Object) => match b.get(i) {
                     Some(b',') => {
-                        i = key_end(b, skip_ws(b, i + 1))?;
+                        let at = ws(i + 1, note);
+                        i = key_end(b, at, note)?;
                         break;
                     }
                     Some(b'}') => {
@@ -139,11 +185,15 @@ pub fn value_end(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
 }
 
 /// A key and its colon, starting at `i`: where its value may start.
-fn key_end(b: &[u8], i: usize) -> Result<usize, SyntaxError> {
+fn key_end<N: Note>(b: &[u8], i: usize, note: &mut N) -> Result<usize, SyntaxError> {
     if b.get(i) != Some(&b'"') {
         return Err(SyntaxError::at(i, "expected a key (a string)", b));
     }
-    let i = skip_ws(b, string_end(b, i)?);
+    let end = string_scan(b, i, SCALAR, note)?;
+    let i = skip_ws(b, end);
+    if i != end {
+        note.space();
+    }
     if b.get(i) != Some(&b':') {
         return Err(SyntaxError::at(i, "expected `:` after a key", b));
     }
@@ -159,8 +209,9 @@ fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Result<usize, SyntaxError> {
     Ok(i + word.len())
 }
 
-/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, any number of digits.
-fn number_end(b: &[u8], mut i: usize) -> Result<usize, SyntaxError> {
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, any number of digits: where it
+/// ends, and whether it has an exponent.
+fn number_end(b: &[u8], mut i: usize) -> Result<(usize, bool), SyntaxError> {
     let digits = |mut i: usize| {
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
@@ -182,7 +233,8 @@ fn number_end(b: &[u8], mut i: usize) -> Result<usize, SyntaxError> {
         }
         i = after;
     }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
+    let exponent = matches!(b.get(i), Some(b'e' | b'E'));
+    if exponent {
         i += 1;
         if matches!(b.get(i), Some(b'+' | b'-')) {
             i += 1;
@@ -197,16 +249,21 @@ fn number_end(b: &[u8], mut i: usize) -> Result<usize, SyntaxError> {
         }
         i = after;
     }
-    Ok(i)
+    Ok((i, exponent))
 }
 
 /// A string starting at its opening quote `i`: one past its closing quote.
 pub fn string_end(b: &[u8], i: usize) -> Result<usize, SyntaxError> {
-    string_scan(b, i, SCALAR)
+    string_scan(b, i, SCALAR, &mut ())
 }
 
 /// [`string_end`], reading the first `scalar` bytes one by one.
-fn string_scan(b: &[u8], i: usize, scalar: usize) -> Result<usize, SyntaxError> {
+fn string_scan<N: Note>(
+    b: &[u8],
+    i: usize,
+    scalar: usize,
+    note: &mut N,
+) -> Result<usize, SyntaxError> {
     debug_assert_eq!(b.get(i), Some(&b'"'));
     let mut i = i + 1;
     let mut scalar_until = i.saturating_add(scalar);
@@ -215,7 +272,7 @@ fn string_scan(b: &[u8], i: usize, scalar: usize) -> Result<usize, SyntaxError> 
         // a time; should that find anything wrong, the bytes are read one by one again to say
         // what and where.
         if i >= scalar_until {
-            match super::skip::checked_string_rest(b, i) {
+            match super::skip::checked_string_rest(b, i, note) {
                 Some(end) => return Ok(end),
                 None => scalar_until = usize::MAX,
             }
@@ -237,6 +294,9 @@ fn string_scan(b: &[u8], i: usize, scalar: usize) -> Result<usize, SyntaxError> 
                             }
                         }
                         // A lone surrogate is a valid escape for JSON.parse.
+                        if is_surrogate_hex(&b[i + 2..]) {
+                            note.surrogate();
+                        }
                         i += 6;
                     }
                     _ => return Err(SyntaxError::at(i + 1, "not a JSON escape", b)),
@@ -452,10 +512,10 @@ mod tests {
                     s.extend_from_slice(middle);
                     s.extend_from_slice(tail);
                     s.extend_from_slice(b" ,\"x\"");
-                    let slow = string_scan(&s, 0, usize::MAX);
+                    let slow = string_scan(&s, 0, usize::MAX, &mut ());
                     for scalar in [0, 1, 7, SCALAR] {
                         assert_eq!(
-                            string_scan(&s, 0, scalar),
+                            string_scan(&s, 0, scalar, &mut ()),
                             slow,
                             "{scalar}: {:?}",
                             String::from_utf8_lossy(&s)

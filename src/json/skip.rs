@@ -209,7 +209,11 @@ pub(crate) fn string_rest(b: &[u8], from: usize) -> usize {
 /// (`from` not escaped), when every byte before that quote is one a string may hold and every
 /// escape is one of JSON's; `None` when something is wrong (the caller, reading byte by byte,
 /// says what and where) or the text ends first.
-pub(crate) fn checked_string_rest(b: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn checked_string_rest<N: super::scan::Note>(
+    b: &[u8],
+    from: usize,
+    note: &mut N,
+) -> Option<usize> {
     let mut state = State::default();
     let mut failed = false;
     let mut closed = false;
@@ -230,9 +234,12 @@ pub(crate) fn checked_string_rest(b: &[u8], from: usize) -> Option<usize> {
             let p = at + escapes.trailing_zeros() as usize;
             let ok = match b.get(p) {
                 Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => true,
-                Some(b'u') => b
-                    .get(p + 1..p + 5)
-                    .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)),
+                Some(b'u') => b.get(p + 1..p + 5).is_some_and(|h| {
+                    if super::scan::is_surrogate_hex(h) {
+                        note.surrogate();
+                    }
+                    h.iter().all(u8::is_ascii_hexdigit)
+                }),
                 _ => false,
             };
             if !ok {

@@ -20,7 +20,7 @@ use crate::engine::MadeFor;
 use crate::engine::pass1::{Pass1, Scan, Spot};
 use crate::engine::skeleton::Skeleton;
 use crate::formats::lossy_diagnostic;
-use crate::json::facts::facts;
+use crate::json::facts::Facts;
 use crate::json::value::{to_value, to_value_keeping};
 use crate::json::{Kind, Raw};
 use crate::model::{Body, Extra, Meta, Node};
@@ -156,13 +156,12 @@ impl Scan for Scanner<'_> {
         Block::default()
     }
 
-    fn record(&self, block: &mut Block, raw: Raw<'_>, span: Span) {
+    fn record(&self, block: &mut Block, raw: Raw<'_>, quick: &Facts, span: Span) {
         let at = || Location::at(self.name, span.line, span.offset);
         let bytes = raw.text().as_bytes();
         // Built as `record_value` builds it only when a quick look finds what serde_json
         // would read differently from `JSON.parse` (the fields are read from `raw`).
         let mut value: Option<Value> = None;
-        let quick = facts(bytes);
         if !quick.serde_reads_it() {
             match to_value(bytes) {
                 Ok((v, lossy)) => {
