@@ -196,6 +196,66 @@ impl<'b> Out<'b> {
         self
     }
 
+    /// A `serde_json` value, in this writer's style (in `Style::JS`, the bytes serde_json's
+    /// `to_vec` gives). Without recursion: any depth.
+    pub fn value(&mut self, value: &serde_json::Value) -> &mut Self {
+        use serde_json::Value;
+        enum Open<'v> {
+            Object(serde_json::map::Iter<'v>),
+            Array(std::slice::Iter<'v, Value>),
+        }
+        let mut open: Vec<Open> = Vec::new();
+        let mut next = Some(value);
+        loop {
+            match next.take() {
+                Some(Value::Null) => {
+                    self.null();
+                }
+                Some(Value::Bool(b)) => {
+                    self.bool(*b);
+                }
+                Some(Value::Number(n)) => {
+                    self.item();
+                    // Numbers are kept as their text (`arbitrary_precision`).
+                    use std::io::Write;
+                    write!(self.buf, "{n}").expect("a Vec takes every write");
+                }
+                Some(Value::String(s)) => {
+                    self.str(s);
+                }
+                Some(Value::Array(items)) => {
+                    self.begin_array();
+                    open.push(Open::Array(items.iter()));
+                }
+                Some(Value::Object(entries)) => {
+                    self.begin_object();
+                    open.push(Open::Object(entries.iter()));
+                }
+                None => {}
+            }
+            match open.last_mut() {
+                None => return self,
+                Some(Open::Array(items)) => match items.next() {
+                    Some(v) => next = Some(v),
+                    None => {
+                        open.pop();
+                        self.end_array();
+                    }
+                },
+                Some(Open::Object(entries)) => match entries.next() {
+                    Some((k, v)) => {
+                        self.key(k);
+                        next = Some(v);
+                    }
+                    None => {
+                        open.pop();
+                        self.end_object();
+                    }
+                },
+            }
+        }
+    }
+
     /// A value as it was read: strings and numbers as written, containers laid out in this
     /// writer's style. One pass over its tokens: linear, any depth.
     pub fn raw(&mut self, value: Raw<'_>) -> &mut Self {
@@ -267,6 +327,13 @@ impl<'b> Out<'b> {
     }
 }
 
+/// `value` as serde_json's `to_string` writes it (compact, escaped as `JSON.stringify`).
+pub fn compact(value: &serde_json::Value) -> String {
+    let mut buf = Vec::new();
+    Out::new(&mut buf, Style::JS).value(value);
+    String::from_utf8(buf).expect("escaped text of UTF-8 strings is UTF-8")
+}
+
 fn itoa(n: u64) -> String {
     n.to_string()
 }
@@ -275,6 +342,9 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// `s` as a JSON string literal, escaped as `escape` says.
 pub fn escape_into(buf: &mut Vec<u8>, s: &str, escape: Escape) {
+    if escape == Escape::Js {
+        return escape_js(buf, s);
+    }
     buf.reserve(s.len() + 2);
     buf.push(b'"');
     let bytes = s.as_bytes();
@@ -319,6 +389,62 @@ pub fn escape_into(buf: &mut Vec<u8>, s: &str, escape: Escape) {
         }
     }
     buf.extend_from_slice(&bytes[start..]);
+    buf.push(b'"');
+}
+
+/// [`escape_into`] for [`Escape::Js`]: only `"`, `\\` and control characters are escaped,
+/// so the text is copied in runs found eight bytes at a time.
+fn escape_js(buf: &mut Vec<u8>, s: &str) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let b = s.as_bytes();
+    buf.reserve(b.len() + 2);
+    buf.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        // The next byte to escape, from `i`.
+        while i + 8 <= b.len() {
+            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+            let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+            let quote = has_zero(w ^ (ONES * u64::from(b'"')));
+            let backslash = has_zero(w ^ (ONES * u64::from(b'\\')));
+            let hit = control | quote | backslash;
+            if hit != 0 {
+                i += (hit.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        while i < b.len() && !matches!(b[i], b'"' | b'\\' | 0..=0x1f) {
+            i += 1;
+        }
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        buf.extend_from_slice(&b[start..i]);
+        match c {
+            b'"' => buf.extend_from_slice(b"\\\""),
+            b'\\' => buf.extend_from_slice(b"\\\\"),
+            b'\n' => buf.extend_from_slice(b"\\n"),
+            b'\r' => buf.extend_from_slice(b"\\r"),
+            b'\t' => buf.extend_from_slice(b"\\t"),
+            0x08 => buf.extend_from_slice(b"\\b"),
+            0x0c => buf.extend_from_slice(b"\\f"),
+            _ => buf.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 0xF)],
+            ]),
+        }
+        i += 1;
+        start = i;
+    }
+    buf.extend_from_slice(&b[start..]);
     buf.push(b'"');
 }
 
@@ -390,5 +516,49 @@ mod tests {
         let mut b = Vec::new();
         Out::new(&mut b, Style::JS).raw(Raw::parse(&deep).unwrap());
         assert_eq!(b.len(), deep.len());
+    }
+
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        // Strings with every byte escaping cares about, at every place around the eight-byte
+        // steps, and text beyond ASCII.
+        let mut values: Vec<serde_json::Value> = Vec::new();
+        for c in (0u8..0x80).chain([b'"', b'\\']) {
+            for at in 0..18 {
+                let mut s = "a".repeat(at);
+                s.push(c as char);
+                s.push_str("\u{e9}\u{1F600}\u{2028}z");
+                values.push(s.into());
+            }
+        }
+        values.push(serde_json::json!({"a":[1,-0.5,"x",null,true,{"b":[]}],"c":{},"d":[[[]]]}));
+        // Every line of the fixtures and samples that is JSON.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut stack = vec![root.join("fixtures"), root.join("../shared/samples")];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                for line in bytes.split(|&b| b == b'\n').chain([&bytes[..]]) {
+                    if let Ok((v, _)) = crate::json::value::to_value(line) {
+                        values.push(v);
+                    }
+                }
+            }
+        }
+        assert!(values.len() > 2000, "{}", values.len());
+        for v in &values {
+            let mut ours = Vec::new();
+            Out::new(&mut ours, Style::JS).value(v);
+            let theirs = serde_json::to_vec(v).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&theirs)
+            );
+        }
     }
 }

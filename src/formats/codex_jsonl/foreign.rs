@@ -12,6 +12,7 @@ use super::items::{content_item, line, summary_of};
 use super::write::OTHER_BRANCHES;
 use crate::diag::LossReport;
 use crate::ids::{derived_uuid, is_uuid, sha256_hex};
+use crate::json::out::{Out, Style, compact};
 use crate::model::{Body, Content, Event, Message, Node, Role, Session};
 
 pub(super) struct Foreign<'a> {
@@ -225,7 +226,7 @@ impl<'a> Foreign<'a> {
                     let mut p = Map::new();
                     p.insert("type".into(), "function_call".into());
                     p.insert("name".into(), name.clone().into());
-                    p.insert("arguments".into(), args.to_string().into());
+                    p.insert("arguments".into(), compact(args).into());
                     p.insert("call_id".into(), self.call_id(id.as_deref(), node, k).into());
                     push(out, line(&ts, "response_item", Value::Object(p)));
                 }
@@ -393,6 +394,6 @@ impl<'a> Foreign<'a> {
 }
 
 fn push(out: &mut Vec<u8>, m: Map<String, Value>) {
-    serde_json::to_writer(&mut *out, &m).expect("a JSON map always serializes");
+    Out::new(out, Style::JS).value(&Value::Object(m));
     out.push(b'\n');
 }
