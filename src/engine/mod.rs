@@ -47,9 +47,10 @@ pub enum MadeFor {
     /// Any user of the model: `show`, `tree`, a writer that writes the fields it does not
     /// know.
     Anyone,
-    /// A writer that only counts the fields it has no place for: the values of an entry's
-    /// fields its reader does not interpret are left null, never read (a Claude Code tool
-    /// result's `toolUseResult`, about half of a session's bytes, is one).
+    /// A user that looks at no field the reader does not interpret, beyond counting them (a
+    /// writer with no place for them; `show`'s text): the values of those fields are left
+    /// null, never read (a Claude Code tool result's `toolUseResult`, about half of a
+    /// session's bytes, is one).
     Counting,
 }
 

@@ -164,6 +164,16 @@ impl<'s> View<'s> {
         self.each_node_as(indices, MadeFor::Anyone, each)
     }
 
+    /// [`each_node`](Self::each_node) for a user that reads none of the fields the reader
+    /// does not interpret ([`MadeFor::Counting`]): their values are null.
+    pub fn each_node_interpreted(
+        &self,
+        indices: &[u32],
+        each: impl FnMut(u32, Node) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.each_node_as(indices, MadeFor::Counting, each)
+    }
+
     /// [`each_node`](Self::each_node), with the layout hints too: each node exactly as the
     /// whole reader makes it (what `show --json` prints).
     pub fn each_whole_node(

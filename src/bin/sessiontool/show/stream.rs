@@ -148,7 +148,8 @@ fn render(
     let mut side = side.iter().peekable();
     let mut pos = 0;
     let mut output = Ok(());
-    let read = view.each_node(&path, |_, node| {
+    // The text shows no field the reader does not interpret: those are not read.
+    let read = view.each_node_interpreted(&path, |_, node| {
         let mut others = Vec::new();
         while let Some(&&(p, child)) = side.peek()
             && p == pos
