@@ -9,8 +9,8 @@ use std::io;
 use rayon::prelude::*;
 
 use super::source::{Source, short};
-use crate::json::Raw;
-use crate::json::facts::{Facts, facts};
+use crate::json::facts::{Facts, checked_outlined, facts};
+use crate::json::{Outline, Raw};
 use crate::records::{
     BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span, is_plain_line,
 };
@@ -25,10 +25,30 @@ pub trait Scan: Sync {
     fn block(&self) -> Self::Block;
     /// The next record of the block, as the records layer gives it (BOM, CR and NUL
     /// stripped, invalid UTF-8 replaced): one valid JSON value, checked once, here, with the
-    /// facts learnt as it was checked.
-    fn record(&self, block: &mut Self::Block, record: Raw<'_>, facts: &Facts, span: Span);
+    /// facts learnt as it was checked and, for most records, where the entries of the object
+    /// are (`outline`).
+    fn record(&self, block: &mut Self::Block, record: Noted<'_>, span: Span);
     /// The next block, in file order; its first record is record number `first`.
     fn merge(&self, acc: &mut Self::Acc, block: Self::Block, first: usize);
+}
+
+/// A record and what its check learnt of it.
+#[derive(Clone, Copy)]
+pub struct Noted<'r> {
+    pub raw: Raw<'r>,
+    pub facts: &'r Facts,
+    /// Where the object's entries are, when the check noted them.
+    pub outline: Option<&'r Outline>,
+}
+
+impl<'r> Noted<'r> {
+    /// [`Raw::pick`], from the outline when there is one.
+    pub fn pick<const N: usize>(&self, keys: [&str; N]) -> [Option<Raw<'r>>; N] {
+        match self.outline {
+            Some(outline) => outline.pick(self.raw, keys),
+            None => self.raw.pick(keys),
+        }
+    }
 }
 
 /// Where a record is: enough to read it again in pass two. 24 bytes.
@@ -108,7 +128,7 @@ impl<B> BlockOut<B> {
         &mut self,
         scan: &S,
         bytes: &[u8],
-        facts: &Facts,
+        (facts, outline): (&Facts, Option<&Outline>),
         lossy: bool,
         span: Span,
     ) {
@@ -123,7 +143,14 @@ impl<B> BlockOut<B> {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(bytes),
         };
-        scan.record(&mut self.block, Raw::valid(&text), facts, span);
+        // The outline's places are in `bytes`: kept only when the text is those very bytes.
+        let outline = outline.filter(|_| matches!(text, std::borrow::Cow::Borrowed(_)));
+        let record = Noted {
+            raw: Raw::valid(&text),
+            facts,
+            outline,
+        };
+        scan.record(&mut self.block, record, span);
     }
 }
 
@@ -257,12 +284,13 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
         Piece::Block(block) => {
             let max_line_len = Options::default().max_line_len;
             let mut records: Vec<Record> = Vec::new();
+            let mut outline = Outline::default();
             for (content, line, offset, terminated) in block.lines() {
                 // A plain line that is valid JSON is one record with nothing to say: taken
                 // here, as fsck's scan takes it, its grammar checked once.
                 if terminated
                     && is_plain_line(content, max_line_len)
-                    && let Some(facts) = crate::json::facts::checked(content)
+                    && let Some(facts) = checked_outlined(content, &mut outline)
                 {
                     // It ends a CRLF run the splitter may have open (also from an earlier
                     // block: in a file with CRLF lines one splitter reads them all).
@@ -272,7 +300,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                         offset,
                         len: content.len() as u64,
                     };
-                    out.record(scan, content, &facts, false, span);
+                    out.record(scan, content, (&facts, Some(&outline)), false, span);
                     continue;
                 }
                 records.clear();
@@ -286,7 +314,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                 );
                 for r in &records {
                     let lossy = matches!(r.bytes, std::borrow::Cow::Owned(_));
-                    out.record(scan, &r.bytes, &facts(&r.bytes), lossy, r.span);
+                    out.record(scan, &r.bytes, (&facts(&r.bytes), None), lossy, r.span);
                 }
             }
         }
@@ -311,7 +339,7 @@ mod tests {
         fn block(&self) -> usize {
             0
         }
-        fn record(&self, block: &mut usize, _: Raw<'_>, _: &Facts, _: Span) {
+        fn record(&self, block: &mut usize, _: Noted<'_>, _: Span) {
             *block += 1;
         }
         fn merge(&self, acc: &mut usize, block: usize, _: usize) {

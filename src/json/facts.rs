@@ -49,11 +49,52 @@ impl super::scan::Note for Facts {
     }
 }
 
+/// [`checked`], noting in `outline` where each entry of the outermost object is (nothing when
+/// the value is not an object).
+pub fn checked_outlined(b: &[u8], outline: &mut super::Outline) -> Option<Facts> {
+    struct Both<'o> {
+        facts: Facts,
+        outline: &'o mut super::Outline,
+    }
+    impl super::scan::Note for Both<'_> {
+        fn depth(&mut self, depth: usize) {
+            self.facts.depth(depth);
+        }
+        fn space(&mut self) {
+            self.facts.space();
+        }
+        fn number(&mut self, len: usize, exponent: bool) {
+            self.facts.number(len, exponent);
+        }
+        fn surrogate(&mut self) {
+            self.facts.surrogate();
+        }
+        fn top_key(&mut self, start: usize, end: usize) {
+            self.outline.key(start, end);
+        }
+        fn top_value_end(&mut self, end: usize) {
+            self.outline.value_end(end);
+        }
+    }
+    outline.clear();
+    let mut both = Both {
+        facts: Facts::default(),
+        outline,
+    };
+    let end = super::scan::value_end_noting(b, 0, &mut both).ok()?;
+    finish(b, end, both.facts)
+}
+
 /// The facts of `b` when it is one JSON value (white space around it allowed), learnt in the
 /// pass that checks it; `None` when it is not: [`facts`] and the grammar check at once.
 pub fn checked(b: &[u8]) -> Option<Facts> {
     let mut f = Facts::default();
     let end = super::scan::value_end_noting(b, 0, &mut f).ok()?;
+    finish(b, end, f)
+}
+
+/// The facts noted of a value that ends at `end`, when nothing but white space follows it.
+fn finish(b: &[u8], end: usize, mut f: Facts) -> Option<Facts> {
     let rest = super::scan::skip_ws(b, end);
     // White space around the value is not between its tokens.
     let lead = super::scan::skip_ws(b, 0);
@@ -205,6 +246,7 @@ mod tests {
     fn the_check_learns_the_facts_the_quick_pass_finds() {
         let mut texts: Vec<Vec<u8>> = [
             r#"{"a": [1 , {"b" :null}],"c":[]}"#,
+            r#"{ "a" : { "b" : [ 1 ] } , "a" : 2 , "c\u0064" : "x" , "e":{} }"#,
             r#"{"a":{},"b":[[[]]],"c":[{}]}"#,
             r#"[1e5,2E-3,-0.5e+2]"#,
             r#"{"k\udfff":1,"v":"\uD83D\uDE00","w":"\uE000\uc7ff"}"#,
@@ -241,8 +283,38 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(text)
             );
+            let mut outline = super::super::Outline::default();
+            assert_eq!(checked_outlined(text, &mut outline), got);
             if let Some(got) = got {
                 valid += 1;
+                // The outline picks what the record's own reading picks.
+                if text.first() == Some(&b'{')
+                    && text.last() == Some(&b'}')
+                    && let Ok(utf8) = std::str::from_utf8(text)
+                {
+                    let raw = super::super::Raw::valid(utf8);
+                    let mut keys: Vec<String> = raw
+                        .entries()
+                        .unwrap()
+                        .map(|(k, _)| k.name().value.into_owned())
+                        .collect();
+                    keys.extend([
+                        "missing".to_string(),
+                        "k\u{fffd}".into(),
+                        "cd".into(),
+                        String::new(),
+                    ]);
+                    for key in &keys {
+                        let want = raw.pick([key.as_str(), "a", "uuid"]);
+                        let have = outline.pick(raw, [key.as_str(), "a", "uuid"]);
+                        assert_eq!(
+                            want.map(|r| r.map(super::super::Raw::text)),
+                            have.map(|r| r.map(super::super::Raw::text)),
+                            "{key} in {}",
+                            String::from_utf8_lossy(text)
+                        );
+                    }
+                }
                 let start = super::super::scan::skip_ws(text, 0);
                 let end = text.len()
                     - text

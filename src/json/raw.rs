@@ -125,14 +125,7 @@ impl<'a> Raw<'a> {
         let mut found = [None; N];
         if let Some(entries) = self.entries() {
             for (k, v) in entries {
-                // Most keys hold no escape: compared as written, the escape looked for once.
-                let inner = &k.0[1..k.0.len() - 1];
-                let at = if inner.contains('\\') {
-                    keys.iter().position(|name| k.is(name))
-                } else {
-                    keys.iter().position(|name| *name == inner)
-                };
-                if let Some(i) = at {
+                if let Some(i) = k.position_in(&keys) {
                     found[i] = Some(v);
                 }
             }
@@ -160,6 +153,17 @@ impl std::fmt::Debug for Key<'_> {
 }
 
 impl<'a> Key<'a> {
+    /// Where this key is among `names`.
+    fn position_in(self, names: &[&str]) -> Option<usize> {
+        // Most keys hold no escape: compared as written, the escape looked for once.
+        let inner = &self.0[1..self.0.len() - 1];
+        if inner.contains('\\') {
+            names.iter().position(|name| self.is(name))
+        } else {
+            names.iter().position(|name| *name == inner)
+        }
+    }
+
     /// The key as written, quotes included.
     pub fn text(self) -> &'a str {
         self.0
@@ -182,6 +186,51 @@ impl<'a> Key<'a> {
 
     pub fn to_cow(self) -> Cow<'a, str> {
         self.name().value
+    }
+}
+
+/// Where each entry of an object is, noted by the check that read its text
+/// ([`super::facts::checked_outlined`]): picking from it skips no value again.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outline {
+    /// Per entry: its key's quotes (start and end) and where its value ends, in the text.
+    entries: Vec<[usize; 3]>,
+    /// Where the key of the entry being noted ends, until its value does.
+    key: Option<[usize; 2]>,
+}
+
+impl Outline {
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.key = None;
+    }
+
+    pub(crate) fn key(&mut self, start: usize, end: usize) {
+        self.key = Some([start, end]);
+    }
+
+    pub(crate) fn value_end(&mut self, end: usize) {
+        if let Some([start, key_end]) = self.key.take() {
+            self.entries.push([start, key_end, end]);
+        }
+    }
+
+    /// [`Raw::pick`] of `object`, the text this outline was noted from.
+    pub fn pick<'a, const N: usize>(
+        &self,
+        object: Raw<'a>,
+        keys: [&str; N],
+    ) -> [Option<Raw<'a>>; N] {
+        let mut found = [None; N];
+        let text = object.0;
+        let b = text.as_bytes();
+        for &[start, key_end, end] in &self.entries {
+            if let Some(i) = Key(&text[start..key_end]).position_in(&keys) {
+                let value = skip_ws(b, skip_ws(b, key_end) + 1);
+                found[i] = Some(Raw(&text[value..end]));
+            }
+        }
+        found
     }
 }
 

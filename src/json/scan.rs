@@ -78,6 +78,10 @@ pub trait Note {
     fn number(&mut self, _len: usize, _exponent: bool) {}
     /// A `\u` escape of a UTF-16 surrogate (`\ud800` to `\udfff`).
     fn surrogate(&mut self) {}
+    /// A key of the outermost object, its quotes from `start` to `end` (exclusive).
+    fn top_key(&mut self, _start: usize, _end: usize) {}
+    /// The value of the outermost object's last key ends at `end` (exclusive).
+    fn top_value_end(&mut self, _end: usize) {}
 }
 
 impl Note for () {}
@@ -121,7 +125,7 @@ pub fn value_end_noting<N: Note>(
                     i += 1;
                 } else {
                     open.push(Open::Object);
-                    i = key_end(b, i, note)?;
+                    i = key_end(b, i, open.len() == 1, note)?;
                     continue;
                 }
             }
@@ -153,13 +157,16 @@ pub fn value_end_noting<N: Note>(
             if open.is_empty() {
                 return Ok(i);
             }
+            if open.len() == 1 && matches!(open[0], Open::Object) {
+                note.top_value_end(i);
+            }
             i = ws(i, note);
             match open.last() {
                 None => return Ok(i),
                 Some(Open::Object) => match b.get(i) {
                     Some(b',') => {
                         let at = ws(i + 1, note);
-                        i = key_end(b, at, note)?;
+                        i = key_end(b, at, open.len() == 1, note)?;
                         break;
                     }
                     Some(b'}') => {
@@ -185,11 +192,15 @@ pub fn value_end_noting<N: Note>(
 }
 
 /// A key and its colon, starting at `i`: where its value may start.
-fn key_end<N: Note>(b: &[u8], i: usize, note: &mut N) -> Result<usize, SyntaxError> {
+/// `top`: a key of the outermost object.
+fn key_end<N: Note>(b: &[u8], i: usize, top: bool, note: &mut N) -> Result<usize, SyntaxError> {
     if b.get(i) != Some(&b'"') {
         return Err(SyntaxError::at(i, "expected a key (a string)", b));
     }
     let end = string_scan(b, i, SCALAR, note)?;
+    if top {
+        note.top_key(i, end);
+    }
     let i = skip_ws(b, end);
     if i != end {
         note.space();

@@ -17,10 +17,9 @@ use super::{HINT_STYLE, HINT_USAGE, NAME};
 use crate::check::ident::Ident;
 use crate::diag::{Diagnostic, Location};
 use crate::engine::MadeFor;
-use crate::engine::pass1::{Pass1, Scan, Spot};
+use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::skeleton::Skeleton;
 use crate::formats::lossy_diagnostic;
-use crate::json::facts::Facts;
 use crate::json::value::{to_value, to_value_keeping};
 use crate::json::{Kind, Raw};
 use crate::model::{Body, Extra, Meta, Node};
@@ -156,7 +155,8 @@ impl Scan for Scanner<'_> {
         Block::default()
     }
 
-    fn record(&self, block: &mut Block, raw: Raw<'_>, quick: &Facts, span: Span) {
+    fn record(&self, block: &mut Block, record: Noted<'_>, span: Span) {
+        let (raw, quick) = (record.raw, record.facts);
         let at = || Location::at(self.name, span.line, span.offset);
         let bytes = raw.text().as_bytes();
         // Built as `record_value` builds it only when a quick look finds what serde_json
@@ -182,7 +182,7 @@ impl Scan for Scanner<'_> {
             }
         }
         self.python_style(bytes, quick.spaced, value.as_ref(), raw);
-        let entry = entry_of(raw, block, self.calls);
+        let entry = entry_of(record, block, self.calls);
         block.entries.push(BlockEntry {
             line: span.line,
             offset: span.offset,
@@ -321,7 +321,8 @@ impl Scanner<'_> {
 }
 
 /// What `read` makes of an entry, in facts.
-fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
+fn entry_of(record: Noted, block: &mut Block, calls: bool) -> Entry {
+    let raw = record.raw;
     if raw.kind() != Kind::Object {
         return Entry::NotObject;
     }
@@ -336,7 +337,7 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
         message,
         request,
         logical,
-    ] = raw.pick([
+    ] = record.pick([
         "uuid",
         "parentUuid",
         "type",
@@ -362,7 +363,7 @@ fn entry_of(raw: Raw, block: &mut Block, calls: bool) -> Entry {
     };
     if block.first_chain.is_none() {
         let [session_id, cwd, version, git_branch] =
-            raw.pick(["sessionId", "cwd", "version", "gitBranch"]);
+            record.pick(["sessionId", "cwd", "version", "gitBranch"]);
         block.first_chain = Some(FirstChain {
             base: Base {
                 session_id: string(session_id),
