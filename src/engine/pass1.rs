@@ -49,6 +49,19 @@ impl<'r> Noted<'r> {
             None => self.raw.pick(keys),
         }
     }
+
+    /// [`Raw::pick`] of `value`, the value of one of the record's entries: from the outline
+    /// when there is one.
+    pub fn pick_within<const N: usize>(
+        &self,
+        value: Raw<'r>,
+        keys: [&str; N],
+    ) -> [Option<Raw<'r>>; N] {
+        match self.outline {
+            Some(outline) => outline.pick_within(self.raw, value, keys),
+            None => value.pick(keys),
+        }
+    }
 }
 
 /// Where a record is: enough to read it again in pass two. 24 bytes.

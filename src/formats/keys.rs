@@ -8,16 +8,15 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::Parent;
-use crate::json::{Kind, Raw};
+use crate::json::{Kind, Outlined, Raw};
 
 /// A record's value, when it is a JSON object; `None` when it is not an object, or not JSON.
-pub(crate) fn record(record: &[u8]) -> Option<Raw<'_>> {
+pub(crate) fn record(record: &[u8]) -> Option<Outlined<'_>> {
     if super::trim_start(record).first() != Some(&b'{') {
         return None;
     }
     let text = simdutf8::basic::from_utf8(record).ok()?;
-    let raw = Raw::parse(text).ok()?;
-    (raw.kind() == Kind::Object).then_some(raw)
+    Outlined::parse(text)
 }
 
 /// A string field's text; `None` for an absent field and for any other type (`null`, a

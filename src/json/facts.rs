@@ -69,11 +69,11 @@ pub fn checked_outlined(b: &[u8], outline: &mut super::Outline) -> Option<Facts>
         fn surrogate(&mut self) {
             self.facts.surrogate();
         }
-        fn top_key(&mut self, start: usize, end: usize) {
-            self.outline.key(start, end);
+        fn key(&mut self, depth: usize, start: usize, end: usize) {
+            self.outline.key(depth, start, end);
         }
-        fn top_value_end(&mut self, end: usize) {
-            self.outline.value_end(end);
+        fn value_end(&mut self, depth: usize, end: usize) {
+            self.outline.value_end(depth, end);
         }
     }
     outline.clear();
@@ -247,6 +247,7 @@ mod tests {
         let mut texts: Vec<Vec<u8>> = [
             r#"{"a": [1 , {"b" :null}],"c":[]}"#,
             r#"{ "a" : { "b" : [ 1 ] } , "a" : 2 , "c\u0064" : "x" , "e":{} }"#,
+            r#"{"m":{"id":1,"x":[{"id":2}],"id":3},"n":[{"id":4}],"m":{ "content" : "c" , "usage":{"id":5}}}"#,
             r#"{"a":{},"b":[[[]]],"c":[{}]}"#,
             r#"[1e5,2E-3,-0.5e+2]"#,
             r#"{"k\udfff":1,"v":"\uD83D\uDE00","w":"\uE000\uc7ff"}"#,
@@ -304,6 +305,28 @@ mod tests {
                         "cd".into(),
                         String::new(),
                     ]);
+                    // And within each entry's value.
+                    for (_, value) in raw.entries().unwrap() {
+                        let Some(entries) = value.entries() else {
+                            continue;
+                        };
+                        for (k, _) in entries {
+                            let name = k.name().value;
+                            for names in [
+                                [name.as_ref(), "id", "missing"],
+                                ["content", "usage", "role"],
+                            ] {
+                                assert_eq!(
+                                    value.pick(names).map(|r| r.map(super::super::Raw::text)),
+                                    outline
+                                        .pick_within(raw, value, names)
+                                        .map(|r| r.map(super::super::Raw::text)),
+                                    "{names:?} within {}",
+                                    value.text()
+                                );
+                            }
+                        }
+                    }
                     for key in &keys {
                         let want = raw.pick([key.as_str(), "a", "uuid"]);
                         let have = outline.pick(raw, [key.as_str(), "a", "uuid"]);

@@ -189,29 +189,53 @@ impl<'a> Key<'a> {
     }
 }
 
-/// Where each entry of an object is, noted by the check that read its text
-/// ([`super::facts::checked_outlined`]): picking from it skips no value again.
+/// Where each entry of an object is, and each entry of the objects that are its values, noted
+/// by the check that read its text ([`super::facts::checked_outlined`]): picking from it skips
+/// no value again.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Outline {
-    /// Per entry: its key's quotes (start and end) and where its value ends, in the text.
-    entries: Vec<[usize; 3]>,
-    /// Where the key of the entry being noted ends, until its value does.
-    key: Option<[usize; 2]>,
+    /// The outermost object's entries: key quotes (start and end), value end, and the range of
+    /// `inner` that holds the entries of its value (empty unless the value is an object).
+    entries: Vec<([usize; 3], std::ops::Range<usize>)>,
+    /// The entries of the objects one level down, each as key quotes and value end.
+    inner: Vec<[usize; 3]>,
+    /// The key being noted at each depth, until its value ends.
+    key: [Option<[usize; 2]>; 2],
+    /// Where the entries of the outermost entry being noted start in `inner`.
+    inner_from: usize,
 }
 
 impl Outline {
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
-        self.key = None;
+        self.inner.clear();
+        self.key = [None; 2];
+        self.inner_from = 0;
     }
 
-    pub(crate) fn key(&mut self, start: usize, end: usize) {
-        self.key = Some([start, end]);
+    pub(crate) fn key(&mut self, depth: usize, start: usize, end: usize) {
+        if depth == 1 {
+            // Its value's entries, if any, are the ones noted from here on.
+            self.key[1] = None;
+            self.inner_from = self.inner.len();
+        }
+        if let Some(k) = self.key.get_mut(depth - 1) {
+            *k = Some([start, end]);
+        }
     }
 
-    pub(crate) fn value_end(&mut self, end: usize) {
-        if let Some([start, key_end]) = self.key.take() {
-            self.entries.push([start, key_end, end]);
+    pub(crate) fn value_end(&mut self, depth: usize, end: usize) {
+        match (
+            depth,
+            self.key
+                .get_mut(depth.wrapping_sub(1))
+                .and_then(Option::take),
+        ) {
+            (1, Some([start, key_end])) => self
+                .entries
+                .push(([start, key_end, end], self.inner_from..self.inner.len())),
+            (2, Some([start, key_end])) => self.inner.push([start, key_end, end]),
+            _ => {}
         }
     }
 
@@ -221,17 +245,89 @@ impl Outline {
         object: Raw<'a>,
         keys: [&str; N],
     ) -> [Option<Raw<'a>>; N] {
-        let mut found = [None; N];
-        let text = object.0;
-        let b = text.as_bytes();
-        for &[start, key_end, end] in &self.entries {
-            if let Some(i) = Key(&text[start..key_end]).position_in(&keys) {
-                let value = skip_ws(b, skip_ws(b, key_end) + 1);
-                found[i] = Some(Raw(&text[value..end]));
-            }
-        }
-        found
+        let entries = self.entries.iter().map(|(e, _)| e);
+        pick_from(object.0, entries, keys)
     }
+
+    /// [`Raw::pick`] of `value`, the value of one of `object`'s entries (`object`: the text
+    /// this outline was noted from); read again when it is not one.
+    pub fn pick_within<'a, const N: usize>(
+        &self,
+        object: Raw<'a>,
+        value: Raw<'a>,
+        keys: [&str; N],
+    ) -> [Option<Raw<'a>>; N] {
+        let text = object.0;
+        let at = (value.0.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        let b = text.as_bytes();
+        let entry = self.entries.iter().find(|([_, key_end, end], _)| {
+            *end == at + value.0.len() && skip_ws(b, skip_ws(b, *key_end) + 1) == at
+        });
+        match entry {
+            Some((_, inner)) if value.kind() == Kind::Object => {
+                pick_from(text, self.inner[inner.clone()].iter(), keys)
+            }
+            _ => value.pick(keys),
+        }
+    }
+}
+
+/// An object read with the places of its entries noted as its text was checked: picking its
+/// fields skips no value a second time.
+pub struct Outlined<'a> {
+    raw: Raw<'a>,
+    outline: Outline,
+}
+
+impl<'a> Outlined<'a> {
+    /// `text` when it is one JSON object (white space around it allowed).
+    pub fn parse(text: &'a str) -> Option<Outlined<'a>> {
+        let text = text.trim_matches(scan::is_ws_char);
+        let mut outline = Outline::default();
+        super::facts::checked_outlined(text.as_bytes(), &mut outline)?;
+        let raw = Raw(text);
+        (raw.kind() == Kind::Object).then_some(Outlined { raw, outline })
+    }
+
+    /// [`Raw::pick`], from the outline.
+    pub fn pick<const N: usize>(&self, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
+        self.outline.pick(self.raw, keys)
+    }
+
+    /// [`Raw::pick`] of `value`, the value of one of the object's entries, from the outline.
+    pub fn pick_within<const N: usize>(
+        &self,
+        value: Raw<'a>,
+        keys: [&str; N],
+    ) -> [Option<Raw<'a>>; N] {
+        self.outline.pick_within(self.raw, value, keys)
+    }
+}
+
+impl<'a> std::ops::Deref for Outlined<'a> {
+    type Target = Raw<'a>;
+
+    fn deref(&self) -> &Raw<'a> {
+        &self.raw
+    }
+}
+
+/// The values of `keys` among `entries` (key quotes and value end, in `text`), each the last
+/// entry with that key.
+fn pick_from<'a, 'e, const N: usize>(
+    text: &'a str,
+    entries: impl Iterator<Item = &'e [usize; 3]>,
+    keys: [&str; N],
+) -> [Option<Raw<'a>>; N] {
+    let mut found = [None; N];
+    let b = text.as_bytes();
+    for &[start, key_end, end] in entries {
+        if let Some(i) = Key(&text[start..key_end]).position_in(&keys) {
+            let value = skip_ws(b, skip_ws(b, key_end) + 1);
+            found[i] = Some(Raw(&text[value..end]));
+        }
+    }
+    found
 }
 
 /// The entries of an object ([`Raw::entries`]).

@@ -78,10 +78,11 @@ pub trait Note {
     fn number(&mut self, _len: usize, _exponent: bool) {}
     /// A `\u` escape of a UTF-16 surrogate (`\ud800` to `\udfff`).
     fn surrogate(&mut self) {}
-    /// A key of the outermost object, its quotes from `start` to `end` (exclusive).
-    fn top_key(&mut self, _start: usize, _end: usize) {}
-    /// The value of the outermost object's last key ends at `end` (exclusive).
-    fn top_value_end(&mut self, _end: usize) {}
+    /// A key of the outermost object (`depth` 1) or of an object that is the value of one of
+    /// its entries (`depth` 2), its quotes from `start` to `end` (exclusive).
+    fn key(&mut self, _depth: usize, _start: usize, _end: usize) {}
+    /// The value of the last key noted at `depth` ends at `end` (exclusive).
+    fn value_end(&mut self, _depth: usize, _end: usize) {}
 }
 
 impl Note for () {}
@@ -125,7 +126,7 @@ pub fn value_end_noting<N: Note>(
                     i += 1;
                 } else {
                     open.push(Open::Object);
-                    i = key_end(b, i, open.len() == 1, note)?;
+                    i = key_end(b, i, outlined(&open), note)?;
                     continue;
                 }
             }
@@ -157,8 +158,8 @@ pub fn value_end_noting<N: Note>(
             if open.is_empty() {
                 return Ok(i);
             }
-            if open.len() == 1 && matches!(open[0], Open::Object) {
-                note.top_value_end(i);
+            if let Some(depth) = outlined(&open) {
+                note.value_end(depth, i);
             }
             i = ws(i, note);
             match open.last() {
@@ -166,7 +167,7 @@ pub fn value_end_noting<N: Note>(
                 Some(Open::Object) => match b.get(i) {
                     Some(b',') => {
                         let at = ws(i + 1, note);
-                        i = key_end(b, at, open.len() == 1, note)?;
+                        i = key_end(b, at, outlined(&open), note)?;
                         break;
                     }
                     Some(b'}') => {
@@ -192,14 +193,29 @@ pub fn value_end_noting<N: Note>(
 }
 
 /// A key and its colon, starting at `i`: where its value may start.
-/// `top`: a key of the outermost object.
-fn key_end<N: Note>(b: &[u8], i: usize, top: bool, note: &mut N) -> Result<usize, SyntaxError> {
+/// The depth [`Note::key`] and [`Note::value_end`] are told of, when the innermost open
+/// container is the outermost object or an object that is the value of one of its entries.
+fn outlined(open: &[Open]) -> Option<usize> {
+    match open {
+        [Open::Object] => Some(1),
+        [Open::Object, Open::Object] => Some(2),
+        _ => None,
+    }
+}
+
+/// `outlined`: the depth to note the key at.
+fn key_end<N: Note>(
+    b: &[u8],
+    i: usize,
+    outlined: Option<usize>,
+    note: &mut N,
+) -> Result<usize, SyntaxError> {
     if b.get(i) != Some(&b'"') {
         return Err(SyntaxError::at(i, "expected a key (a string)", b));
     }
     let end = string_scan(b, i, SCALAR, note)?;
-    if top {
-        note.top_key(i, end);
+    if let Some(depth) = outlined {
+        note.key(depth, i, end);
     }
     let i = skip_ws(b, end);
     if i != end {

@@ -379,7 +379,7 @@ fn entry_of(record: Noted, block: &mut Block, calls: bool) -> Entry {
     // What `chain_node` makes a message of (else the entry is kept whole).
     let message = message.filter(|m| m.kind() == Kind::Object);
     let [content, id, usage] = match message {
-        Some(m) => m.pick(["content", "id", "usage"]),
+        Some(m) => record.pick_within(m, ["content", "id", "usage"]),
         None => [None; 3],
     };
     let talk = matches!(kind.as_deref(), Some("user" | "assistant"));

@@ -179,7 +179,7 @@ fn legacy_keys(record: &[u8]) -> Option<Keys<'_>> {
         if string(kind).is_none() {
             k.missing.push("type");
         }
-        super::keys::item_keys(Some(l), &mut k);
+        super::keys::item_keys(Some(*l), &mut k);
     } else if string(id).is_some() && string(timestamp).is_some() {
         k.kind = Some("session_meta".into());
     } else {
