@@ -34,7 +34,8 @@ pub(super) fn agent_keys(record: &[u8]) -> Option<Keys<'_>> {
         match object(message) {
             None => missing.push("message"),
             Some(m) => {
-                let [role, tool_call_id, content] = m.pick(["role", "tool_call_id", "content"]);
+                let [role, tool_call_id, content] =
+                    r.pick_within(m, ["role", "tool_call_id", "content"]);
                 let role = string(role);
                 if role.is_none() {
                     missing.push("message.role");

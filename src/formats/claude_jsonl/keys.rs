@@ -46,7 +46,7 @@ pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
     let mut calls = Vec::new();
     let mut results = Vec::new();
     // `message.content`, when `message` is an object that has it.
-    match object(message).and_then(|m| m.get("content")) {
+    match object(message).and_then(|m| e.pick_within(m, ["content"])[0]) {
         Some(content) => {
             for b in objects(Some(content)) {
                 let [t, id, tool_use_id] = b.pick(["type", "id", "tool_use_id"]);

@@ -26,7 +26,12 @@ pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
         ..Keys::default()
     };
     match kind.as_deref() {
-        Some("response_item") => item_keys(object(payload), &mut k),
+        Some("response_item") => {
+            // The payload's fields, from the line's outline.
+            if let Some(p) = object(payload) {
+                item_fields(l.pick_within(p, ["type", "call_id", "name"]), &mut k);
+            }
+        }
         Some("session_meta") => k.subagent = is_thread_spawn(object(payload)),
         _ => {}
     }
@@ -38,7 +43,11 @@ pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
 /// line of the older layout).
 pub(super) fn item_keys<'a>(item: Option<Raw<'a>>, k: &mut Keys<'a>) {
     let Some(item) = item else { return };
-    let [item_kind, id, name] = item.pick(["type", "call_id", "name"]);
+    item_fields(item.pick(["type", "call_id", "name"]), k);
+}
+
+/// [`item_keys`] from the item's `type`, `call_id` and `name`.
+fn item_fields<'a>([item_kind, id, name]: [Option<Raw<'a>>; 3], k: &mut Keys<'a>) {
     let (Some(item_kind), Some(id)) = (string(item_kind), string(id)) else {
         return;
     };

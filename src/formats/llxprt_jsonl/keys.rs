@@ -31,7 +31,7 @@ pub(super) fn llxprt_keys(record: &[u8]) -> Option<Keys<'_>> {
     let mut calls = Vec::new();
     let mut results = Vec::new();
     if kind.as_deref() == Some("content")
-        && let Some(content) = object(payload).and_then(|p| p.get("content"))
+        && let Some(content) = object(payload).and_then(|p| l.pick_within(p, ["content"])[0])
         && let Some(blocks) = content_blocks(content)
     {
         for b in blocks {

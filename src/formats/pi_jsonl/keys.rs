@@ -45,7 +45,7 @@ pub(super) fn pi_keys(record: &[u8]) -> Option<Keys<'_>> {
             None => missing.push("message"),
             Some(m) => {
                 let [role, tool_call_id, content, usage] =
-                    m.pick(["role", "toolCallId", "content", "usage"]);
+                    r.pick_within(m, ["role", "toolCallId", "content", "usage"]);
                 let role = string(role);
                 if role.is_none() {
                     missing.push("message.role");

@@ -38,7 +38,7 @@ pub(super) fn qwen_keys(record: &[u8]) -> Option<Keys<'_>> {
     let mut calls = Vec::new();
     let mut results: Vec<Cow<str>> = Vec::new();
     let parts = match present(message, Kind::Object)? {
-        Some(m) => present(m.get("parts"), Kind::Array)?,
+        Some(m) => present(r.pick_within(m, ["parts"])[0], Kind::Array)?,
         None => None,
     };
     for part in parts.and_then(Raw::items).into_iter().flatten() {
@@ -55,7 +55,7 @@ pub(super) fn qwen_keys(record: &[u8]) -> Option<Keys<'_>> {
         }
     }
     if let Some(t) = present(result, Kind::Object)?
-        && let Some(id) = string(t.get("callId"))
+        && let Some(id) = string(r.pick_within(t, ["callId"])[0])
         && !results.contains(&id)
     {
         results.push(id);
