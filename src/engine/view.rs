@@ -149,42 +149,15 @@ impl<'s> View<'s> {
         out
     }
 
-    /// The nodes of `indices`, in that order, as the whole reader makes them (but for the
-    /// layout hints only its own writer reads); `each`'s first error stops the reading.
+    /// The nodes of `indices`, in that order, as the whole reader makes them for `made_for`
+    /// (`OwnWriter`: with the layout hints, what `show --json` prints; `Counting`: the fields
+    /// the reader does not interpret left null); `each`'s first error stops the reading.
     ///
     /// Nodes are made in runs of records, several runs at once on the thread pool (on a
     /// thread of their own, a window of runs ahead), and handed to `each` in order on the
     /// caller's thread (which may hold what cannot leave it, such as a lock on standard
     /// output). In memory: the nodes of about three windows of runs.
     pub fn each_node(
-        &self,
-        indices: &[u32],
-        each: impl FnMut(u32, Node) -> io::Result<()>,
-    ) -> io::Result<()> {
-        self.each_node_as(indices, MadeFor::Anyone, each)
-    }
-
-    /// [`each_node`](Self::each_node) for a user that reads none of the fields the reader
-    /// does not interpret ([`MadeFor::Counting`]): their values are null.
-    pub fn each_node_interpreted(
-        &self,
-        indices: &[u32],
-        each: impl FnMut(u32, Node) -> io::Result<()>,
-    ) -> io::Result<()> {
-        self.each_node_as(indices, MadeFor::Counting, each)
-    }
-
-    /// [`each_node`](Self::each_node), with the layout hints too: each node exactly as the
-    /// whole reader makes it (what `show --json` prints).
-    pub fn each_whole_node(
-        &self,
-        indices: &[u32],
-        each: impl FnMut(u32, Node) -> io::Result<()>,
-    ) -> io::Result<()> {
-        self.each_node_as(indices, MadeFor::OwnWriter, each)
-    }
-
-    fn each_node_as(
         &self,
         indices: &[u32],
         made_for: MadeFor,

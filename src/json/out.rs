@@ -395,31 +395,14 @@ pub fn escape_into(buf: &mut Vec<u8>, s: &str, escape: Escape) {
 /// [`escape_into`] for [`Escape::Js`]: only `"`, `\\` and control characters are escaped,
 /// so the text is copied in runs found eight bytes at a time.
 fn escape_js(buf: &mut Vec<u8>, s: &str) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let b = s.as_bytes();
     buf.reserve(b.len() + 2);
     buf.push(b'"');
     let mut start = 0;
     let mut i = 0;
     loop {
-        // The next byte to escape, from `i`.
-        while i + 8 <= b.len() {
-            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
-            let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-            let quote = has_zero(w ^ (ONES * u64::from(b'"')));
-            let backslash = has_zero(w ^ (ONES * u64::from(b'\\')));
-            let hit = control | quote | backslash;
-            if hit != 0 {
-                i += (hit.trailing_zeros() / 8) as usize;
-                break;
-            }
-            i += 8;
-        }
-        while i < b.len() && !matches!(b[i], b'"' | b'\\' | 0..=0x1f) {
-            i += 1;
-        }
+        // The next byte to escape: the bytes the grammar check passes over in a string.
+        i = scan::plain_run_end(b, i);
         let Some(&c) = b.get(i) else {
             break;
         };

@@ -344,7 +344,7 @@ fn string_scan<N: Note>(
 /// The end of a run of bytes that need no attention in a string: not `"`, `\` or a control
 /// character. Eight bytes at a time.
 #[inline]
-fn plain_run_end(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn plain_run_end(b: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;

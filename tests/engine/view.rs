@@ -10,8 +10,8 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use sessiontool::engine::FileSource;
 use sessiontool::engine::view::View;
+use sessiontool::engine::{FileSource, MadeFor};
 use sessiontool::formats::Input;
 use sessiontool::model::{Node, Role, Session};
 
@@ -70,7 +70,7 @@ fn same(path: &Path, forced: bool) -> bool {
     // Ids and parents; every node made, as the whole reader makes it (but for the hints: only
     // its own writer reads them, and the view leaves out most).
     let all: Vec<u32> = (0..view.len() as u32).collect();
-    view.each_node(&all, |i, node| {
+    view.each_node(&all, MadeFor::Anyone, |i, node| {
         let whole = &s.nodes[i as usize];
         assert_eq!(whole.id, view.id(i), "{}", at("id"));
         assert_eq!(whole.parent, view.parent_id(i), "{}", at("parent"));
@@ -90,7 +90,7 @@ fn same(path: &Path, forced: bool) -> bool {
     })
     .unwrap();
     // With the hints too, exactly the whole reader's nodes (`show --json`).
-    view.each_whole_node(&all, |i, node| {
+    view.each_node(&all, MadeFor::OwnWriter, |i, node| {
         assert_eq!(
             s.nodes[i as usize],
             node,

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use sessiontool::diag::Diagnostic;
+use sessiontool::engine::MadeFor;
 use sessiontool::engine::view::View;
 use sessiontool::formats::Format;
 use sessiontool::model::Meta;
@@ -101,7 +102,7 @@ impl Serialize for Nodes<'_> {
         let mut seq = serializer.serialize_seq(Some(view.len()))?;
         let all: Vec<u32> = (0..view.len() as u32).collect();
         let mut failed = None;
-        let read = view.each_whole_node(&all, |_, node| {
+        let read = view.each_node(&all, MadeFor::OwnWriter, |_, node| {
             seq.serialize_element(&node).map_err(|e| {
                 failed = Some(e);
                 std::io::Error::other("output failed")
@@ -149,7 +150,7 @@ fn render(
     let mut pos = 0;
     let mut output = Ok(());
     // The text shows no field the reader does not interpret: those are not read.
-    let read = view.each_node_interpreted(&path, |_, node| {
+    let read = view.each_node(&path, MadeFor::Counting, |_, node| {
         let mut others = Vec::new();
         while let Some(&&(p, child)) = side.peek()
             && p == pos

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use sessiontool::diag::Diagnostic;
+use sessiontool::engine::MadeFor;
 use sessiontool::engine::links::Links;
 use sessiontool::engine::view::View;
 use sessiontool::model::{Body, Node};
@@ -131,7 +132,7 @@ impl Serialize for Nodes<'_> {
             From::View(view, links) => {
                 let all: Vec<u32> = (0..self.count as u32).collect();
                 let mut failed = None;
-                let read = view.each_node(&all, |i, node| {
+                let read = view.each_node(&all, MadeFor::Anyone, |i, node| {
                     let ids: Vec<String> = links.children(i).iter().map(|&c| view.id(c)).collect();
                     let place = Place {
                         children: ids.iter().map(String::as_str).collect(),

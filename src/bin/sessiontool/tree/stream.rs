@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
+use sessiontool::engine::MadeFor;
 use sessiontool::engine::links::Links;
 use sessiontool::engine::view::View;
 use sessiontool::formats::Format;
@@ -108,7 +109,7 @@ impl Outline<'_> {
         let indices: Vec<u32> = wanted.iter().map(|&i| i as u32).collect();
         let mut described = HashMap::new();
         let mut names = Vec::new();
-        self.view.each_node(&indices, |i, node| {
+        self.view.each_node(&indices, MadeFor::Anyone, |i, node| {
             // A record outside the conversation is on no line: it is only counted.
             if is_outside(i) {
                 names.push(sessiontool::tree::record_name(&node));
