@@ -17,7 +17,7 @@ use sessiontool::engine::{self, Bytes, FileOutput, FileSource, Job, PlanError, S
 use sessiontool::formats::{self, Format, Input, WriteOptions};
 use sessiontool::model::Meta;
 
-const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
+const TARGETS: [&str; 3] = ["claude-jsonl", "codex-jsonl", "gemini-json"];
 
 fn fmt(name: &str) -> &'static dyn Format {
     formats::by_name(name).unwrap()
@@ -292,7 +292,7 @@ fn check_files(paths: &[PathBuf]) -> usize {
         let name = path.display().to_string();
         for from in [None, Some(claude)] {
             for to in TARGETS {
-                let leaves = if to == "codex-jsonl" {
+                let leaves = if to != "claude-jsonl" {
                     leaves(&bytes)
                 } else {
                     vec![None]
@@ -360,7 +360,7 @@ fn a_session_placed_under_another_project_is_rewritten_as_the_whole_session_path
             }
         }
     }
-    assert_eq!(taken, 8);
+    assert_eq!(taken, 4 * TARGETS.len());
 }
 
 /// A small deterministic generator (xorshift), so every failure names its seed.
@@ -639,14 +639,16 @@ fn generated_sessions_convert_as_the_whole_session_path_converts_them() {
         // Other leaves, and a project change, on some.
         if seed % 5 == 0 {
             for leaf in leaves(&bytes).into_iter().step_by(3) {
-                agree(
-                    &name,
-                    &bytes,
-                    Some(claude),
-                    fmt("codex-jsonl"),
-                    &options(leaf.as_deref()),
-                    &no_adjust,
-                );
+                for to in ["codex-jsonl", "gemini-json"] {
+                    agree(
+                        &name,
+                        &bytes,
+                        Some(claude),
+                        fmt(to),
+                        &options(leaf.as_deref()),
+                        &no_adjust,
+                    );
+                }
                 leaves_tried += 1;
             }
             // Closing unanswered calls goes through the whole session when there are calls

@@ -11,8 +11,8 @@
 //! nodes are converted on several threads at once and written in order. A same-format
 //! conversion that changes nothing copies each record's bytes.
 //!
-//! What goes through here: Claude Code JSONL to Codex and to Claude Code. Everything else goes
-//! through the whole-session path ([`crate::convert::convert_whole`]), which this path equals
+//! What goes through here: Claude Code JSONL to Claude Code, to Codex and to a legacy Gemini
+//! session. Everything else goes through the whole-session path ([`crate::convert::convert_whole`]), which this path equals
 //! byte for byte, diagnostic for diagnostic and loss for loss (`tests/engine.rs`).
 
 pub mod links;
@@ -33,6 +33,7 @@ use crate::convert::{Conversion, ConvertError, unanswered_diagnostic};
 use crate::diag::{Diagnostic, LossReport};
 use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
+use crate::formats::gemini_json::stream::DocumentStream;
 use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
 use crate::model::Meta;
 use crate::tree::LeftOut;
@@ -98,19 +99,35 @@ pub struct Plan<'a> {
     route: Route,
 }
 
+/// How a plan writes: every route reads Claude Code JSONL (the one format with a two-pass
+/// reader yet).
 enum Route {
     /// Claude Code to Claude Code: each entry copied, or rebuilt with other session fields.
-    ClaudeSame {
+    Same {
         known: Known,
         rewrite: Option<Rewrite>,
         drop_final_newline: bool,
     },
     /// Claude Code to a Codex rollout: the branch's nodes, one run at a time.
-    ClaudeToCodex {
+    ToCodex {
         known: Known,
         branch: Vec<u32>,
         left_out: LeftOut,
         stream: Box<RolloutStream>,
+    },
+    /// Claude Code to a legacy Gemini session: the branch's nodes, one run at a time.
+    ToGemini {
+        known: Known,
+        branch: Vec<u32>,
+        left_out: LeftOut,
+        stream: Box<DocumentStream>,
+        /// The name of each call id of the branch.
+        names: std::collections::HashMap<String, String>,
+        /// The document's start time and last update.
+        times: [String; 2],
+        /// The id and call names of the node the branch's root hangs under, when it is on the
+        /// branch.
+        root_parent: Option<(String, Vec<String>)>,
     },
 }
 
@@ -210,17 +227,20 @@ pub fn covers(from: &dyn Format, to: &dyn Format) -> bool {
     route_of(from, to).is_some()
 }
 
+/// The routes, before pass one (from Claude Code JSONL, see [`Route`]).
 #[derive(Clone, Copy)]
 enum Kind {
-    ClaudeSame,
-    ClaudeToCodex,
+    Same,
+    ToCodex,
+    ToGemini,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
-    use crate::formats::{claude_jsonl, codex_jsonl};
+    use crate::formats::{claude_jsonl, codex_jsonl, gemini_json};
     match (from.name(), to.name()) {
-        (claude_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::ClaudeSame),
-        (claude_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::ClaudeToCodex),
+        (claude_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::Same),
+        (claude_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::ToCodex),
+        (claude_jsonl::NAME, gemini_json::NAME) => Some(Kind::ToGemini),
         _ => None,
     }
 }
@@ -267,7 +287,9 @@ pub fn plan<'a>(
         return Ok(None);
     }
     let to = job.to;
-    let scanner = Scanner::new(job.name, to.resumable() && !to.answers_open_calls_itself());
+    let mut scanner = Scanner::new(job.name, to.resumable() && !to.answers_open_calls_itself());
+    // The Gemini writer names each result by its call.
+    scanner.call_names = matches!(kind, Kind::ToGemini);
     let options = pass1::Pass1Options {
         block_size: job.tuning.block_size,
     };
@@ -318,35 +340,52 @@ pub fn plan<'a>(
         source,
     };
     let route = match kind {
-        Kind::ClaudeSame => {
+        Kind::Same => {
             let rewrite = known.rewrite(&meta, job.tuning.rebuild_unchanged);
-            Route::ClaudeSame {
+            Route::Same {
                 drop_final_newline: Known::drops_final_newline(&meta),
                 known,
                 rewrite,
             }
         }
-        Kind::ClaudeToCodex => {
+        Kind::ToCodex => {
             let options = WriteOptions {
                 leaf: leaf.clone(),
                 ..job.options.clone()
             };
             let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
-            let chosen = known
-                .skeleton
-                .branch(leaf.as_deref(), known.head, |i| !known.is_message(i))
-                .map_err(|e| write_error(WriteError(e)))?;
-            let left_out = LeftOut {
-                other_branches: chosen.other_branches,
-                outside: chosen.outside.len(),
-                outside_kinds: outside_kinds(&job, &known, &chosen.outside)?,
-            };
-            let branch = chosen.path;
-            Route::ClaudeToCodex {
+            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
+            Route::ToCodex {
                 known,
                 branch,
                 left_out,
                 stream: Box::new(stream),
+            }
+        }
+        Kind::ToGemini => {
+            let Some(stream) = DocumentStream::new(meta, job.options) else {
+                return Ok(None);
+            };
+            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
+            // A result that names no call of the session is named by its parent's calls: the
+            // node before it on the branch, but for the root, whose parent is on the branch
+            // only when the parents make a loop.
+            let root_parent = branch
+                .first()
+                .and_then(|&i| known.skeleton.parent(i))
+                .filter(|p| branch.contains(p))
+                .map(|p| (known.skeleton.name(p), known.calls_of(p)));
+            let Some(times) = document_times(&job, &known, &branch, &stream)? else {
+                return Ok(None);
+            };
+            Route::ToGemini {
+                names: known.call_names(&branch),
+                known,
+                branch,
+                left_out,
+                stream: Box::new(stream),
+                times,
+                root_parent,
             }
         }
     };
@@ -356,6 +395,66 @@ pub fn plan<'a>(
         diagnostics,
         route,
     }))
+}
+
+/// The branch to write (`leaf`'s, else the head's) and what it leaves out.
+fn branch_of(
+    job: &Job,
+    known: &Known,
+    leaf: Option<&str>,
+) -> Result<(Vec<u32>, LeftOut), PlanError> {
+    let chosen = known
+        .skeleton
+        .branch(leaf, known.head, |i| !known.is_message(i))
+        .map_err(|e| ConvertError::Write {
+            to: job.to.name(),
+            source: WriteError(e),
+        })?;
+    let left_out = LeftOut {
+        other_branches: chosen.other_branches,
+        outside: chosen.outside.len(),
+        outside_kinds: outside_kinds(job, known, &chosen.outside)?,
+    };
+    Ok((chosen.path, left_out))
+}
+
+/// A legacy Gemini document's start time and last update, as the whole writer finds them:
+/// the session's own, else its first and last message's (a message without a time has the
+/// last time before it, else the session's start, else `now`). `None` when the last
+/// message's cannot be known before the messages are written (the whole session then).
+fn document_times(
+    job: &Job,
+    known: &Known,
+    branch: &[u32],
+    stream: &DocumentStream,
+) -> io::Result<Option<[String; 2]>> {
+    let now = stream.now();
+    let [start, last] = stream.times();
+    // Every node of the Claude reader that is not a message is an event: no message.
+    let first_message = branch.iter().position(|&i| known.is_message(i));
+    let start = match (start, first_message) {
+        (Some(s), _) => s.to_string(),
+        (None, None) => now.clone(),
+        (None, Some(k)) => match branch[..=k].iter().rev().find(|&&i| known.timed(i)) {
+            Some(&i) => {
+                let mut time = None;
+                pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
+                    time = known.node(i, bytes, MadeFor::Counting).timestamp;
+                })?;
+                time.unwrap_or(now.clone())
+            }
+            None => now.clone(),
+        },
+    };
+    let last = match (last, first_message) {
+        (Some(l), _) => l.to_string(),
+        (None, None) => now,
+        // Which message is the last one depends on which results fold into the one before.
+        (None, Some(_)) if branch.iter().any(|&i| known.timed(i)) => return Ok(None),
+        // No node has a time: every message has the session's start, else `now`.
+        (None, Some(_)) => stream.times()[0].map_or(now, str::to_string),
+    };
+    Ok(Some([start, last]))
 }
 
 /// The records outside the conversation counted by what they are, as
@@ -402,7 +501,7 @@ impl Plan<'_> {
     pub fn write(self, out: &mut dyn Output) -> io::Result<Conversion> {
         let job = &self.job;
         let losses = match &self.route {
-            Route::ClaudeSame {
+            Route::Same {
                 known,
                 rewrite,
                 drop_final_newline,
@@ -413,12 +512,38 @@ impl Plan<'_> {
                 }
                 LossReport::default()
             }
-            Route::ClaudeToCodex {
+            Route::ToCodex {
                 known,
                 branch,
                 left_out,
                 stream,
             } => to_codex(job, known, branch, left_out, stream, out)?,
+            Route::ToGemini {
+                known,
+                branch,
+                left_out,
+                stream,
+                names,
+                times,
+                root_parent,
+            } => {
+                let mut w = stream.writer(names.clone(), left_out, times.clone());
+                w.after(root_parent.clone());
+                let mut buf = Vec::new();
+                w.begin(&mut buf);
+                out.put(&buf)?;
+                each_branch_node(job, known, branch, MadeFor::Counting, |nodes| {
+                    buf.clear();
+                    for node in nodes {
+                        w.node(node, &mut buf);
+                    }
+                    out.put(&buf)
+                })?;
+                buf.clear();
+                let losses = w.finish(&mut buf);
+                out.put(&buf)?;
+                losses
+            }
         };
         Ok(Conversion {
             from: self.from.name(),
@@ -533,6 +658,27 @@ fn to_codex(
     let mut buf = Vec::new();
     w.begin(first_timed, &mut buf);
     out.put(&buf)?;
+    each_branch_node(job, known, branch, made_for, |nodes| {
+        buf.clear();
+        for node in &nodes {
+            w.node(node, &mut buf);
+        }
+        out.put(&buf)
+    })?;
+    w.finish();
+    Ok(losses)
+}
+
+/// The nodes of `branch`, made for `made_for`, handed to `write` run by run in order. The nodes
+/// of several runs are made at once on the thread pool, the next window while `write` writes
+/// one (each writer's lines depend on the ones before: one writer goes through them in order).
+fn each_branch_node(
+    job: &Job,
+    known: &Known,
+    branch: &[u32],
+    made_for: MadeFor,
+    mut write: impl FnMut(Vec<crate::model::Node>) -> io::Result<()> + Send,
+) -> io::Result<()> {
     let runs = runs(&known.spots, branch, job.tuning.run_bytes);
     // The nodes of a window of runs, made at once.
     let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<Vec<crate::model::Node>>> {
@@ -549,7 +695,6 @@ fn to_codex(
             })
             .collect()
     };
-    // While one window is written, the next one is made.
     let mut parts = runs.chunks(window());
     let mut made = parts.next().map(make).unwrap_or_default();
     loop {
@@ -558,11 +703,7 @@ fn to_codex(
             || next_part.map(make),
             || -> io::Result<()> {
                 for nodes in made {
-                    buf.clear();
-                    for node in &nodes? {
-                        w.node(node, &mut buf);
-                    }
-                    out.put(&buf)?;
+                    write(nodes?)?;
                 }
                 Ok(())
             },
@@ -573,6 +714,5 @@ fn to_codex(
             None => break,
         }
     }
-    w.finish();
-    Ok(losses)
+    Ok(())
 }

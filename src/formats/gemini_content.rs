@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 // Used here, and taken from here by the Qwen and Gemini JSONL readers.
 pub(crate) use super::fields::take_string;
 use crate::diag::LossReport;
-use crate::model::{Content, Extra, Part, Role, Session};
+use crate::model::{Content, Extra, Node, Part, Role, Session};
 
 /// Reads one Part object (or a bare string, which the API treats as a text part).
 pub fn part_from_json(value: &Value) -> Part {
@@ -282,17 +282,7 @@ pub(crate) fn is_gemini_family(source: Option<&str>) -> bool {
 ///   error field when it has one, as llxprt's `error`, else the result's text), the shape
 ///   Gemini CLI writes for a failed call.
 pub(crate) fn to_api_parts(session: &mut Session, losses: &mut LossReport) {
-    let mut names: HashMap<String, String> = HashMap::new();
-    for node in &session.nodes {
-        for p in node.message().map_or(&[][..], |m| &m.parts) {
-            if let Content::ToolCall {
-                id: Some(id), name, ..
-            } = &p.content
-            {
-                names.entry(id.clone()).or_insert_with(|| name.clone());
-            }
-        }
-    }
+    let names = call_names(session.nodes.iter());
     let index: HashMap<&str, usize> = session
         .nodes
         .iter()
@@ -307,23 +297,74 @@ pub(crate) fn to_api_parts(session: &mut Session, losses: &mut LossReport) {
             n.parent
                 .as_deref()
                 .and_then(|p| index.get(p))
-                .and_then(|&i| session.nodes[i].message())
-                .map(|m| {
-                    m.parts
-                        .iter()
-                        .filter_map(|p| match &p.content {
-                            Content::ToolCall { name, .. } => Some(name.clone()),
-                            _ => None,
-                        })
-                        .collect()
-                })
+                .map(|&i| calls_of(&session.nodes[i]))
                 .unwrap_or_default()
         })
         .collect();
-    let (mut fields, mut other, mut unnamed) = (0, 0, 0);
+    let mut api = ApiParts::new(names);
     for (node, calls) in session.nodes.iter_mut().zip(&parent_calls) {
+        api.node(node, calls);
+    }
+    api.report(losses);
+}
+
+/// The name of each tool call id, from the first call with that id among `nodes` (what a
+/// result that names no call gets).
+pub(crate) fn call_names<'n>(nodes: impl Iterator<Item = &'n Node>) -> HashMap<String, String> {
+    let mut names: HashMap<String, String> = HashMap::new();
+    for node in nodes {
+        for p in node.message().map_or(&[][..], |m| &m.parts) {
+            if let Content::ToolCall {
+                id: Some(id), name, ..
+            } = &p.content
+            {
+                names.entry(id.clone()).or_insert_with(|| name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// The names of a node's tool calls, in order.
+pub(crate) fn calls_of(node: &Node) -> Vec<String> {
+    node.message()
+        .map(|m| {
+            m.parts
+                .iter()
+                .filter_map(|p| match &p.content {
+                    Content::ToolCall { name, .. } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// [`to_api_parts`] one node at a time: the names of the session's calls known up front, the
+/// losses counted as the nodes go and reported at the end.
+pub(crate) struct ApiParts {
+    names: HashMap<String, String>,
+    fields: usize,
+    other: usize,
+    unnamed: usize,
+}
+
+impl ApiParts {
+    /// `names`: [`call_names`] of the whole session (the branch written).
+    pub(crate) fn new(names: HashMap<String, String>) -> Self {
+        ApiParts {
+            names,
+            fields: 0,
+            other: 0,
+            unnamed: 0,
+        }
+    }
+
+    /// Makes `node`'s parts API parts; `parent_calls`: [`calls_of`] the node's parent, when the
+    /// session has it.
+    pub(crate) fn node(&mut self, node: &mut Node, parent_calls: &[String]) {
         let Some(m) = node.message_mut() else {
-            continue;
+            return;
         };
         // A block no reader understood may still read as a part (a bare string is text);
         // what does not has no Gemini shape.
@@ -336,7 +377,7 @@ pub(crate) fn to_api_parts(session: &mut Session, losses: &mut LossReport) {
             })
             .filter(|p| !matches!(p.content, Content::Other { .. }))
             .collect();
-        other += before - m.parts.len();
+        self.other += before - m.parts.len();
         let mut k = 0;
         for p in &mut m.parts {
             let carried = match &mut p.content {
@@ -363,33 +404,37 @@ pub(crate) fn to_api_parts(session: &mut Session, losses: &mut LossReport) {
                     if name.is_none() {
                         *name = call_id
                             .as_ref()
-                            .and_then(|id| names.get(id).cloned())
-                            .or_else(|| calls.get(k).cloned());
-                        unnamed += usize::from(name.is_none());
+                            .and_then(|id| self.names.get(id).cloned())
+                            .or_else(|| parent_calls.get(k).cloned());
+                        self.unnamed += usize::from(name.is_none());
                     }
                     k += 1;
                     carried
                 }
                 _ => 0,
             };
-            fields += p.strip_extras() - carried;
+            self.fields += p.strip_extras() - carried;
         }
     }
-    losses.add(
-        "part-fields",
-        fields,
-        "fields the source format keeps on parts (times, display names, descriptions, flags) that are not part of a Gemini API part",
-    );
-    losses.add(
-        "parts",
-        other,
-        "parts of kinds the Gemini API has no part for (the source format's own blocks)",
-    );
-    losses.add(
-        "tool-result-names",
-        unnamed,
-        "tool results whose call is not in the session: written without the `name` the Gemini API requires",
-    );
+
+    /// The losses counted, in the order [`to_api_parts`] reports them.
+    pub(crate) fn report(&self, losses: &mut LossReport) {
+        losses.add(
+            "part-fields",
+            self.fields,
+            "fields the source format keeps on parts (times, display names, descriptions, flags) that are not part of a Gemini API part",
+        );
+        losses.add(
+            "parts",
+            self.other,
+            "parts of kinds the Gemini API has no part for (the source format's own blocks)",
+        );
+        losses.add(
+            "tool-result-names",
+            self.unnamed,
+            "tool results whose call is not in the session: written without the `name` the Gemini API requires",
+        );
+    }
 }
 
 /// A failed tool result as the `response` Gemini CLI writes for one, `{error: "..."}`. What

@@ -8,6 +8,7 @@
 
 pub mod close_calls;
 pub mod salvage;
+pub(crate) mod stream;
 
 use std::path::Path;
 
@@ -195,100 +196,25 @@ impl Format for GeminiJson {
             to_api_parts(&mut session, &mut losses);
         }
         let mut messages: Vec<Value> = Vec::new();
-        let mut last_ts = session.meta.start_time.clone();
+        let mut writer = Messages::new(own, session.meta.start_time.clone(), now.clone());
         for node in &session.nodes {
-            if node.timestamp.is_some() {
-                last_ts = node.timestamp.clone();
-            }
-            match &node.body {
-                Body::Event(Event::Custom { kind, data }) if kind == UNKNOWN_MESSAGE => {
-                    messages.push(data.clone());
-                }
-                Body::Event(e) => losses.add(
-                    "events",
-                    1,
-                    format!(
-                        "session events ({}) have no place in a Gemini session",
-                        e.kind()
-                    ),
-                ),
-                Body::Message(m) if m.role == Role::Tool => {
-                    if !fold_results(&mut messages, node, own) {
-                        let ts = node
-                            .timestamp
-                            .clone()
-                            .or(last_ts.clone())
-                            .unwrap_or(now.clone());
-                        let w = write_message(node, m, "user", ts, own, &mut losses);
-                        messages.push(Value::Object(w));
-                    }
-                }
-                Body::Message(m) => {
-                    let kind = match m.role {
-                        Role::User => "user",
-                        Role::Assistant => "gemini",
-                        Role::Info => "info",
-                        Role::Warning => "warning",
-                        Role::Error => "error",
-                        Role::Tool => "user",
-                        Role::System => {
-                            losses.add(
-                                "system-messages",
-                                1,
-                                "system messages written as `info` notices (Gemini sessions have no system role)",
-                            );
-                            "info"
-                        }
-                    };
-                    let ts = node
-                        .timestamp
-                        .clone()
-                        .or(last_ts.clone())
-                        .unwrap_or(now.clone());
-                    let w = write_message(node, m, kind, ts, own, &mut losses);
-                    messages.push(Value::Object(w));
-                }
-            }
+            writer.push(node, &mut messages, &mut losses);
         }
-        let meta = &session.meta;
-        let mut root = if own { meta.extra.clone() } else { Map::new() };
-        if !own {
-            losses.add(
-                "session-fields",
-                meta.extra.len(),
-                "session fields of the source format (for example a checkpoint's authType)",
-            );
-        }
-        let (start, last) = session_times(meta, &messages, now);
-        root.insert(
-            "sessionId".into(),
-            meta.id.clone().unwrap_or_default().into(),
+        let (start, last) = session_times(&session.meta, &messages, now);
+        let root = root(
+            &session.meta,
+            options,
+            own,
+            [start, last],
+            Value::Array(messages),
+            &mut losses,
         );
-        let hash = meta
-            .project_hash
-            .clone()
-            .or_else(|| meta.cwd.as_deref().map(sha256_hex))
-            .or_else(|| options.cwd.as_deref().map(sha256_hex))
-            .unwrap_or_default();
-        root.insert("projectHash".into(), hash.into());
-        root.insert("startTime".into(), start.into());
-        root.insert("lastUpdated".into(), last.into());
-        root.insert("messages".into(), Value::Array(messages));
-        if let Some(s) = &meta.summary {
-            root.insert("summary".into(), s.clone().into());
-        }
-        if let Some(d) = &meta.directories {
-            root.insert("directories".into(), d.clone().into());
-        }
-        if meta.title.is_some() && meta.source_format.as_deref() != Some(NAME) {
-            losses.add("title", 1, "the session title (no field for it)");
-        }
-        let root = ordered_as_read(root, &meta.hints, HINT_KEYS, SESSION_ORDER);
         // Only a file of this format keeps its final newline; conversions write the CLI's layout.
+        let meta = &session.meta;
         let newline = meta.source_format.as_deref() == Some(NAME)
             && meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
         Ok(Written {
-            bytes: to_pretty_js(&Value::Object(root), newline),
+            bytes: to_pretty_js(&root, newline),
             losses,
         })
     }
@@ -316,6 +242,125 @@ impl Format for GeminiJson {
             ..Keys::default()
         })
     }
+}
+
+/// The `messages` of a session, one node at a time: each node's message is pushed, or its
+/// results folded into the message before it.
+pub(crate) struct Messages {
+    /// The session is this format's (its fields are kept, its calls keep no status they lack).
+    own: bool,
+    /// The time of a message without one: the last time seen (the start time before any).
+    last_ts: Option<String>,
+    now: String,
+}
+
+impl Messages {
+    pub(crate) fn new(own: bool, start_time: Option<String>, now: String) -> Self {
+        Messages {
+            own,
+            last_ts: start_time,
+            now,
+        }
+    }
+
+    /// `node` into `messages`: a new message at the end, or results folded into the last one
+    /// (only the last one is looked at); what has no place, counted in `losses`.
+    pub(crate) fn push(&mut self, node: &Node, messages: &mut Vec<Value>, losses: &mut LossReport) {
+        let own = self.own;
+        if node.timestamp.is_some() {
+            self.last_ts.clone_from(&node.timestamp);
+        }
+        let ts = || {
+            node.timestamp
+                .clone()
+                .or(self.last_ts.clone())
+                .unwrap_or(self.now.clone())
+        };
+        match &node.body {
+            Body::Event(Event::Custom { kind, data }) if kind == UNKNOWN_MESSAGE => {
+                messages.push(data.clone());
+            }
+            Body::Event(e) => losses.add(
+                "events",
+                1,
+                format!(
+                    "session events ({}) have no place in a Gemini session",
+                    e.kind()
+                ),
+            ),
+            Body::Message(m) if m.role == Role::Tool => {
+                if !fold_results(messages, node, own) {
+                    let w = write_message(node, m, "user", ts(), own, losses);
+                    messages.push(Value::Object(w));
+                }
+            }
+            Body::Message(m) => {
+                let kind = match m.role {
+                    Role::User => "user",
+                    Role::Assistant => "gemini",
+                    Role::Info => "info",
+                    Role::Warning => "warning",
+                    Role::Error => "error",
+                    Role::Tool => "user",
+                    Role::System => {
+                        losses.add(
+                            "system-messages",
+                            1,
+                            "system messages written as `info` notices (Gemini sessions have no system role)",
+                        );
+                        "info"
+                    }
+                };
+                let w = write_message(node, m, kind, ts(), own, losses);
+                messages.push(Value::Object(w));
+            }
+        }
+    }
+}
+
+/// The ConversationRecord around `messages`: `times` are its start and last update; the
+/// session fields with no place in it (a session of another format's), counted in `losses`.
+pub(crate) fn root(
+    meta: &Meta,
+    options: &WriteOptions,
+    own: bool,
+    times: [String; 2],
+    messages: Value,
+    losses: &mut LossReport,
+) -> Value {
+    let mut root = if own { meta.extra.clone() } else { Map::new() };
+    if !own {
+        losses.add(
+            "session-fields",
+            meta.extra.len(),
+            "session fields of the source format (for example a checkpoint's authType)",
+        );
+    }
+    let [start, last] = times;
+    root.insert(
+        "sessionId".into(),
+        meta.id.clone().unwrap_or_default().into(),
+    );
+    let hash = meta
+        .project_hash
+        .clone()
+        .or_else(|| meta.cwd.as_deref().map(sha256_hex))
+        .or_else(|| options.cwd.as_deref().map(sha256_hex))
+        .unwrap_or_default();
+    root.insert("projectHash".into(), hash.into());
+    root.insert("startTime".into(), start.into());
+    root.insert("lastUpdated".into(), last.into());
+    root.insert("messages".into(), messages);
+    if let Some(s) = &meta.summary {
+        root.insert("summary".into(), s.clone().into());
+    }
+    if let Some(d) = &meta.directories {
+        root.insert("directories".into(), d.clone().into());
+    }
+    if meta.title.is_some() && meta.source_format.as_deref() != Some(NAME) {
+        losses.add("title", 1, "the session title (no field for it)");
+    }
+    Value::Object(ordered_as_read(root, &meta.hints, HINT_KEYS, SESSION_ORDER))
 }
 
 fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<String>> {

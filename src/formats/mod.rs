@@ -466,9 +466,8 @@ pub(crate) fn foreign_session_id(id: &str, why: &str, losses: &mut LossReport) -
 /// newline, unless the file this session was read from had one (`final_newline`).
 pub(crate) fn to_pretty_js(value: &serde_json::Value, final_newline: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
-    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"  ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
-    serde::Serialize::serialize(value, &mut ser).expect("a Value always serializes");
+    // serde_json's pretty layout with two spaces (`json::out` is held to it).
+    crate::json::out::Out::new(&mut out, crate::json::out::Style::JS_PRETTY).value(value);
     if final_newline {
         out.push(b'\n');
     }

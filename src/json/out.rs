@@ -78,6 +78,8 @@ pub struct Out<'b> {
     open: Vec<bool>,
     /// A key was written; its value comes next.
     after_key: bool,
+    /// Levels of indentation the value stands at (its first line's are the caller's).
+    base: usize,
 }
 
 impl<'b> Out<'b> {
@@ -87,6 +89,16 @@ impl<'b> Out<'b> {
             style,
             open: Vec::new(),
             after_key: false,
+            base: 0,
+        }
+    }
+
+    /// A writer of a value that stands `depth` levels into an indented document: its lines
+    /// after the first are indented that much more (the first's indentation is the caller's).
+    pub fn indented(buf: &'b mut Vec<u8>, style: Style, depth: usize) -> Out<'b> {
+        Out {
+            base: depth,
+            ..Out::new(buf, style)
         }
     }
 
@@ -116,7 +128,7 @@ impl<'b> Out<'b> {
     fn newline(&mut self, depth: usize) {
         if let Some(unit) = self.style.indent {
             self.buf.push(b'\n');
-            for _ in 0..depth {
+            for _ in 0..self.base + depth {
                 self.buf.extend_from_slice(unit.as_bytes());
             }
         }
@@ -542,6 +554,20 @@ mod tests {
                 String::from_utf8_lossy(&ours),
                 String::from_utf8_lossy(&theirs)
             );
+            // Pretty, as serde_json's `PrettyFormatter` with two spaces, on its own and two
+            // levels into a document.
+            let mut theirs = Vec::new();
+            let fmt = serde_json::ser::PrettyFormatter::with_indent(b"  ");
+            let mut ser = serde_json::Serializer::with_formatter(&mut theirs, fmt);
+            serde::Serialize::serialize(v, &mut ser).unwrap();
+            let pretty = |depth| {
+                let mut ours = Vec::new();
+                Out::indented(&mut ours, Style::JS_PRETTY, depth).value(v);
+                String::from_utf8(ours).unwrap()
+            };
+            let theirs = String::from_utf8(theirs).unwrap();
+            assert_eq!(pretty(0), theirs);
+            assert_eq!(pretty(2), theirs.replace('\n', "\n    "));
         }
     }
 }

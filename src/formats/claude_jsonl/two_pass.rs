@@ -30,6 +30,8 @@ use crate::records::Span;
 pub(crate) struct Scanner<'n> {
     pub name: &'n str,
     pub calls: bool,
+    /// With the name of each tool call (for a writer whose results name their call).
+    pub call_names: bool,
     /// Set once any entry is found written with Python's separators (the rest need not be
     /// looked at for that).
     python: AtomicBool,
@@ -40,6 +42,7 @@ impl<'n> Scanner<'n> {
         Scanner {
             name,
             calls,
+            call_names: false,
             python: AtomicBool::new(false),
         }
     }
@@ -91,6 +94,8 @@ pub(crate) struct Block {
     /// Tool call ids made and answered: `(entry in the block, id)`.
     calls: Vec<String>,
     results: Vec<String>,
+    /// With [`Scanner::call_names`]: `(entry in the block, call id, name)`.
+    named_calls: Vec<(u32, String, String)>,
 }
 
 /// Node flags.
@@ -128,6 +133,8 @@ pub(crate) struct Acc {
     title: Option<String>,
     calls: Vec<u32>,
     answered: Vec<bool>,
+    /// `(node, call id, name)` of every tool call, with [`Scanner::call_names`].
+    call_names: Vec<(u32, Box<str>, Box<str>)>,
     /// Each reply's last entry so far, by its `message.id` and `requestId`.
     replies: std::collections::HashMap<(Box<str>, Box<str>), u32>,
 }
@@ -182,7 +189,7 @@ impl Scan for Scanner<'_> {
             }
         }
         self.python_style(bytes, quick.spaced, value.as_ref(), raw);
-        let entry = entry_of(record, block, self.calls);
+        let entry = entry_of(record, block, self);
         block.entries.push(BlockEntry {
             line: span.line,
             offset: span.offset,
@@ -191,6 +198,11 @@ impl Scan for Scanner<'_> {
     }
 
     fn merge(&self, acc: &mut Acc, block: Block, _first: usize) {
+        let first_node = acc.skeleton.len() as u32;
+        for (k, id, name) in block.named_calls {
+            acc.call_names
+                .push((first_node + k, id.into(), name.into()));
+        }
         acc.parse_diags.extend(block.parse_diags);
         if acc.first_chain.is_none() {
             acc.first_chain = block.first_chain;
@@ -321,7 +333,7 @@ impl Scanner<'_> {
 }
 
 /// What `read` makes of an entry, in facts.
-fn entry_of(record: Noted, block: &mut Block, calls: bool) -> Entry {
+fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner) -> Entry {
     let raw = record.raw;
     if raw.kind() != Kind::Object {
         return Entry::NotObject;
@@ -383,8 +395,8 @@ fn entry_of(record: Noted, block: &mut Block, calls: bool) -> Entry {
         None => [None; 3],
     };
     let talk = matches!(kind.as_deref(), Some("user" | "assistant"));
-    if calls && talk {
-        message_calls(content, block);
+    if (scanner.calls || scanner.call_names) && talk {
+        message_calls(content, block, scanner);
     }
     let content_ok = content.is_some_and(|c| matches!(c.kind(), Kind::String | Kind::Array));
     let shaped = content_ok && talk;
@@ -439,7 +451,7 @@ fn other_entry(raw: Raw, kind: Option<Raw>, timed: bool) -> Entry {
 
 /// The tool calls and results of a message entry (its `message.content`'s blocks that become
 /// `ToolCall` parts with an id and `ToolResult` parts with a call id).
-fn message_calls(content: Option<Raw>, block: &mut Block) {
+fn message_calls(content: Option<Raw>, block: &mut Block, scanner: &Scanner) {
     let Some(content) = content else {
         return;
     };
@@ -459,11 +471,17 @@ fn message_calls(content: Option<Raw>, block: &mut Block) {
         ]);
         match string(t).as_deref() {
             Some("tool_use") => {
-                if let (Some(id), Some(_), Some(_)) = (string(id), string(name), input) {
-                    block.calls.push(id);
+                if let (Some(id), Some(name), Some(_)) = (string(id), string(name), input) {
+                    if scanner.call_names {
+                        let entry = block.entries.len() as u32;
+                        block.named_calls.push((entry, id.clone(), name));
+                    }
+                    if scanner.calls {
+                        block.calls.push(id);
+                    }
                 }
             }
-            Some("tool_result") => {
+            Some("tool_result") if scanner.calls => {
                 let flag_ok = is_error.is_none_or(|e| e.kind() == Kind::Bool);
                 if let (Some(id), Some(_), true) = (string(tool_use_id), content, flag_ok) {
                     block.results.push(id);
@@ -488,6 +506,7 @@ pub(crate) struct Known {
     pub spots: Vec<Spot>,
     occurrence: Vec<u32>,
     flags: Vec<u8>,
+    call_names: Vec<(u32, Box<str>, Box<str>)>,
     base: Base,
     python: bool,
 }
@@ -565,6 +584,7 @@ impl Scanner<'_> {
             skeleton: acc.skeleton,
             occurrence: acc.occurrence,
             flags: acc.flags,
+            call_names: acc.call_names,
             base: first.base,
             python,
         }
@@ -580,6 +600,43 @@ impl Known {
     /// Whether node `index` has a time (`node.timestamp` is set).
     pub(crate) fn timed(&self, index: u32) -> bool {
         self.flags[index as usize] & TIMED != 0
+    }
+
+    /// The name of each tool call id among the nodes of `branch` (in its order), from the
+    /// first call with that id, as the whole session's `call_names` finds them (pass one with
+    /// [`Scanner::call_names`]).
+    pub(crate) fn call_names(&self, branch: &[u32]) -> std::collections::HashMap<String, String> {
+        let mut position = vec![u32::MAX; self.spots.len()];
+        for (k, &i) in branch.iter().enumerate() {
+            position[i as usize] = position[i as usize].min(k as u32);
+        }
+        let mut first: std::collections::HashMap<&str, (u32, &str)> =
+            std::collections::HashMap::new();
+        for (node, id, name) in &self.call_names {
+            let at = position[*node as usize];
+            if at == u32::MAX {
+                continue;
+            }
+            let e = first.entry(id).or_insert((at, name));
+            if at < e.0 {
+                *e = (at, name);
+            }
+        }
+        first
+            .into_iter()
+            .map(|(id, (_, name))| (id.to_string(), name.to_string()))
+            .collect()
+    }
+
+    /// The names of the tool calls of node `index`, in order (every `ToolCall` part of a
+    /// Claude Code node has an id: pass one with [`Scanner::call_names`] saw them all).
+    pub(crate) fn calls_of(&self, index: u32) -> Vec<String> {
+        let from = self.call_names.partition_point(|c| c.0 < index);
+        self.call_names[from..]
+            .iter()
+            .take_while(|c| c.0 == index)
+            .map(|c| c.2.to_string())
+            .collect()
     }
 
     /// The node of entry `index`, whose text is `bytes`, as `read` makes it for `made_for`

@@ -1,0 +1,174 @@
+//! A session from another format written as a legacy Gemini session one node at a time, for
+//! the two-pass engine ([`crate::engine`]): the document's head (its fields up to `messages`),
+//! then each message as the branch's nodes come, then the rest. Byte for byte and loss for
+//! loss what [`GeminiJson::write`](super::GeminiJson) gives for the same branch, through the
+//! same code ([`Messages`], [`root`], [`ApiParts`]).
+//!
+//! What the whole writer learns from the whole branch comes in up front: the name of each
+//! call id (a result that names no call gets it) and the document's times (the first and last
+//! message's when the session has none). Only the last message is held: a tool message's
+//! results fold into it.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{Messages, root};
+use crate::diag::LossReport;
+use crate::formats::gemini_content::{ApiParts, calls_of, is_gemini_family};
+use crate::formats::one_branch::ONE_BRANCH;
+use crate::formats::{WriteOptions, to_pretty_js};
+use crate::json::out::{Out, Style};
+use crate::model::{Meta, Node};
+use crate::tree::LeftOut;
+
+/// Where the messages go in the document the writer makes with none.
+const MESSAGES: &[u8] = b"\n  \"messages\": []";
+/// The indentation of a message's first line in the document (two levels of two spaces).
+const MESSAGE_INDENT: &[u8] = b"    ";
+
+/// What the writer of one session reads of it: its metadata, never its nodes.
+pub(crate) struct DocumentStream {
+    meta: Meta,
+    options: WriteOptions,
+}
+
+impl DocumentStream {
+    /// `None` for a session of the Gemini family (its own fields and layout are written back:
+    /// that goes through the whole writer).
+    pub(crate) fn new(meta: Meta, options: &WriteOptions) -> Option<Self> {
+        (!is_gemini_family(meta.source_format.as_deref())).then(|| DocumentStream {
+            meta,
+            options: options.clone(),
+        })
+    }
+
+    /// The session's own start time and last update, when it has them (else the document's
+    /// are its first and last message's).
+    pub(crate) fn times(&self) -> [Option<&str>; 2] {
+        [
+            self.meta.start_time.as_deref(),
+            self.meta.last_updated.as_deref(),
+        ]
+    }
+
+    /// The time of what has none (`--now`, else empty, as the whole writer).
+    pub(crate) fn now(&self) -> String {
+        self.options.now.clone().unwrap_or_default()
+    }
+
+    /// The writer: `names` are the branch's call names ([`crate::formats::gemini_content::call_names`]),
+    /// `times` the document's start and last update; its losses in the order the whole writer
+    /// reports them.
+    pub(crate) fn writer(
+        &self,
+        names: HashMap<String, String>,
+        left_out: &LeftOut,
+        times: [String; 2],
+    ) -> Writer {
+        let mut branch = LossReport::default();
+        left_out.report(&mut branch, ONE_BRANCH);
+        let mut session = LossReport::default();
+        let empty = root(
+            &self.meta,
+            &self.options,
+            false,
+            times,
+            Value::Array(Vec::new()),
+            &mut session,
+        );
+        let text = to_pretty_js(&empty, false);
+        // Strings escape their quotes: the only `"messages": []` is the key's.
+        let at = text
+            .windows(MESSAGES.len())
+            .position(|w| w == MESSAGES)
+            .expect("the document has its messages");
+        let open = at + MESSAGES.len() - 1;
+        Writer {
+            head: text[..open].to_vec(),
+            tail: text[open + 1..].to_vec(),
+            api: ApiParts::new(names),
+            messages: Messages::new(false, self.meta.start_time.clone(), self.now()),
+            pending: Vec::with_capacity(2),
+            written: 0,
+            parent: None,
+            branch,
+            message_losses: LossReport::default(),
+            session,
+        }
+    }
+}
+
+/// See [`DocumentStream::writer`].
+pub(crate) struct Writer {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    api: ApiParts,
+    messages: Messages,
+    /// The last message, which the next node's results may still fold into.
+    pending: Vec<Value>,
+    written: usize,
+    /// The previous node's id and the names of its calls (a result that names no call of the
+    /// session gets the name of its parent's call at its place).
+    parent: Option<(String, Vec<String>)>,
+    branch: LossReport,
+    message_losses: LossReport,
+    session: LossReport,
+}
+
+impl Writer {
+    /// Makes `parent` (an id and the names of its calls) the node before the branch's first:
+    /// the root's parent when it is on the branch (the parents make a loop).
+    pub(crate) fn after(&mut self, parent: Option<(String, Vec<String>)>) {
+        self.parent = parent;
+    }
+
+    /// The document's head, up to its messages.
+    pub(crate) fn begin(&mut self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.head);
+    }
+
+    /// The branch's next node: the messages before it that nothing can change any more.
+    pub(crate) fn node(&mut self, mut node: Node, out: &mut Vec<u8>) {
+        let calls = calls_of(&node);
+        let parent_calls = match (&self.parent, &node.parent) {
+            (Some((id, calls)), Some(p)) if id == p => calls.as_slice(),
+            _ => &[],
+        };
+        self.api.node(&mut node, parent_calls);
+        self.messages
+            .push(&node, &mut self.pending, &mut self.message_losses);
+        while self.pending.len() > 1 {
+            let done = self.pending.remove(0);
+            self.message(&done, out);
+        }
+        self.parent = Some((node.id, calls));
+    }
+
+    fn message(&mut self, message: &Value, out: &mut Vec<u8>) {
+        out.extend_from_slice(if self.written == 0 { b"\n" } else { b",\n" });
+        out.extend_from_slice(MESSAGE_INDENT);
+        Out::indented(out, Style::JS_PRETTY, 2).value(message);
+        self.written += 1;
+    }
+
+    /// The last message and the rest of the document; the conversion's losses.
+    pub(crate) fn finish(mut self, out: &mut Vec<u8>) -> LossReport {
+        for done in std::mem::take(&mut self.pending) {
+            self.message(&done, out);
+        }
+        out.extend_from_slice(if self.written == 0 { b"]" } else { b"\n  ]" });
+        out.extend_from_slice(&self.tail);
+        let mut losses = self.branch;
+        self.api.report(&mut losses);
+        for l in self
+            .message_losses
+            .losses
+            .into_iter()
+            .chain(self.session.losses)
+        {
+            losses.add(l.code, l.count, l.message);
+        }
+        losses
+    }
+}
