@@ -33,7 +33,7 @@ use crate::convert::{Conversion, ConvertError, unanswered_diagnostic};
 use crate::diag::{Diagnostic, LossReport};
 use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
-use crate::formats::gemini_json::stream::DocumentStream;
+use crate::formats::gemini_json::stream::{DocumentStream, Layout};
 use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
 use crate::model::Meta;
 use crate::tree::LeftOut;
@@ -232,15 +232,16 @@ pub fn covers(from: &dyn Format, to: &dyn Format) -> bool {
 enum Kind {
     Same,
     ToCodex,
-    ToGemini,
+    ToGemini(Layout),
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
-    use crate::formats::{claude_jsonl, codex_jsonl, gemini_json};
+    use crate::formats::{claude_jsonl, codex_jsonl, gemini_json, gemini_jsonl};
     match (from.name(), to.name()) {
         (claude_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::Same),
         (claude_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::ToCodex),
-        (claude_jsonl::NAME, gemini_json::NAME) => Some(Kind::ToGemini),
+        (claude_jsonl::NAME, gemini_json::NAME) => Some(Kind::ToGemini(Layout::Document)),
+        (claude_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::ToGemini(Layout::Lines)),
         _ => None,
     }
 }
@@ -289,7 +290,7 @@ pub fn plan<'a>(
     let to = job.to;
     let mut scanner = Scanner::new(job.name, to.resumable() && !to.answers_open_calls_itself());
     // The Gemini writer names each result by its call.
-    scanner.call_names = matches!(kind, Kind::ToGemini);
+    scanner.call_names = matches!(kind, Kind::ToGemini(_));
     let options = pass1::Pass1Options {
         block_size: job.tuning.block_size,
     };
@@ -362,8 +363,8 @@ pub fn plan<'a>(
                 stream: Box::new(stream),
             }
         }
-        Kind::ToGemini => {
-            let Some(stream) = DocumentStream::new(meta, job.options) else {
+        Kind::ToGemini(layout) => {
+            let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
                 return Ok(None);
             };
             let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;

@@ -26,7 +26,7 @@
 mod keys;
 mod read;
 mod synthetic;
-mod write;
+pub(crate) mod write;
 
 #[cfg(test)]
 mod tests;

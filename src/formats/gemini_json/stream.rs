@@ -1,8 +1,10 @@
-//! A session from another format written as a legacy Gemini session one node at a time, for
-//! the two-pass engine ([`crate::engine`]): the document's head (its fields up to `messages`),
-//! then each message as the branch's nodes come, then the rest. Byte for byte and loss for
-//! loss what [`GeminiJson::write`](super::GeminiJson) gives for the same branch, through the
-//! same code ([`Messages`], [`root`], [`ApiParts`]).
+//! A session from another format written as a Gemini session one node at a time, for the
+//! two-pass engine ([`crate::engine`]): the record's head (its fields up to `messages`), then
+//! each message as the branch's nodes come, then the rest; as the legacy document or as the
+//! CLI's JSONL recording ([`Layout`]). Byte for byte and loss for loss what the whole writers
+//! ([`GeminiJson`](super::GeminiJson), and the Gemini JSONL writer that lays its document out
+//! as lines) give for the same branch, through the same code ([`Messages`], [`root`],
+//! [`ApiParts`]).
 //!
 //! What the whole writer learns from the whole branch comes in up front: the name of each
 //! call id (a result that names no call gets it) and the document's times (the first and last
@@ -27,19 +29,32 @@ const MESSAGES: &[u8] = b"\n  \"messages\": []";
 /// The indentation of a message's first line in the document (two levels of two spaces).
 const MESSAGE_INDENT: &[u8] = b"    ";
 
+/// How the session's record is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// One pretty document (`gemini-json`: `JSON.stringify(record, null, 2)`).
+    Document,
+    /// Gemini CLI's JSONL recording (`gemini-jsonl`): a header line, then a line per message,
+    /// as the CLI writes a session it rewrites (the whole writer makes the document, then
+    /// lays it out so).
+    Lines,
+}
+
 /// What the writer of one session reads of it: its metadata, never its nodes.
 pub(crate) struct DocumentStream {
     meta: Meta,
     options: WriteOptions,
+    layout: Layout,
 }
 
 impl DocumentStream {
     /// `None` for a session of the Gemini family (its own fields and layout are written back:
     /// that goes through the whole writer).
-    pub(crate) fn new(meta: Meta, options: &WriteOptions) -> Option<Self> {
+    pub(crate) fn new(meta: Meta, options: &WriteOptions, layout: Layout) -> Option<Self> {
         (!is_gemini_family(meta.source_format.as_deref())).then(|| DocumentStream {
             meta,
             options: options.clone(),
+            layout,
         })
     }
 
@@ -77,16 +92,32 @@ impl DocumentStream {
             Value::Array(Vec::new()),
             &mut session,
         );
-        let text = to_pretty_js(&empty, false);
-        // Strings escape their quotes: the only `"messages": []` is the key's.
-        let at = text
-            .windows(MESSAGES.len())
-            .position(|w| w == MESSAGES)
-            .expect("the document has its messages");
-        let open = at + MESSAGES.len() - 1;
+        let (head, tail) = match self.layout {
+            Layout::Document => {
+                let text = to_pretty_js(&empty, false);
+                // Strings escape their quotes: the only `"messages": []` is the key's.
+                let at = text
+                    .windows(MESSAGES.len())
+                    .position(|w| w == MESSAGES)
+                    .expect("the document has its messages");
+                let open = at + MESSAGES.len() - 1;
+                (text[..open].to_vec(), text[open + 1..].to_vec())
+            }
+            Layout::Lines => {
+                let Value::Object(mut header) = empty else {
+                    unreachable!("the record is an object")
+                };
+                // A session of another format has no scratchpad.
+                header.shift_remove("messages");
+                let mut line = Vec::new();
+                crate::formats::gemini_jsonl::write::header_line(header, &mut line);
+                (line, Vec::new())
+            }
+        };
         Writer {
-            head: text[..open].to_vec(),
-            tail: text[open + 1..].to_vec(),
+            layout: self.layout,
+            head,
+            tail,
             api: ApiParts::new(names),
             messages: Messages::new(false, self.meta.start_time.clone(), self.now()),
             pending: Vec::with_capacity(2),
@@ -101,6 +132,7 @@ impl DocumentStream {
 
 /// See [`DocumentStream::writer`].
 pub(crate) struct Writer {
+    layout: Layout,
     head: Vec<u8>,
     tail: Vec<u8>,
     api: ApiParts,
@@ -146,9 +178,17 @@ impl Writer {
     }
 
     fn message(&mut self, message: &Value, out: &mut Vec<u8>) {
-        out.extend_from_slice(if self.written == 0 { b"\n" } else { b",\n" });
-        out.extend_from_slice(MESSAGE_INDENT);
-        Out::indented(out, Style::JS_PRETTY, 2).value(message);
+        match self.layout {
+            Layout::Document => {
+                out.extend_from_slice(if self.written == 0 { b"\n" } else { b",\n" });
+                out.extend_from_slice(MESSAGE_INDENT);
+                Out::indented(out, Style::JS_PRETTY, 2).value(message);
+            }
+            Layout::Lines => {
+                Out::new(out, Style::JS).value(message);
+                out.push(b'\n');
+            }
+        }
         self.written += 1;
     }
 
@@ -157,7 +197,9 @@ impl Writer {
         for done in std::mem::take(&mut self.pending) {
             self.message(&done, out);
         }
-        out.extend_from_slice(if self.written == 0 { b"]" } else { b"\n  ]" });
+        if self.layout == Layout::Document {
+            out.extend_from_slice(if self.written == 0 { b"]" } else { b"\n  ]" });
+        }
         out.extend_from_slice(&self.tail);
         let mut losses = self.branch;
         self.api.report(&mut losses);

@@ -47,9 +47,8 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
         _ => Vec::new(),
     };
     let scratchpad = root.shift_remove("memoryScratchpad");
-    let header = ordered(root, HEADER_ORDER);
     let mut out = Vec::with_capacity(written.bytes.len());
-    push_line(&mut out, &Value::Object(header));
+    header_line(root, &mut out);
     for m in &messages {
         push_line(&mut out, m);
     }
@@ -64,6 +63,12 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
         bytes: out,
         losses: written.losses,
     })
+}
+
+/// The header line of a session whose legacy document is `root` without its messages and
+/// scratchpad.
+pub(crate) fn header_line(root: Map<String, Value>, out: &mut Vec<u8>) {
+    push_line(out, &Value::Object(ordered(root, HEADER_ORDER)));
 }
 
 /// The file's own lines, when the session was read from them and still reads the same.
