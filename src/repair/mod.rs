@@ -273,7 +273,11 @@ pub fn repair(
     outcome.changed = true;
     let carried = safety::carry_over(&replaced, diagnosis.stamp.len, writer_seen).map_err(io)?;
     outcome.carried_over = carried.bytes;
-    if carried.still_writing {
+    // A writer seen holding the file (what --force allows) may write again at any moment, not
+    // only while the old file was watched: whatever it writes goes to the old inode, which
+    // must stay reachable, and the user must hear of it. (Watching finds the writers that
+    // could not be seen.)
+    if carried.still_writing || writer_seen {
         // What the tool writes next lands in the old inode: it must stay reachable.
         replaced.keep(&stamp).map_err(io)?;
         let kept = replaced.backup.as_deref().or(replaced.keeper());
