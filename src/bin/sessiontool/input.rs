@@ -95,6 +95,29 @@ pub fn with_view<T>(
     view.map(|view| read(&name, &view)).transpose()
 }
 
+/// Every node of `view` in file order, made for `made_for`, into `seq`: what `element` makes of
+/// each, serialized as it is read. The output's first error stops the reading and is the one
+/// returned; the input not read again (it changed since pass one) is an error of the output.
+pub fn serialize_each_node<S: serde::ser::SerializeSeq>(
+    view: &View,
+    made_for: sessiontool::engine::MadeFor,
+    seq: &mut S,
+    mut element: impl FnMut(&mut S, u32, sessiontool::model::Node) -> Result<(), S::Error>,
+) -> Result<(), S::Error> {
+    let all: Vec<u32> = (0..view.len() as u32).collect();
+    let mut failed = None;
+    let read = view.each_node(&all, made_for, |i, node| {
+        element(seq, i, node).map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("output failed")
+        })
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    read.map_err(|e| serde::ser::Error::custom(format!("cannot read the session again: {e}")))
+}
+
 /// A file argument opened to be read in place (not `-`), refused as [`load`] refuses it.
 pub fn open(arg: &Path) -> Result<std::fs::File, CliError> {
     regular_file::open(arg).map_err(|e| read_error(arg, e))

@@ -97,22 +97,12 @@ struct Nodes<'a>(&'a View<'a>);
 
 impl Serialize for Nodes<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeSeq};
+        use serde::ser::SerializeSeq;
         let view = self.0;
         let mut seq = serializer.serialize_seq(Some(view.len()))?;
-        let all: Vec<u32> = (0..view.len() as u32).collect();
-        let mut failed = None;
-        let read = view.each_node(&all, MadeFor::OwnWriter, |_, node| {
-            seq.serialize_element(&node).map_err(|e| {
-                failed = Some(e);
-                std::io::Error::other("output failed")
-            })
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        // The input could not be read again (it changed since pass one).
-        read.map_err(|e| S::Error::custom(format!("cannot read the session again: {e}")))?;
+        input::serialize_each_node(view, MadeFor::OwnWriter, &mut seq, |seq, _, node| {
+            seq.serialize_element(&node)
+        })?;
         seq.end()
     }
 }

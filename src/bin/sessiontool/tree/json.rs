@@ -110,7 +110,7 @@ fn entry<'a>(node: &'a Node, place: Place<'a>) -> NodeEntry<'a> {
 
 impl Serialize for Nodes<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeSeq};
+        use serde::ser::SerializeSeq;
         let mut seq = serializer.serialize_seq(Some(self.count))?;
         match self.from {
             From::Tree(tree) => {
@@ -130,26 +130,22 @@ impl Serialize for Nodes<'_> {
                 }
             }
             From::View(view, links) => {
-                let all: Vec<u32> = (0..self.count as u32).collect();
-                let mut failed = None;
-                let read = view.each_node(&all, MadeFor::Anyone, |i, node| {
-                    let ids: Vec<String> = links.children(i).iter().map(|&c| view.id(c)).collect();
-                    let place = Place {
-                        children: ids.iter().map(String::as_str).collect(),
-                        head: links.head() == Some(i),
-                        outside: links.is_outside(i),
-                        parent_missing: self.orphan[i as usize],
-                    };
-                    seq.serialize_element(&entry(&node, place)).map_err(|e| {
-                        failed = Some(e);
-                        std::io::Error::other("output failed")
-                    })
-                });
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-                // The input could not be read again (it changed since pass one).
-                read.map_err(|e| S::Error::custom(format!("cannot read the session again: {e}")))?;
+                crate::input::serialize_each_node(
+                    view,
+                    MadeFor::Anyone,
+                    &mut seq,
+                    |seq, i, node| {
+                        let ids: Vec<String> =
+                            links.children(i).iter().map(|&c| view.id(c)).collect();
+                        let place = Place {
+                            children: ids.iter().map(String::as_str).collect(),
+                            head: links.head() == Some(i),
+                            outside: links.is_outside(i),
+                            parent_missing: self.orphan[i as usize],
+                        };
+                        seq.serialize_element(&entry(&node, place))
+                    },
+                )?;
             }
         }
         seq.end()
