@@ -11,9 +11,10 @@
 //! nodes are converted on several threads at once and written in order. A same-format
 //! conversion that changes nothing copies each record's bytes.
 //!
-//! What goes through here: Claude Code JSONL to Claude Code, to Codex and to a legacy Gemini
-//! session. Everything else goes through the whole-session path ([`crate::convert::convert_whole`]), which this path equals
-//! byte for byte, diagnostic for diagnostic and loss for loss (`tests/engine.rs`).
+//! What goes through here: Claude Code JSONL to Claude Code, to Codex and to Gemini (the legacy
+//! document and the JSONL recording). Everything else goes through the whole-session path
+//! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
+//! diagnostic and loss for loss (`tests/engine.rs`).
 
 pub mod links;
 pub mod pass1;
@@ -33,7 +34,7 @@ use crate::convert::{Conversion, ConvertError, unanswered_diagnostic};
 use crate::diag::{Diagnostic, LossReport};
 use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
-use crate::formats::gemini_json::stream::{DocumentStream, Layout};
+use crate::formats::gemini_json::stream::{self as gemini_stream, DocumentStream, Layout};
 use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
 use crate::model::Meta;
 use crate::tree::LeftOut;
@@ -115,19 +116,11 @@ enum Route {
         left_out: LeftOut,
         stream: Box<RolloutStream>,
     },
-    /// Claude Code to a legacy Gemini session: the branch's nodes, one run at a time.
+    /// Claude Code to Gemini (either layout): the branch's nodes, one run at a time.
     ToGemini {
         known: Known,
         branch: Vec<u32>,
-        left_out: LeftOut,
-        stream: Box<DocumentStream>,
-        /// The name of each call id of the branch.
-        names: std::collections::HashMap<String, String>,
-        /// The document's start time and last update.
-        times: [String; 2],
-        /// The id and call names of the node the branch's root hangs under, when it is on the
-        /// branch.
-        root_parent: Option<(String, Vec<String>)>,
+        writer: Box<gemini_stream::Writer>,
     },
 }
 
@@ -368,25 +361,33 @@ pub fn plan<'a>(
                 return Ok(None);
             };
             let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
-            // A result that names no call of the session is named by its parent's calls: the
-            // node before it on the branch, but for the root, whose parent is on the branch
-            // only when the parents make a loop.
+            // Every node of the Claude reader that is not a message is an event.
+            let first_message = branch.iter().position(|&i| known.is_message(i));
+            let timed = branch.iter().any(|&i| known.timed(i));
+            let times = stream.times(first_message.is_some(), timed, || {
+                let upto = &branch[..=first_message.unwrap_or(0)];
+                match upto.iter().rev().find(|&&i| known.timed(i)) {
+                    Some(&i) => {
+                        Ok::<_, io::Error>(node_of(&job, &known, i, MadeFor::Counting)?.timestamp)
+                    }
+                    None => Ok(None),
+                }
+            })?;
+            let Some(times) = times else {
+                return Ok(None);
+            };
+            // The root's parent is on the branch only when the parents make a loop.
             let root_parent = branch
                 .first()
                 .and_then(|&i| known.skeleton.parent(i))
                 .filter(|p| branch.contains(p))
                 .map(|p| (known.skeleton.name(p), known.calls_of(p)));
-            let Some(times) = document_times(&job, &known, &branch, &stream)? else {
-                return Ok(None);
-            };
+            let names = known.call_names(&branch);
+            let writer = stream.writer(names, &left_out, times, root_parent);
             Route::ToGemini {
-                names: known.call_names(&branch),
                 known,
                 branch,
-                left_out,
-                stream: Box::new(stream),
-                times,
-                root_parent,
+                writer: Box::new(writer),
             }
         }
     };
@@ -419,43 +420,18 @@ fn branch_of(
     Ok((chosen.path, left_out))
 }
 
-/// A legacy Gemini document's start time and last update, as the whole writer finds them:
-/// the session's own, else its first and last message's (a message without a time has the
-/// last time before it, else the session's start, else `now`). `None` when the last
-/// message's cannot be known before the messages are written (the whole session then).
-fn document_times(
+/// Node `index`, read again, made for `made_for`.
+fn node_of(
     job: &Job,
     known: &Known,
-    branch: &[u32],
-    stream: &DocumentStream,
-) -> io::Result<Option<[String; 2]>> {
-    let now = stream.now();
-    let [start, last] = stream.times();
-    // Every node of the Claude reader that is not a message is an event: no message.
-    let first_message = branch.iter().position(|&i| known.is_message(i));
-    let start = match (start, first_message) {
-        (Some(s), _) => s.to_string(),
-        (None, None) => now.clone(),
-        (None, Some(k)) => match branch[..=k].iter().rev().find(|&&i| known.timed(i)) {
-            Some(&i) => {
-                let mut time = None;
-                pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
-                    time = known.node(i, bytes, MadeFor::Counting).timestamp;
-                })?;
-                time.unwrap_or(now.clone())
-            }
-            None => now.clone(),
-        },
-    };
-    let last = match (last, first_message) {
-        (Some(l), _) => l.to_string(),
-        (None, None) => now,
-        // Which message is the last one depends on which results fold into the one before.
-        (None, Some(_)) if branch.iter().any(|&i| known.timed(i)) => return Ok(None),
-        // No node has a time: every message has the session's start, else `now`.
-        (None, Some(_)) => stream.times()[0].map_or(now, str::to_string),
-    };
-    Ok(Some([start, last]))
+    index: u32,
+    made_for: MadeFor,
+) -> io::Result<crate::model::Node> {
+    let mut node = None;
+    pass2::each_record(job.source, &known.spots, &[index], |i, bytes| {
+        node = Some(known.node(i, bytes, made_for))
+    })?;
+    Ok(node.expect("each_record reads every index it is given"))
 }
 
 /// The records outside the conversation counted by what they are, as
@@ -500,15 +476,21 @@ impl Plan<'_> {
     /// Pass two: the output into `out`; the conversion's report (its `bytes` left empty: they
     /// went to `out`).
     pub fn write(self, out: &mut dyn Output) -> io::Result<Conversion> {
-        let job = &self.job;
-        let losses = match &self.route {
+        let Plan {
+            job,
+            from,
+            diagnostics,
+            route,
+        } = self;
+        let job = &job;
+        let losses = match route {
             Route::Same {
                 known,
                 rewrite,
                 drop_final_newline,
             } => {
-                same_format(job, known, rewrite.as_ref(), out)?;
-                if *drop_final_newline {
+                same_format(job, &known, rewrite.as_ref(), out)?;
+                if drop_final_newline {
                     out.take_back_last()?;
                 }
                 LossReport::default()
@@ -518,22 +500,17 @@ impl Plan<'_> {
                 branch,
                 left_out,
                 stream,
-            } => to_codex(job, known, branch, left_out, stream, out)?,
+            } => to_codex(job, &known, &branch, &left_out, &stream, out)?,
             Route::ToGemini {
                 known,
                 branch,
-                left_out,
-                stream,
-                names,
-                times,
-                root_parent,
+                writer,
             } => {
-                let mut w = stream.writer(names.clone(), left_out, times.clone());
-                w.after(root_parent.clone());
+                let mut w = *writer;
                 let mut buf = Vec::new();
                 w.begin(&mut buf);
                 out.put(&buf)?;
-                each_branch_node(job, known, branch, MadeFor::Counting, |nodes| {
+                each_branch_node(job, &known, &branch, MadeFor::Counting, |nodes| {
                     buf.clear();
                     for node in nodes {
                         w.node(node, &mut buf);
@@ -547,10 +524,10 @@ impl Plan<'_> {
             }
         };
         Ok(Conversion {
-            from: self.from.name(),
+            from: from.name(),
             to: job.to.name(),
             bytes: Vec::new(),
-            diagnostics: self.diagnostics,
+            diagnostics,
             losses,
             replaced: None,
             budget: None,
@@ -645,13 +622,7 @@ fn to_codex(
         .map_err(io::Error::other)?;
     let first_timed = match stream.start_time() {
         None => match branch.iter().find(|&&i| known.timed(i)) {
-            Some(&i) => {
-                let mut node = None;
-                pass2::each_record(job.source, &known.spots, &[i], |i, bytes| {
-                    node = Some(known.node(i, bytes, made_for))
-                })?;
-                node
-            }
+            Some(&i) => Some(node_of(job, known, i, made_for)?),
             None => None,
         },
         Some(_) => None,

@@ -26,7 +26,10 @@
 mod keys;
 mod read;
 mod synthetic;
-pub(crate) mod write;
+mod write;
+
+// The JSONL recording's layout, for the engine's Gemini writer (`gemini_json::stream`).
+pub(crate) use write::{header_line, push_line};
 
 #[cfg(test)]
 mod tests;

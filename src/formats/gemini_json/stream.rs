@@ -19,7 +19,7 @@ use super::{Messages, root};
 use crate::diag::LossReport;
 use crate::formats::gemini_content::{ApiParts, calls_of, is_gemini_family};
 use crate::formats::one_branch::ONE_BRANCH;
-use crate::formats::{WriteOptions, to_pretty_js};
+use crate::formats::{WriteOptions, gemini_jsonl, to_pretty_js};
 use crate::json::out::{Out, Style};
 use crate::model::{Meta, Node};
 use crate::tree::LeftOut;
@@ -58,28 +58,53 @@ impl DocumentStream {
         })
     }
 
-    /// The session's own start time and last update, when it has them (else the document's
-    /// are its first and last message's).
-    pub(crate) fn times(&self) -> [Option<&str>; 2] {
-        [
-            self.meta.start_time.as_deref(),
-            self.meta.last_updated.as_deref(),
-        ]
-    }
-
     /// The time of what has none (`--now`, else empty, as the whole writer).
-    pub(crate) fn now(&self) -> String {
+    fn now(&self) -> String {
         self.options.now.clone().unwrap_or_default()
     }
 
-    /// The writer: `names` are the branch's call names ([`crate::formats::gemini_content::call_names`]),
-    /// `times` the document's start and last update; its losses in the order the whole writer
-    /// reports them.
+    /// The document's start time and last update as the whole writer finds them
+    /// (`session_times`: the session's own, else its first and last message's), from what is
+    /// known of the branch before its messages are written: whether it has a message, whether
+    /// any of its nodes has a time, and `first_message_time`, the last time of a node up to
+    /// the first message (asked only when the session has no start time). A message without a
+    /// time has the last time before it, else the session's start, else `now`. `None` when the
+    /// last message's time is needed: which message is last depends on which results fold
+    /// into the one before them.
+    pub(crate) fn times<E>(
+        &self,
+        has_message: bool,
+        timed: bool,
+        first_message_time: impl FnOnce() -> Result<Option<String>, E>,
+    ) -> Result<Option<[String; 2]>, E> {
+        let now = self.now();
+        let start = match &self.meta.start_time {
+            Some(s) => s.clone(),
+            None if has_message => first_message_time()?.unwrap_or_else(|| now.clone()),
+            None => now.clone(),
+        };
+        let last = match &self.meta.last_updated {
+            Some(l) => l.clone(),
+            None if !has_message => now,
+            None if timed => return Ok(None),
+            // No node has a time: every message has the session's start, else `now`.
+            None => self.meta.start_time.clone().unwrap_or(now),
+        };
+        Ok(Some([start, last]))
+    }
+
+    /// The writer: `names` are the branch's call names
+    /// ([`crate::formats::gemini_content::call_names`]), `times` the document's start and last
+    /// update ([`DocumentStream::times`]), `root_parent` the id and call names of the node the
+    /// branch's root hangs under when that node is on the branch (the parents make a loop: a
+    /// result that names no call of the session gets the name of its parent's call at its
+    /// place). Its losses come in the order the whole writer reports them.
     pub(crate) fn writer(
         &self,
         names: HashMap<String, String>,
         left_out: &LeftOut,
         times: [String; 2],
+        root_parent: Option<(String, Vec<String>)>,
     ) -> Writer {
         let mut branch = LossReport::default();
         left_out.report(&mut branch, ONE_BRANCH);
@@ -110,7 +135,7 @@ impl DocumentStream {
                 // A session of another format has no scratchpad.
                 header.shift_remove("messages");
                 let mut line = Vec::new();
-                crate::formats::gemini_jsonl::write::header_line(header, &mut line);
+                gemini_jsonl::header_line(header, &mut line);
                 (line, Vec::new())
             }
         };
@@ -122,7 +147,7 @@ impl DocumentStream {
             messages: Messages::new(false, self.meta.start_time.clone(), self.now()),
             pending: Vec::with_capacity(2),
             written: 0,
-            parent: None,
+            parent: root_parent,
             branch,
             message_losses: LossReport::default(),
             session,
@@ -149,12 +174,6 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// Makes `parent` (an id and the names of its calls) the node before the branch's first:
-    /// the root's parent when it is on the branch (the parents make a loop).
-    pub(crate) fn after(&mut self, parent: Option<(String, Vec<String>)>) {
-        self.parent = parent;
-    }
-
     /// The document's head, up to its messages.
     pub(crate) fn begin(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.head);
@@ -184,10 +203,7 @@ impl Writer {
                 out.extend_from_slice(MESSAGE_INDENT);
                 Out::indented(out, Style::JS_PRETTY, 2).value(message);
             }
-            Layout::Lines => {
-                Out::new(out, Style::JS).value(message);
-                out.push(b'\n');
-            }
+            Layout::Lines => gemini_jsonl::push_line(out, message),
         }
         self.written += 1;
     }

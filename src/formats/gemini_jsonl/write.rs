@@ -110,8 +110,8 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
-/// `JSON.stringify(record) + "\n"`.
-fn push_line(out: &mut Vec<u8>, value: &Value) {
+/// `JSON.stringify(record) + "\n"`: a line of the recording.
+pub(crate) fn push_line(out: &mut Vec<u8>, value: &Value) {
     serde_json::to_writer(&mut *out, value).expect("a Value always serializes");
     out.push(b'\n');
 }
