@@ -543,3 +543,32 @@ fn synthetic_result_answers_the_call() {
         ));
     }
 }
+
+#[test]
+fn a_line_serde_json_refuses_is_said_once_and_a_line_typed_as_a_kept_line_keeps_its_time() {
+    let meta = r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"019435fa-9c55-7643-b5ab-c684d3a3ca39","timestamp":"2025-01-01T00:00:00Z","cwd":"/x","cli_version":"0.47.0"}}"#;
+    // A lone surrogate escape: JSON.parse takes it, Codex's serde_json does not.
+    let cut = r#"{"timestamp":"2025-01-01T00:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"hi \ud83d"}}"#;
+    // A line whose type is the name the reader gives the lines it keeps whole.
+    let named =
+        r#"{"timestamp":"2025-01-01T00:00:02Z","type":"codex-jsonl.record","payload":{"x":1}}"#;
+    let bytes = format!("{meta}\n{cut}\n{named}\n").into_bytes();
+    let outcome = read("r.jsonl", &bytes);
+    let codes: Vec<(&str, Option<u64>)> = outcome
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.location.line))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("codex-unparseable", Some(2)),
+            ("codex-unknown-type", Some(3)),
+            ("codex-no-user-message", None)
+        ],
+        "{:#?}",
+        outcome.diagnostics
+    );
+    // Both lines are written back whole, the second with its time and type.
+    assert_round_trip("r.jsonl", &bytes);
+}

@@ -30,12 +30,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         let value = match serde_json::from_slice::<Value>(&rec.bytes) {
             Ok(v) => v,
             Err(e) => {
-                diagnostics.push(diag(
-                    "codex-unparseable",
-                    Severity::Warning,
-                    &at,
-                    format!("line cannot be parsed ({e}); kept as is"),
-                ));
+                diagnostics.push(unparseable(&at, &e));
                 Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
             }
         };
@@ -47,12 +42,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         {
             have_meta = true;
             if !nodes.is_empty() {
-                diagnostics.push(diag(
-                    "codex-meta-not-first",
-                    Severity::Warning,
-                    &at,
-                    "session_meta is not the first line; Codex reads it from the first line".into(),
-                ));
+                diagnostics.push(meta_not_first(&at));
             }
             meta = read_meta(value, text, nodes.len());
             continue;
@@ -64,28 +54,21 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         }
         let n = per_line.entry(span.line).or_insert(0);
         *n += 1;
-        let id = match *n {
-            1 => format!("line-{}", span.line),
-            k => format!("line-{}.{k}", span.line),
-        };
-        let mut node = read_line(value, id);
+        let mut node = read_line(value, node_id(span.line, *n));
         match &node.body {
             // A string is a line that could not be parsed: already said.
             Body::Event(Event::Custom { kind, data }) if kind == RECORD && !data.is_string() => {
-                diagnostics.push(diag(
-                    "codex-not-a-line",
-                    Severity::Warning,
-                    &at,
-                    "line is not a {timestamp, type, payload} object; kept as is".into(),
-                ));
+                diagnostics.push(match data.get("type").and_then(Value::as_str) {
+                    Some(RECORD) => unknown_type(&at, RECORD),
+                    _ => not_a_line(&at),
+                });
             }
-            Body::Event(Event::Custom { kind, .. }) if !LINE_TYPES.contains(&kind.as_str()) => {
-                diagnostics.push(diag(
-                    "codex-unknown-type",
-                    Severity::Info,
-                    &at,
-                    format!("line of type {kind:?} is unknown to this version; kept as is"),
-                ));
+            // A line kept whole is not a line of an unknown type (an unparseable one is said
+            // above).
+            Body::Event(Event::Custom { kind, .. })
+                if kind != RECORD && !LINE_TYPES.contains(&kind.as_str()) =>
+            {
+                diagnostics.push(unknown_type(&at, kind));
             }
             _ => {}
         }
@@ -95,26 +78,17 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     }
     name_results(&mut nodes);
     super::usage::attach(&mut nodes);
-    if !have_meta {
-        diagnostics.push(diag(
-            "codex-no-session-meta",
-            Severity::Warning,
-            &Location::file(input.name),
-            "no session_meta line: Codex cannot list or resume this rollout".into(),
-        ));
-    }
-    if user_messages == 0 && !nodes.is_empty() {
-        diagnostics.push(diag(
-            "codex-no-user-message",
-            Severity::Info,
-            &Location::file(input.name),
-            "no event_msg user_message line: `codex resume` does not offer this rollout".into(),
-        ));
-    }
-    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
-    meta.head = nodes.last().map(|n| n.id.clone());
-    meta.source_format = Some(NAME.into());
-    meta.hints.insert(DERIVED_IDS.into(), true.into());
+    diagnostics.extend(whole_file_diagnostics(
+        input.name,
+        have_meta,
+        user_messages,
+        nodes.len(),
+    ));
+    finish_meta(
+        &mut meta,
+        nodes.iter().rev().find_map(|n| n.timestamp.clone()),
+        nodes.last().map(|n| n.id.clone()),
+    );
     let mut session = Session { meta, nodes };
     mark_inherited_calls(&mut session);
     Ok(ReadOutcome {
@@ -159,7 +133,87 @@ fn diag(code: &'static str, severity: Severity, at: &Location, message: String) 
     }
 }
 
-fn read_meta(value: Value, text: &[u8], index: usize) -> Meta {
+/// A line serde_json (Codex's own parser) cannot read.
+pub(super) fn unparseable(at: &Location, e: &serde_json::Error) -> Diagnostic {
+    diag(
+        "codex-unparseable",
+        Severity::Warning,
+        at,
+        format!("line cannot be parsed ({e}); kept as is"),
+    )
+}
+
+pub(super) fn meta_not_first(at: &Location) -> Diagnostic {
+    diag(
+        "codex-meta-not-first",
+        Severity::Warning,
+        at,
+        "session_meta is not the first line; Codex reads it from the first line".into(),
+    )
+}
+
+pub(super) fn not_a_line(at: &Location) -> Diagnostic {
+    diag(
+        "codex-not-a-line",
+        Severity::Warning,
+        at,
+        "line is not a {timestamp, type, payload} object; kept as is".into(),
+    )
+}
+
+pub(super) fn unknown_type(at: &Location, kind: &str) -> Diagnostic {
+    diag(
+        "codex-unknown-type",
+        Severity::Info,
+        at,
+        format!("line of type {kind:?} is unknown to this version; kept as is"),
+    )
+}
+
+/// What the whole rollout lacks for Codex: a `session_meta` line, a prompt.
+pub(super) fn whole_file_diagnostics(
+    file: &str,
+    have_meta: bool,
+    user_messages: usize,
+    nodes: usize,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if !have_meta {
+        out.push(diag(
+            "codex-no-session-meta",
+            Severity::Warning,
+            &Location::file(file),
+            "no session_meta line: Codex cannot list or resume this rollout".into(),
+        ));
+    }
+    if user_messages == 0 && nodes > 0 {
+        out.push(diag(
+            "codex-no-user-message",
+            Severity::Info,
+            &Location::file(file),
+            "no event_msg user_message line: `codex resume` does not offer this rollout".into(),
+        ));
+    }
+    out
+}
+
+/// The id of the `k`th node (from 1) read from line `line` (several when lines are glued).
+pub(super) fn node_id(line: u64, k: usize) -> String {
+    match k {
+        1 => format!("line-{line}"),
+        k => format!("line-{line}.{k}"),
+    }
+}
+
+/// The metadata's fields learnt from the whole rollout: the last node's time and id.
+pub(super) fn finish_meta(meta: &mut Meta, last_time: Option<String>, head: Option<String>) {
+    meta.last_updated = last_time;
+    meta.head = head;
+    meta.source_format = Some(NAME.into());
+    meta.hints.insert(DERIVED_IDS.into(), true.into());
+}
+
+pub(super) fn read_meta(value: Value, text: &[u8], index: usize) -> Meta {
     let Value::Object(mut line) = value else {
         unreachable!("checked by the caller")
     };
@@ -221,9 +275,11 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
         extra: Extra::new(),
         hints: Extra::new(),
     };
+    // A line whose type is the name this reader gives lines it keeps whole is kept whole
+    // too (its time and type would be lost as a node of that kind).
     let shaped = matches!(&value, Value::Object(o)
         if o.get("timestamp").is_some_and(Value::is_string)
-        && o.get("type").is_some_and(Value::is_string)
+        && o.get("type").is_some_and(|t| t.is_string() && t != RECORD)
         && o.get("payload").is_some_and(Value::is_object));
     if !shaped {
         return whole(value);
