@@ -573,20 +573,26 @@ fn generated(seed: u64) -> Vec<u8> {
             line = python_spaced(&line);
         }
         uuids.push(uuid);
-        out.extend_from_slice(line.as_bytes());
-        match r.below(60) {
-            0 => out.extend_from_slice(b"\0\0\0"),
-            1 => out.extend_from_slice(b" \xff"),
-            _ => {}
-        }
-        if k + 1 < n || r.chance(80) {
-            if crlf && r.chance(90) {
-                out.push(b'\r');
-            }
-            out.push(b'\n');
-        }
+        push_line(&mut r, &mut out, &line, k + 1 == n, crlf);
     }
     out
+}
+
+/// `line` into `out` with damage now and then: NUL padding or invalid UTF-8 after it, no
+/// line break after the `last`, CRLF line breaks in a `crlf` file.
+fn push_line(r: &mut Rng, out: &mut Vec<u8>, line: &str, last: bool, crlf: bool) {
+    out.extend_from_slice(line.as_bytes());
+    match r.below(60) {
+        0 => out.extend_from_slice(b"\0\0\0"),
+        1 => out.extend_from_slice(b" \xff"),
+        _ => {}
+    }
+    if !last || r.chance(80) {
+        if crlf && r.chance(90) {
+            out.push(b'\r');
+        }
+        out.push(b'\n');
+    }
 }
 
 /// `{"a":1,"b":[2,3]}` as Python's `json.dumps` writes it: `{"a": 1, "b": [2, 3]}`.
@@ -756,18 +762,26 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
     use std::process::Command;
     let bin = env!("CARGO_BIN_EXE_sessiontool");
     let dir = tempfile::tempdir().unwrap();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-jsonl");
-    for name in [
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let claude = ["claude-jsonl"; 4].into_iter().zip([
         "tools.jsonl",
         "compact.jsonl",
         "split-reply.jsonl",
         "summary-snapshot.jsonl",
-    ] {
-        let input = fixtures.join(name);
-        for to in TARGETS {
+    ]);
+    let codex = ["codex-jsonl"; 2]
+        .into_iter()
+        .zip(["tools.jsonl", "unknown.jsonl"]);
+    for (from, name) in claude.chain(codex) {
+        let input = fixtures.join(from).join(name);
+        let targets = match from {
+            "claude-jsonl" => &TARGETS[..],
+            _ => &[from],
+        };
+        for &to in targets {
             let run = |args: &[&str]| {
                 let out = Command::new(bin)
-                    .args(["convert", "--from", "claude-jsonl", "--to", to])
+                    .args(["convert", "--from", from, "--to", to])
                     .arg(&input)
                     .args(args)
                     .env("NO_COLOR", "1")
@@ -777,7 +791,7 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
                 out
             };
             let memory = run(&["-o", "-"]);
-            let file = dir.path().join(format!("{name}.{to}.jsonl"));
+            let file = dir.path().join(format!("{from}.{name}.{to}.jsonl"));
             let path = file.to_str().unwrap();
             let dry = run(&["-o", path, "--dry-run"]);
             assert!(!file.exists(), "a dry run wrote {path}");
@@ -815,7 +829,7 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
                 .filter_map(|e| e.ok())
                 .filter(|e| {
                     let n = e.file_name().to_string_lossy().into_owned();
-                    n.starts_with(&format!("{name}.{to}.jsonl.bak-"))
+                    n.starts_with(&format!("{from}.{name}.{to}.jsonl.bak-"))
                 })
                 .collect();
             assert_eq!(backups.len(), 1, "{name} -> {to}: one backup");
@@ -823,7 +837,7 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
             std::fs::remove_file(backups[0].path()).unwrap();
             // Without --force an existing output is refused and left alone.
             let refused = Command::new(bin)
-                .args(["convert", "--from", "claude-jsonl", "--to", to])
+                .args(["convert", "--from", from, "--to", to])
                 .arg(&input)
                 .args(["-o", path])
                 .output()
@@ -837,6 +851,10 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
 /// `show` and `list`'s two-pass reading, on the same inputs.
 #[path = "engine/view.rs"]
 mod view;
+
+/// A Codex rollout written back as a rollout.
+#[path = "engine/rollout.rs"]
+mod rollout;
 
 /// An entry nested too deep to parse is a node of its text on both paths, also when it is the
 /// leaf asked for: a writer that does not read the field holding the depth (Codex's) must not

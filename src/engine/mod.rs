@@ -12,7 +12,8 @@
 //! conversion that changes nothing copies each record's bytes.
 //!
 //! What goes through here: Claude Code JSONL to Claude Code, to Codex and to Gemini (the legacy
-//! document and the JSONL recording). Everything else goes through the whole-session path
+//! document and the JSONL recording); a Codex rollout back into a rollout (its lines copied,
+//! the metadata line as the writer writes it). Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
 
@@ -34,6 +35,7 @@ use crate::convert::{Conversion, ConvertError, unanswered_diagnostic};
 use crate::diag::{Diagnostic, LossReport};
 use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
+use crate::formats::codex_jsonl::two_pass as rollout;
 use crate::formats::gemini_json::stream::{self as gemini_stream, DocumentStream, Layout};
 use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
 use crate::model::Meta;
@@ -100,8 +102,8 @@ pub struct Plan<'a> {
     route: Route,
 }
 
-/// How a plan writes: every route reads Claude Code JSONL (the one format with a two-pass
-/// reader yet).
+/// How a plan writes: from Claude Code JSONL into several formats, and a Codex rollout back
+/// into a rollout.
 enum Route {
     /// Claude Code to Claude Code: each entry copied, or rebuilt with other session fields.
     Same {
@@ -121,6 +123,12 @@ enum Route {
         known: Known,
         branch: Vec<u32>,
         writer: Box<gemini_stream::Writer>,
+    },
+    /// A Codex rollout to a rollout: each line copied, the metadata line as the writer
+    /// writes it.
+    RolloutSame {
+        known: rollout::Known,
+        meta_line: Vec<u8>,
     },
 }
 
@@ -220,12 +228,13 @@ pub fn covers(from: &dyn Format, to: &dyn Format) -> bool {
     route_of(from, to).is_some()
 }
 
-/// The routes, before pass one (from Claude Code JSONL, see [`Route`]).
+/// The routes, before pass one (see [`Route`]).
 #[derive(Clone, Copy)]
 enum Kind {
     Same,
     ToCodex,
     ToGemini(Layout),
+    RolloutSame,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -235,6 +244,7 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (claude_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::ToCodex),
         (claude_jsonl::NAME, gemini_json::NAME) => Some(Kind::ToGemini(Layout::Document)),
         (claude_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::ToGemini(Layout::Lines)),
+        (codex_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::RolloutSame),
         _ => None,
     }
 }
@@ -280,6 +290,67 @@ pub fn plan<'a>(
     if job.options.max_tokens.is_some() {
         return Ok(None);
     }
+    match kind {
+        Kind::RolloutSame => plan_rollout(job, adjust, from),
+        _ => plan_claude(job, adjust, from, kind),
+    }
+}
+
+/// The session's metadata as the writer gets it: its id filled as `convert` fills it (from
+/// the whole input's content), then `adjust`ed; `None` when the adjustment makes it another
+/// format's (the whole path writes that).
+fn adjusted(
+    job: &Job,
+    meta: &Meta,
+    from: &dyn Format,
+    adjust: &mut dyn FnMut(&mut Meta),
+) -> io::Result<Option<Meta>> {
+    let mut meta = meta.clone();
+    if meta.id.is_none() {
+        meta.id = Some(crate::ids::derived_uuid(&sha256_of(job.source)?));
+    }
+    adjust(&mut meta);
+    Ok((meta.source_format.as_deref() == Some(from.name())).then_some(meta))
+}
+
+/// Pass one of a Codex rollout written back as a rollout.
+fn plan_rollout<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &'static dyn Format,
+) -> Result<Option<Plan<'a>>, PlanError> {
+    // A leaf ends the rollout early (`one_branch`): that goes through the whole session.
+    if job.options.leaf.is_some() {
+        return Ok(None);
+    }
+    let scanner = rollout::Scanner::new(job.name);
+    let options = pass1::Pass1Options {
+        block_size: job.tuning.block_size,
+    };
+    let pass = pass1::run(job.source, &scanner, options)?;
+    let findings = record_diagnostics(job.name, &pass.findings);
+    let mut known = scanner.known(pass, findings);
+    let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
+        return Ok(None);
+    };
+    let meta_line = known.meta_bytes(&meta);
+    // Codex answers unanswered calls itself: nothing to close, nothing more to say.
+    let diagnostics = std::mem::take(&mut known.diagnostics);
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route: Route::RolloutSame { known, meta_line },
+    }))
+}
+
+/// Pass one of a Claude Code session, into any format it goes to through here.
+fn plan_claude<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &'static dyn Format,
+    kind: Kind,
+) -> Result<Option<Plan<'a>>, PlanError> {
     let to = job.to;
     let mut scanner = Scanner::new(job.name, to.resumable() && !to.answers_open_calls_itself());
     // The Gemini writer names each result by its call.
@@ -318,15 +389,9 @@ pub fn plan<'a>(
         ),
         None => None,
     };
-    let mut meta = known.meta.clone();
-    if meta.id.is_none() {
-        // As `convert` fills it: from the whole input's content.
-        meta.id = Some(crate::ids::derived_uuid(&sha256_of(job.source)?));
-    }
-    adjust(&mut meta);
-    if meta.source_format.as_deref() != Some(from.name()) {
+    let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
         return Ok(None);
-    }
+    };
     let mut diagnostics = known.diagnostics.clone();
     diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
     let write_error = |source: WriteError| ConvertError::Write {
@@ -356,6 +421,7 @@ pub fn plan<'a>(
                 stream: Box::new(stream),
             }
         }
+        Kind::RolloutSame => unreachable!("planned by plan_rollout"),
         Kind::ToGemini(layout) => {
             let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
                 return Ok(None);
@@ -522,6 +588,12 @@ impl Plan<'_> {
                 out.put(&buf)?;
                 losses
             }
+            Route::RolloutSame { known, meta_line } => {
+                copy_records(job, &known.spots, out, |i| {
+                    (known.meta_line == Some(i)).then_some(&meta_line[..])
+                })?;
+                LossReport::default()
+            }
         };
         Ok(Conversion {
             from: from.name(),
@@ -570,19 +642,10 @@ fn same_format(
     rewrite: Option<&Rewrite>,
     out: &mut dyn Output,
 ) -> io::Result<()> {
-    let all: Vec<u32> = (0..known.spots.len() as u32).collect();
     let Some(rewrite) = rewrite else {
-        // The output's first error stops the copy (the rest is not read).
-        let mut failed = None;
-        pass2::each_record(job.source, &known.spots, &all, |_, bytes| {
-            if failed.is_none()
-                && let Err(e) = out.put(bytes).and_then(|()| out.put(b"\n"))
-            {
-                failed = Some(e);
-            }
-        })?;
-        return failed.map_or(Ok(()), Err);
+        return copy_records(job, &known.spots, out, |_| None);
     };
+    let all: Vec<u32> = (0..known.spots.len() as u32).collect();
     for window_runs in runs(&known.spots, &all, job.tuning.run_bytes).chunks(window()) {
         let done: Vec<io::Result<Vec<u8>>> = window_runs
             .par_iter()
@@ -599,6 +662,32 @@ fn same_format(
         }
     }
     Ok(())
+}
+
+/// Every record's bytes, each on its line; or `instead(index)`, the bytes that replace a
+/// record (with their line break), when there are some.
+fn copy_records<'b>(
+    job: &Job,
+    spots: &[pass1::Spot],
+    out: &mut dyn Output,
+    instead: impl Fn(u32) -> Option<&'b [u8]>,
+) -> io::Result<()> {
+    let all: Vec<u32> = (0..spots.len() as u32).collect();
+    // The output's first error stops the copy (the rest is not read).
+    let mut failed = None;
+    pass2::each_record(job.source, spots, &all, |i, bytes| {
+        if failed.is_some() {
+            return;
+        }
+        let put = match instead(i) {
+            Some(other) => out.put(other),
+            None => out.put(bytes).and_then(|()| out.put(b"\n")),
+        };
+        if let Err(e) = put {
+            failed = Some(e);
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// Claude Code to Codex: the meta line, the branch's nodes, the closing losses. The nodes of

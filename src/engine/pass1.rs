@@ -17,12 +17,11 @@ use crate::records::{
 
 /// What a format keeps of each record in pass one.
 pub trait Scan: Sync {
-    /// One block's facts (blocks are analysed on several threads at once).
-    type Block: Send;
+    /// One block's facts (blocks are analysed on several threads at once), from nothing
+    /// known.
+    type Block: Send + Default;
     /// The whole file's facts: the blocks merged in file order.
-    type Acc: Send;
-    fn acc(&self) -> Self::Acc;
-    fn block(&self) -> Self::Block;
+    type Acc: Send + Default;
     /// The next record of the block, as the records layer gives it (BOM, CR and NUL
     /// stripped, invalid UTF-8 replaced): one valid JSON value, checked once, here, with the
     /// facts learnt as it was checked and, for most records, where the entries of the object
@@ -173,7 +172,7 @@ fn parallel<S: Scan>(
     scan: &S,
     options: Pass1Options,
 ) -> io::Result<Option<Pass1<S::Acc>>> {
-    let (mut blocks, mut out) = start(source, scan, options)?;
+    let (mut blocks, mut out) = start::<S>(source, options)?;
     let mut window = blocks.next_window()?;
     let mut done: Vec<BlockOut<S::Block>> = Vec::new();
     let mut crlf = false;
@@ -235,7 +234,7 @@ fn sequential<S: Scan>(
     scan: &S,
     options: Pass1Options,
 ) -> io::Result<Pass1<S::Acc>> {
-    let (mut blocks, mut out) = start(source, scan, options)?;
+    let (mut blocks, mut out) = start::<S>(source, options)?;
     let mut splitter = LineSplitter::new(Options::default());
     while let Some(piece) = blocks.next_piece()? {
         let b = analyse(&piece, scan, &mut splitter);
@@ -258,7 +257,6 @@ type Blocks<'s> = BlockReader<Box<dyn io::Read + Send + 's>>;
 /// The input's blocks from its start, and nothing learnt yet.
 fn start<'s, S: Scan>(
     source: &'s dyn Source,
-    scan: &S,
     options: Pass1Options,
 ) -> io::Result<(Blocks<'s>, Pass1<S::Acc>)> {
     let max_line_len = Options::default().max_line_len;
@@ -267,7 +265,7 @@ fn start<'s, S: Scan>(
     let out = Pass1 {
         spots: Vec::new(),
         findings: Vec::new(),
-        acc: scan.acc(),
+        acc: S::Acc::default(),
         ends_with_newline: ends_with_newline(source)?,
     };
     Ok((blocks, out))
@@ -288,7 +286,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
     let mut out = BlockOut {
         spots: Vec::new(),
         findings: Vec::new(),
-        block: scan.block(),
+        block: S::Block::default(),
     };
     match piece {
         Piece::Oversized { line, offset, len } => {
@@ -346,12 +344,6 @@ mod tests {
     impl Scan for Count {
         type Block = usize;
         type Acc = usize;
-        fn acc(&self) -> usize {
-            0
-        }
-        fn block(&self) -> usize {
-            0
-        }
         fn record(&self, block: &mut usize, _: Noted<'_>, _: Span) {
             *block += 1;
         }

@@ -34,6 +34,7 @@ mod parse;
 mod read;
 pub(crate) mod stream;
 mod synthetic;
+pub(crate) mod two_pass;
 mod usage;
 mod write;
 

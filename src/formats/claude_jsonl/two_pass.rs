@@ -154,14 +154,6 @@ impl Scan for Scanner<'_> {
     type Block = Block;
     type Acc = Acc;
 
-    fn acc(&self) -> Acc {
-        Acc::default()
-    }
-
-    fn block(&self) -> Block {
-        Block::default()
-    }
-
     fn record(&self, block: &mut Block, record: Noted<'_>, span: Span) {
         let (raw, quick) = (record.raw, record.facts);
         let at = || Location::at(self.name, span.line, span.offset);

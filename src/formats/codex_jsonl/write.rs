@@ -57,7 +57,7 @@ fn push(out: &mut Vec<u8>, v: &Value) {
     out.push(b'\n');
 }
 
-fn push_meta(out: &mut Vec<u8>, meta: &Meta) {
+pub(super) fn push_meta(out: &mut Vec<u8>, meta: &Meta) {
     let raw = meta_raw(meta).map(|r| r.as_bytes().to_vec());
     if let Some(bytes) = raw.or_else(|| meta_line(meta)) {
         out.extend_from_slice(&bytes);
