@@ -545,14 +545,17 @@ fn synthetic_result_answers_the_call() {
 }
 
 #[test]
-fn a_line_serde_json_refuses_is_said_once_and_a_line_typed_as_a_kept_line_keeps_its_time() {
+fn a_line_serde_json_refuses_is_said_once_a_line_typed_as_a_kept_line_keeps_its_time_and_a_string_line_is_said()
+ {
     let meta = r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"019435fa-9c55-7643-b5ab-c684d3a3ca39","timestamp":"2025-01-01T00:00:00Z","cwd":"/x","cli_version":"0.47.0"}}"#;
     // A lone surrogate escape: JSON.parse takes it, Codex's serde_json does not.
     let cut = r#"{"timestamp":"2025-01-01T00:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"hi \ud83d"}}"#;
     // A line whose type is the name the reader gives the lines it keeps whole.
     let named =
         r#"{"timestamp":"2025-01-01T00:00:02Z","type":"codex-jsonl.record","payload":{"x":1}}"#;
-    let bytes = format!("{meta}\n{cut}\n{named}\n").into_bytes();
+    // A line that is JSON, but a string.
+    let string = r#""just a string""#;
+    let bytes = format!("{meta}\n{cut}\n{named}\n{string}\n").into_bytes();
     let outcome = read("r.jsonl", &bytes);
     let codes: Vec<(&str, Option<u64>)> = outcome
         .diagnostics
@@ -564,6 +567,7 @@ fn a_line_serde_json_refuses_is_said_once_and_a_line_typed_as_a_kept_line_keeps_
         [
             ("codex-unparseable", Some(2)),
             ("codex-unknown-type", Some(3)),
+            ("codex-not-a-line", Some(4)),
             ("codex-no-user-message", None)
         ],
         "{:#?}",

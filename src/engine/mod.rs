@@ -20,6 +20,7 @@
 pub mod links;
 pub mod pass1;
 pub mod pass2;
+pub(crate) mod reading;
 pub mod skeleton;
 pub mod source;
 pub mod view;
@@ -127,7 +128,7 @@ enum Route {
     /// A Codex rollout to a rollout: each line copied, the metadata line as the writer
     /// writes it.
     RolloutSame {
-        known: rollout::Known,
+        known: Box<rollout::Known>,
         meta_line: Vec<u8>,
     },
 }
@@ -340,7 +341,10 @@ fn plan_rollout<'a>(
         job,
         from,
         diagnostics,
-        route: Route::RolloutSame { known, meta_line },
+        route: Route::RolloutSame {
+            known: Box::new(known),
+            meta_line,
+        },
     }))
 }
 
@@ -589,9 +593,11 @@ impl Plan<'_> {
                 losses
             }
             Route::RolloutSame { known, meta_line } => {
-                copy_records(job, &known.spots, out, |i| {
-                    (known.meta_line == Some(i)).then_some(&meta_line[..])
-                })?;
+                let before = |i| (known.meta_at == Some(i)).then_some(&meta_line[..]);
+                copy_records(job, &known.spots, out, before)?;
+                if known.meta_at == Some(known.spots.len() as u32) {
+                    out.put(&meta_line)?;
+                }
                 LossReport::default()
             }
         };
@@ -664,13 +670,13 @@ fn same_format(
     Ok(())
 }
 
-/// Every record's bytes, each on its line; or `instead(index)`, the bytes that replace a
-/// record (with their line break), when there are some.
+/// Every record's bytes, each on its line, after `before(index)` (bytes with their line
+/// break) when there are some.
 fn copy_records<'b>(
     job: &Job,
     spots: &[pass1::Spot],
     out: &mut dyn Output,
-    instead: impl Fn(u32) -> Option<&'b [u8]>,
+    before: impl Fn(u32) -> Option<&'b [u8]>,
 ) -> io::Result<()> {
     let all: Vec<u32> = (0..spots.len() as u32).collect();
     // The output's first error stops the copy (the rest is not read).
@@ -679,10 +685,12 @@ fn copy_records<'b>(
         if failed.is_some() {
             return;
         }
-        let put = match instead(i) {
-            Some(other) => out.put(other),
-            None => out.put(bytes).and_then(|()| out.put(b"\n")),
-        };
+        let put = match before(i) {
+            Some(first) => out.put(first),
+            None => Ok(()),
+        }
+        .and_then(|()| out.put(bytes))
+        .and_then(|()| out.put(b"\n"));
         if let Err(e) = put {
             failed = Some(e);
         }

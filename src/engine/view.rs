@@ -7,7 +7,8 @@
 //! Every answer is the whole session's: what [`crate::convert::read`] and
 //! [`crate::tree::Tree`] give for the same input (`tests/view.rs` holds them to it).
 //!
-//! Covered: Claude Code JSONL. [`View::open`] answers `None` for any other format; the caller
+//! Covered: Claude Code JSONL and Codex rollouts (`list` only Claude Code:
+//! [`View::open_listing`]). [`View::open`] answers `None` for any other format; the caller
 //! reads the whole session then.
 
 use std::io;
@@ -17,10 +18,12 @@ use rayon::prelude::*;
 
 use super::links::Links;
 use super::pass1::{self, Pass1Options};
+use super::reading::Reading;
 use super::{MadeFor, Source, pass2};
 use crate::diag::Diagnostic;
-use crate::formats::claude_jsonl::listing::{self, HeadBranch};
-use crate::formats::claude_jsonl::two_pass::{Known, Scanner};
+use crate::formats::claude_jsonl::listing::HeadBranch;
+use crate::formats::claude_jsonl::two_pass::Scanner;
+use crate::formats::codex_jsonl::two_pass as rollout;
 use crate::formats::{self, Format, record_diagnostics};
 use crate::id_prefix::IdError;
 use crate::model::{Meta, Node};
@@ -32,7 +35,7 @@ const RUN_BYTES: u64 = 256 << 10;
 pub struct View<'s> {
     source: &'s dyn Source,
     format: &'static dyn Format,
-    known: Known,
+    known: Box<dyn Reading>,
 }
 
 impl<'s> View<'s> {
@@ -45,16 +48,51 @@ impl<'s> View<'s> {
         source: &'s dyn Source,
         from: Option<&'static dyn Format>,
     ) -> io::Result<Option<View<'s>>> {
+        Self::open_if(name, path, source, from, |_| true)
+    }
+
+    /// [`View::open`] for `list`: the formats whose listing it has been held to (Claude
+    /// Code's; a Codex rollout is listed from its whole reading).
+    pub fn open_listing(
+        name: &str,
+        path: Option<&Path>,
+        source: &'s dyn Source,
+        from: Option<&'static dyn Format>,
+    ) -> io::Result<Option<View<'s>>> {
+        Self::open_if(name, path, source, from, |f| {
+            f.name() == formats::claude_jsonl::NAME
+        })
+    }
+
+    fn open_if(
+        name: &str,
+        path: Option<&Path>,
+        source: &'s dyn Source,
+        from: Option<&'static dyn Format>,
+        wanted: impl Fn(&dyn Format) -> bool,
+    ) -> io::Result<Option<View<'s>>> {
         let Some(format) = super::format_of(source, path, from)? else {
             return Ok(None);
         };
-        if format.name() != formats::claude_jsonl::NAME {
+        if !wanted(format) {
             return Ok(None);
         }
-        let scanner = Scanner::new(name, false);
-        let pass = pass1::run(source, &scanner, Pass1Options::default())?;
-        let findings = record_diagnostics(name, &pass.findings);
-        let known = scanner.known(pass, findings);
+        let options = Pass1Options::default();
+        let known: Box<dyn Reading> = match format.name() {
+            formats::claude_jsonl::NAME => {
+                let scanner = Scanner::new(name, false);
+                let pass = pass1::run(source, &scanner, options)?;
+                let findings = record_diagnostics(name, &pass.findings);
+                Box::new(scanner.known(pass, findings))
+            }
+            formats::codex_jsonl::NAME => {
+                let scanner = rollout::Scanner::with_nodes(name);
+                let pass = pass1::run(source, &scanner, options)?;
+                let findings = record_diagnostics(name, &pass.findings);
+                Box::new(scanner.known(pass, findings))
+            }
+            _ => return Ok(None),
+        };
         Ok(Some(View {
             source,
             format,
@@ -68,17 +106,17 @@ impl<'s> View<'s> {
 
     /// The session's metadata, as the whole reader gives it.
     pub fn meta(&self) -> &Meta {
-        &self.known.meta
+        self.known.meta()
     }
 
     /// The whole reader's diagnostics, in its order.
     pub fn diagnostics(&self) -> &[Diagnostic] {
-        &self.known.diagnostics
+        self.known.diagnostics()
     }
 
     /// How many nodes the session has (one a record).
     pub fn len(&self) -> usize {
-        self.known.skeleton.len()
+        self.known.skeleton().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -89,30 +127,30 @@ impl<'s> View<'s> {
     /// the last one.
     pub fn head(&self) -> Option<u32> {
         self.known
-            .head
+            .head()
             .or_else(|| (self.len() as u32).checked_sub(1))
     }
 
     /// The node `wanted` names (its whole id or the start of one), as
     /// [`crate::tree::Tree::find`] finds it.
     pub fn find(&self, wanted: &str) -> Result<u32, IdError> {
-        self.known.skeleton.find(wanted)
+        self.known.skeleton().find(wanted)
     }
 
     /// A node's id.
     pub fn id(&self, index: u32) -> String {
-        self.known.skeleton.name(index)
+        self.known.skeleton().name(index)
     }
 
     /// The parent a node names (`Node::parent`), found in the session or not.
     pub fn parent_id(&self, index: u32) -> Option<String> {
-        let sk = &self.known.skeleton;
+        let sk = self.known.skeleton();
         sk.parent_id(index).map(|p| sk.ids.name(p).to_string())
     }
 
     /// The nodes from the root down to `leaf` ([`crate::tree::Tree::path_to`]).
     pub fn path_to(&self, leaf: u32) -> Vec<u32> {
-        self.known.skeleton.path_to(leaf)
+        self.known.skeleton().path_to(leaf)
     }
 
     /// How many leaves end a branch of the conversation
@@ -125,7 +163,7 @@ impl<'s> View<'s> {
     /// The tree the parent links make: children, roots, orphans, records outside the
     /// conversation, as [`crate::tree::Tree`] has them.
     pub fn links(&self) -> Links {
-        Links::new(&self.known.skeleton, self.head(), |i| {
+        Links::new(self.known.skeleton(), self.head(), |i| {
             !self.known.is_message(i)
         })
     }
@@ -134,7 +172,7 @@ impl<'s> View<'s> {
     /// `path`, as `(position in path, child)` in order of position, then of the file (the
     /// order of [`crate::tree::Tree::children`]).
     pub fn side_children(&self, path: &[u32]) -> Vec<(usize, u32)> {
-        let sk = &self.known.skeleton;
+        let sk = self.known.skeleton();
         let mut position = vec![u32::MAX; self.len()];
         for (pos, &i) in path.iter().enumerate().take(path.len().saturating_sub(1)) {
             position[i as usize] = pos as u32;
@@ -163,12 +201,12 @@ impl<'s> View<'s> {
         made_for: MadeFor,
         mut each: impl FnMut(u32, Node) -> io::Result<()>,
     ) -> io::Result<()> {
-        let runs = super::runs(&self.known.spots, indices, RUN_BYTES);
+        let runs = super::runs(self.known.spots(), indices, RUN_BYTES);
         let make = |run: &std::ops::Range<usize>| -> io::Result<Vec<(u32, Node)>> {
             let mut nodes = Vec::with_capacity(run.len());
             pass2::each_record(
                 self.source,
-                &self.known.spots,
+                self.known.spots(),
                 &indices[run.clone()],
                 |i, bytes| nodes.push((i, self.known.node(i, bytes, made_for))),
             )?;
@@ -201,6 +239,6 @@ impl<'s> View<'s> {
     /// the first user message `prompt` takes.
     pub fn head_branch(&self, prompt: impl Fn(&str) -> bool) -> io::Result<HeadBranch> {
         let path = self.head().map(|h| self.path_to(h)).unwrap_or_default();
-        listing::head_branch(&self.known, self.source, &path, prompt)
+        self.known.head_branch(self.source, &path, &prompt)
     }
 }

@@ -12,15 +12,15 @@ use std::process::{Command, Stdio};
 
 use sessiontool::engine::view::View;
 use sessiontool::engine::{FileSource, MadeFor};
-use sessiontool::formats::Input;
+use sessiontool::formats::{Format, Input};
 use sessiontool::model::{Node, Role, Session};
 
 use super::{files, fmt, generated};
 
-/// Compares the two readings of the file at `path`; whether the view took it.
-fn same(path: &Path, forced: bool) -> bool {
-    let claude = fmt("claude-jsonl");
-    let from = forced.then_some(claude);
+/// Compares the two readings of the file at `path` (read as `from`, else as detected);
+/// whether the view took it.
+fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
+    let forced = from.map(|f| f.name());
     let name = path.display().to_string();
     let bytes = std::fs::read(path).unwrap();
     let input = Input {
@@ -31,17 +31,25 @@ fn same(path: &Path, forced: bool) -> bool {
     let source = FileSource::new(std::fs::File::open(path).unwrap()).unwrap();
     let view = View::open(&name, Some(path), &source, from).unwrap();
     let whole = sessiontool::convert::read(&input, from);
-    let claude_read = matches!(&whole, Ok((f, _)) if f.name() == claude.name());
+    let read_as = match &whole {
+        Ok((f, _)) => Some(f.name()),
+        Err(_) => None,
+    };
+    let viewed = ["claude-jsonl", "codex-jsonl"];
     let Some(view) = view else {
         assert!(
-            !claude_read,
-            "{name}: the view did not take a Claude Code file"
+            !read_as.is_some_and(|f| viewed.contains(&f)),
+            "{name}: the view did not take a {read_as:?} file"
         );
         return false;
     };
     let (_, outcome) = whole.unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert!(claude_read, "{name}: the view took another format's file");
-    let at = |what: &str| format!("{name} (forced: {forced}): {what}");
+    assert_eq!(
+        read_as,
+        Some(view.format().name()),
+        "{name}: the view took it as another format"
+    );
+    let at = |what: &str| format!("{name} (forced: {forced:?}): {what}");
     let s = &outcome.session;
     let tree = s.tree();
     assert_eq!(&s.meta, view.meta(), "{}", at("meta"));
@@ -176,11 +184,12 @@ fn same(path: &Path, forced: bool) -> bool {
     true
 }
 
+/// Each file detected, and forced through each reader the view has.
 fn check(paths: &[std::path::PathBuf]) -> usize {
     let mut taken = 0;
     for path in paths {
-        for forced in [false, true] {
-            taken += usize::from(same(path, forced));
+        for from in [None, Some(fmt("claude-jsonl")), Some(fmt("codex-jsonl"))] {
+            taken += usize::from(same(path, from));
         }
     }
     taken
@@ -218,7 +227,23 @@ fn generated_sessions_are_viewed_as_the_whole_session() {
     for seed in 0..150 {
         let path = dir.path().join(format!("generated-{seed}.jsonl"));
         std::fs::write(&path, generated(seed)).unwrap();
-        assert!(same(&path, true), "seed {seed} not taken");
+        assert!(
+            same(&path, Some(fmt("claude-jsonl"))),
+            "seed {seed} not taken"
+        );
+    }
+}
+
+#[test]
+fn generated_rollouts_are_viewed_as_the_whole_session() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 0..150 {
+        let path = dir.path().join(format!("rollout-{seed}.jsonl"));
+        std::fs::write(&path, super::rollout::rollout(seed)).unwrap();
+        assert!(
+            same(&path, Some(fmt("codex-jsonl"))),
+            "seed {seed} not taken"
+        );
     }
 }
 
@@ -251,25 +276,27 @@ fn run(command: &str, args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, Stri
 
 /// `show FILE` and `tree FILE` (streamed when the view takes it) against the same command of
 /// `-` with the same bytes (always the whole session), with `extra` arguments, through the
-/// Claude Code reader: the same exit code, output and errors, the input's name aside.
-fn show_agrees(path: &Path, bytes: &[u8], forced: bool, extra: &[String]) {
-    agrees("show", path, bytes, forced, extra);
+/// reader of `format` (given with `--from` when `forced`): the same exit code, output and
+/// errors, the input's name aside.
+fn show_agrees(path: &Path, bytes: &[u8], format: &str, forced: bool, extra: &[String]) {
+    agrees("show", path, bytes, (format, forced), extra);
     if extra.is_empty() {
-        agrees("tree", path, bytes, forced, &[]);
-        agrees("tree", path, bytes, forced, &["--full".into()]);
-        agrees("tree", path, bytes, forced, &["--json".into()]);
+        agrees("tree", path, bytes, (format, forced), &[]);
+        agrees("tree", path, bytes, (format, forced), &["--full".into()]);
+        agrees("tree", path, bytes, (format, forced), &["--json".into()]);
     }
 }
 
-fn agrees(command: &str, path: &Path, bytes: &[u8], forced: bool, extra: &[String]) {
+fn agrees(command: &str, path: &Path, bytes: &[u8], read: (&str, bool), extra: &[String]) {
+    let (format, forced) = read;
     let file = path.to_str().unwrap();
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let mut streamed = vec![file];
     if forced {
-        streamed.extend(["--from", "claude-jsonl"]);
+        streamed.extend(["--from", format]);
     }
     streamed.extend(&extra);
-    let mut whole = vec!["-", "--from", "claude-jsonl"];
+    let mut whole = vec!["-", "--from", format];
     whole.extend(&extra);
     let (code, out, err) = run(command, &whole, Some(bytes));
     let want = (
@@ -297,8 +324,8 @@ fn show_options(session: &Session) -> Vec<Vec<String>> {
     options
 }
 
-fn claude_session(bytes: &[u8]) -> Session {
-    fmt("claude-jsonl")
+fn session_of(format: &str, bytes: &[u8]) -> Session {
+    fmt(format)
         .read(&Input {
             name: "x",
             path: None,
@@ -316,8 +343,8 @@ fn show_and_tree_stream_generated_sessions_as_the_whole_session_draws_them() {
         let bytes = generated(seed);
         let path = dir.path().join(format!("g{seed}.jsonl"));
         std::fs::write(&path, &bytes).unwrap();
-        for extra in show_options(&claude_session(&bytes)) {
-            show_agrees(&path, &bytes, true, &extra);
+        for extra in show_options(&session_of("claude-jsonl", &bytes)) {
+            show_agrees(&path, &bytes, "claude-jsonl", true, &extra);
             shown += 1;
         }
     }
@@ -325,7 +352,23 @@ fn show_and_tree_stream_generated_sessions_as_the_whole_session_draws_them() {
 }
 
 #[test]
-fn show_and_tree_stream_every_claude_fixture_and_sample_as_the_whole_session_draws_it() {
+fn show_and_tree_stream_generated_rollouts_as_the_whole_session_draws_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shown = 0;
+    for seed in (0..150).step_by(5) {
+        let bytes = super::rollout::rollout(seed);
+        let path = dir.path().join(format!("r{seed}.jsonl"));
+        std::fs::write(&path, &bytes).unwrap();
+        for extra in show_options(&session_of("codex-jsonl", &bytes)) {
+            show_agrees(&path, &bytes, "codex-jsonl", true, &extra);
+            shown += 1;
+        }
+    }
+    assert!(shown > 100, "{shown}");
+}
+
+#[test]
+fn show_and_tree_stream_every_fixture_and_sample_as_the_whole_session_draws_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut all = files(&root.join("fixtures"));
     if let Some(samples) = super::common::prerequisite::shared("") {
@@ -340,16 +383,13 @@ fn show_and_tree_stream_every_claude_fixture_and_sample_as_the_whole_session_dra
             continue;
         }
         let source = FileSource::new(std::fs::File::open(&path).unwrap()).unwrap();
-        for forced in [false, true] {
-            let from = forced.then(|| fmt("claude-jsonl"));
-            if View::open("x", Some(&path), &source, from)
-                .unwrap()
-                .is_none()
-            {
+        for from in [None, Some(fmt("claude-jsonl")), Some(fmt("codex-jsonl"))] {
+            let Some(view) = View::open("x", Some(&path), &source, from).unwrap() else {
                 continue;
-            }
-            for extra in show_options(&claude_session(&bytes)) {
-                show_agrees(&path, &bytes, forced, &extra);
+            };
+            let format = view.format().name();
+            for extra in show_options(&session_of(format, &bytes)) {
+                show_agrees(&path, &bytes, format, from.is_some(), &extra);
                 shown += 1;
             }
         }

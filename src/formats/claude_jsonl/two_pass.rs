@@ -698,3 +698,43 @@ impl Rewrite {
         native_entry(&node, &self.base, self.python, out);
     }
 }
+
+impl crate::engine::reading::Reading for Known {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn spots(&self) -> &[Spot] {
+        &self.spots
+    }
+
+    fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    fn head(&self) -> Option<u32> {
+        self.head
+    }
+
+    fn is_message(&self, index: u32) -> bool {
+        Known::is_message(self, index)
+    }
+
+    fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
+        Known::node(self, index, bytes, made_for)
+    }
+
+    /// From each message's text where it can (see [`super::listing`]).
+    fn head_branch(
+        &self,
+        source: &dyn crate::engine::Source,
+        path: &[u32],
+        prompt: &dyn Fn(&str) -> bool,
+    ) -> std::io::Result<super::listing::HeadBranch> {
+        super::listing::head_branch(self, source, path, prompt)
+    }
+}

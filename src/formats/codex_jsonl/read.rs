@@ -27,11 +27,12 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     for rec in records {
         let span = rec.span;
         let at = Location::at(input.name, span.line, span.offset);
-        let value = match serde_json::from_slice::<Value>(&rec.bytes) {
-            Ok(v) => v,
+        let (value, parsed) = match serde_json::from_slice::<Value>(&rec.bytes) {
+            Ok(v) => (v, true),
             Err(e) => {
                 diagnostics.push(unparseable(&at, &e));
-                Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
+                let text = String::from_utf8_lossy(&rec.bytes).into_owned();
+                (Value::String(text), false)
             }
         };
         let text = &*rec.bytes;
@@ -56,8 +57,8 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         *n += 1;
         let mut node = read_line(value, node_id(span.line, *n));
         match &node.body {
-            // A string is a line that could not be parsed: already said.
-            Body::Event(Event::Custom { kind, data }) if kind == RECORD && !data.is_string() => {
+            // A line that could not be parsed is said above.
+            Body::Event(Event::Custom { kind, data }) if kind == RECORD && parsed => {
                 diagnostics.push(match data.get("type").and_then(Value::as_str) {
                     Some(RECORD) => unknown_type(&at, RECORD),
                     _ => not_a_line(&at),
@@ -101,14 +102,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
 /// call its copied history ends with is answered in the parent's rollout: it is marked as
 /// inherited ([`crate::model::INHERITED_CALLS`]), not taken for unanswered.
 pub(super) fn mark_inherited_calls(session: &mut Session) {
-    let spawned = session
-        .meta
-        .extra
-        .get("source")
-        .and_then(|s| s.get("subagent"))
-        .and_then(|s| s.get("thread_spawn"))
-        .is_some_and(Value::is_object);
-    if !spawned {
+    if !spawned(&session.meta) {
         return;
     }
     let ids: Vec<Value> = crate::check::document::unanswered_calls(session)
@@ -122,6 +116,15 @@ pub(super) fn mark_inherited_calls(session: &mut Session) {
             .hints
             .insert(crate::model::INHERITED_CALLS.into(), Value::Array(ids));
     }
+}
+
+/// Whether the rollout is a sub-agent's, spawned by its parent.
+pub(super) fn spawned(meta: &Meta) -> bool {
+    meta.extra
+        .get("source")
+        .and_then(|s| s.get("subagent"))
+        .and_then(|s| s.get("thread_spawn"))
+        .is_some_and(Value::is_object)
 }
 
 fn diag(code: &'static str, severity: Severity, at: &Location, message: String) -> Diagnostic {
@@ -332,7 +335,7 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
 
 /// Results get the name of the call they answer (derived, never written back).
 pub(super) fn name_results(nodes: &mut [Node]) {
-    let mut names: HashMap<String, String> = HashMap::new();
+    let mut names = Names::default();
     for node in nodes {
         let Some(m) = node.message_mut() else {
             continue;
@@ -341,25 +344,36 @@ pub(super) fn name_results(nodes: &mut [Node]) {
             match &mut p.content {
                 Content::ToolCall {
                     id: Some(id), name, ..
-                } => {
-                    names.insert(id.clone(), name.clone());
-                }
+                } => names.call(id, name),
                 Content::ToolResult {
                     call_id: Some(id),
                     name,
                     ..
-                } => {
-                    *name = names.get(id.as_str()).cloned();
-                }
+                } => *name = names.result(id),
                 _ => {}
             }
         }
     }
 }
 
+/// The names of the calls seen so far, by call id: a result gets the name of the last call
+/// before it with its id.
+#[derive(Default)]
+pub(crate) struct Names(HashMap<String, String>);
+
+impl Names {
+    pub(super) fn call(&mut self, id: &str, name: &str) {
+        self.0.insert(id.to_string(), name.to_string());
+    }
+
+    pub(super) fn result(&self, id: &str) -> Option<String> {
+        self.0.get(id).cloned()
+    }
+}
+
 /// Compares the line the writer would build with the text read, and keeps in hints what it
 /// would get wrong: the payload's key order, and as a last resort the text.
-fn layout_hints(node: &mut Node, text: &[u8]) {
+pub(super) fn layout_hints(node: &mut Node, text: &[u8]) {
     let Some(built) = native_line(node) else {
         node.hints.insert(
             HINT_RAW.into(),

@@ -4,31 +4,46 @@
 //! written back as a rollout then copies each line's bytes, the metadata line aside. Memory is
 //! the lines' places, never their content (Codex rollouts of tens of gigabytes exist).
 //!
-//! What pass one does not learn yet, so the engine takes no route that needs it: the nodes
-//! themselves (results named by their calls, usage and models attached), calls a sub-agent
-//! inherited from its parent ([`super::read::mark_inherited_calls`]).
+//! For the nodes themselves ([`Scanner::with_nodes`]: `show`, `tree`), pass one also reads each
+//! line as the whole reader does and keeps what the nodes after it take from it: the models
+//! and token usage that go on assistant messages ([`super::usage::Attach`]), the names results
+//! take from their calls ([`super::read::Names`]), the calls a sub-agent inherited from its
+//! parent; pass two makes a line's node again and gives it those.
+
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::read::{
-    finish_meta, meta_not_first, node_id, not_a_line, read_meta, unknown_type, unparseable,
-    whole_file_diagnostics,
+    Names, finish_meta, layout_hints, meta_not_first, node_id, not_a_line, read_line, read_meta,
+    spawned, unknown_type, unparseable, whole_file_diagnostics,
 };
+use super::usage::{Attach, Step, step_of};
 use super::{LINE_TYPES, RECORD};
 use crate::diag::{Diagnostic, Location};
+use crate::engine::MadeFor;
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
+use crate::engine::skeleton::Skeleton;
 use crate::json::{Kind, Raw};
-use crate::model::Meta;
+use crate::model::{Body, Content, Meta, Node, Usage};
 use crate::records::Span;
 
 /// Pass one's reader of a rollout named `name` in messages.
 pub(crate) struct Scanner<'n> {
     name: &'n str,
+    /// Whether nodes will be made in pass two (else lines are only copied).
+    nodes: bool,
 }
 
 impl<'n> Scanner<'n> {
+    /// For a rollout whose lines are copied.
     pub(crate) fn new(name: &'n str) -> Self {
-        Scanner { name }
+        Scanner { name, nodes: false }
+    }
+
+    /// For a rollout whose nodes are made in pass two.
+    pub(crate) fn with_nodes(name: &'n str) -> Self {
+        Scanner { name, nodes: true }
     }
 }
 
@@ -45,6 +60,78 @@ pub(crate) struct Block {
     last_time_but_meta: Option<String>,
     user_messages: usize,
     lines: usize,
+    /// What each line gives the nodes after it (with [`Scanner::with_nodes`]).
+    facts: Vec<LineFacts>,
+}
+
+/// What a line gives the nodes after it, and the node it makes.
+struct LineFacts {
+    message: bool,
+    timed: bool,
+    step: OwnedStep,
+    /// Its calls (id, name) and the call ids of its results, in the order of its parts.
+    calls: Vec<(String, Option<String>)>,
+}
+
+/// A [`Step`] that owns what it holds.
+enum OwnedStep {
+    Context(Option<String>),
+    Count(Value),
+    Assistant { thought_only: bool },
+    Message,
+    Other,
+}
+
+impl OwnedStep {
+    fn of(step: Step) -> OwnedStep {
+        match step {
+            Step::Context(model) => OwnedStep::Context(model.map(String::from)),
+            Step::Count(info) => OwnedStep::Count(info.clone()),
+            Step::Assistant { thought_only } => OwnedStep::Assistant { thought_only },
+            Step::Message => OwnedStep::Message,
+            Step::Other => OwnedStep::Other,
+        }
+    }
+
+    fn step(&self) -> Step<'_> {
+        match self {
+            OwnedStep::Context(model) => Step::Context(model.as_deref()),
+            OwnedStep::Count(info) => Step::Count(info),
+            OwnedStep::Assistant { thought_only } => Step::Assistant {
+                thought_only: *thought_only,
+            },
+            OwnedStep::Message => Step::Message,
+            OwnedStep::Other => Step::Other,
+        }
+    }
+}
+
+impl LineFacts {
+    /// What the whole reader's node of the line gives.
+    fn of(node: &Node) -> LineFacts {
+        let mut calls = Vec::new();
+        for p in node
+            .message()
+            .map(|m| m.parts.as_slice())
+            .unwrap_or_default()
+        {
+            match &p.content {
+                Content::ToolCall {
+                    id: Some(id), name, ..
+                } => calls.push((id.clone(), Some(name.clone()))),
+                Content::ToolResult {
+                    call_id: Some(id), ..
+                } => calls.push((id.clone(), None)),
+                _ => {}
+            }
+        }
+        LineFacts {
+            message: matches!(node.body, Body::Message(_)),
+            timed: node.timestamp.is_some(),
+            step: OwnedStep::of(step_of(node)),
+            calls,
+        }
+    }
 }
 
 /// A block's first `session_meta` line with an object payload.
@@ -67,7 +154,29 @@ pub(crate) struct Acc {
     last_time: Option<String>,
     user_messages: usize,
     lines: usize,
+    nodes: NodeFacts,
 }
+
+/// What the nodes take from the lines before and after them (with [`Scanner::with_nodes`]).
+#[derive(Default)]
+struct NodeFacts {
+    /// Per node: [`MESSAGE`], [`TIMED`].
+    flags: Vec<u8>,
+    attach: Attach,
+    names: Names,
+    /// The model of the assistant messages from each of these nodes on.
+    models: Vec<(u32, Box<str>)>,
+    usage: HashMap<u32, Usage>,
+    /// The names of a node's results, in the order of its parts.
+    result_names: HashMap<u32, Vec<Option<String>>>,
+    /// The ids of the calls to `spawn_agent`, in order, and of every result while they may
+    /// be a sub-agent's inherited calls ([`super::read::mark_inherited_calls`]).
+    spawn_calls: Vec<String>,
+    answered: Option<HashSet<String>>,
+}
+
+const MESSAGE: u8 = 1;
+const TIMED: u8 = 2;
 
 /// What a line is, as the whole reader sorts it.
 struct Line<'r> {
@@ -126,7 +235,22 @@ impl Scan for Scanner<'_> {
             && let Err(e) = serde_json::from_str::<Value>(record.raw.text())
         {
             block.diags.push((number, unparseable(&at(), &e)));
+            if self.nodes {
+                // Kept whole, as its text.
+                block.facts.push(LineFacts {
+                    message: false,
+                    timed: false,
+                    step: OwnedStep::Other,
+                    calls: Vec::new(),
+                });
+            }
             return;
+        }
+        if self.nodes {
+            let value = serde_json::from_str(record.raw.text()).expect("checked above");
+            block
+                .facts
+                .push(LineFacts::of(&read_line(value, String::new())));
         }
         let line = line_of(&record);
         if block.meta.is_none()
@@ -165,6 +289,8 @@ impl Scan for Scanner<'_> {
     fn merge(&self, acc: &mut Acc, block: Block, first: usize) {
         let mut diags = block.diags.into_iter().peekable();
         let mut last_time = block.last_time;
+        // This block's line that is the metadata, not a node.
+        let mut meta_number = None;
         if let Some(line) = block.meta {
             while let Some((_, d)) = diags.next_if(|(n, _)| *n < line.number) {
                 acc.diags.push(d);
@@ -178,6 +304,7 @@ impl Scan for Scanner<'_> {
                 let value = serde_json::from_str(&line.text).expect("a line serde_json reads");
                 acc.meta = Some((index, read_meta(value, line.text.as_bytes(), index)));
                 last_time = block.last_time_but_meta;
+                meta_number = Some(line.number);
             } else if !line.shaped {
                 // An earlier block has the metadata: this is an ordinary line.
                 acc.diags.push(not_a_line(&line.at));
@@ -189,68 +316,242 @@ impl Scan for Scanner<'_> {
         }
         acc.user_messages += block.user_messages;
         acc.lines += block.lines;
+        // Every result may answer an inherited call until the metadata says whether this is
+        // a sub-agent's rollout.
+        let answers = acc.meta.as_ref().is_none_or(|(_, m)| spawned(m));
+        let nodes = &mut acc.nodes;
+        if !answers {
+            nodes.answered = None;
+        } else if nodes.answered.is_none() {
+            nodes.answered = Some(HashSet::new());
+        }
+        for (number, f) in block.facts.into_iter().enumerate() {
+            if meta_number == Some(number) {
+                continue;
+            }
+            nodes.line(f);
+        }
     }
 }
 
-/// What pass one learnt of a rollout: enough to write it back as a rollout.
+impl NodeFacts {
+    /// The next node's line.
+    fn line(&mut self, f: LineFacts) {
+        let i = self.flags.len() as u32;
+        let mut flags = 0;
+        if f.message {
+            flags |= MESSAGE;
+        }
+        if f.timed {
+            flags |= TIMED;
+        }
+        self.flags.push(flags);
+        let usage = &mut self.usage;
+        let model = self.attach.step(i as usize, f.step.step(), &mut |k, u| {
+            usage.insert(k as u32, u);
+        });
+        if let Some(model) = model
+            && self.models.last().is_none_or(|(_, m)| **m != *model)
+        {
+            self.models.push((i, model.into()));
+        }
+        let mut names = Vec::new();
+        for (id, name) in f.calls {
+            match name {
+                Some(name) => {
+                    self.names.call(&id, &name);
+                    if name == super::keys::SPAWN_AGENT {
+                        self.spawn_calls.push(id);
+                    }
+                }
+                None => {
+                    names.push(self.names.result(&id));
+                    if let Some(answered) = &mut self.answered {
+                        answered.insert(id);
+                    }
+                }
+            }
+        }
+        if !names.is_empty() {
+            self.result_names.insert(i, names);
+        }
+    }
+}
+
+/// What pass one learnt of a rollout.
 pub(crate) struct Known {
-    /// The metadata [`super::read`] gives (without what its nodes would tell: see the module).
+    /// The metadata [`super::read`] gives.
     pub meta: Meta,
     /// The diagnostics it gives, in its order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Where each node's line is (the metadata line is no node).
     pub spots: Vec<Spot>,
-    /// The line the metadata was read from.
-    pub meta_line: Option<u32>,
+    /// The node the metadata line stands before (the number of nodes when it is the last).
+    pub meta_at: Option<u32>,
+    /// The nodes' ids and parents (with [`Scanner::with_nodes`]; else empty).
+    pub skeleton: Skeleton,
+    nodes: NodeFacts,
 }
 
 impl Scanner<'_> {
     /// The rollout from pass one's facts; `findings` are the records layer's diagnostics.
     pub(crate) fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> Known {
-        let Pass1 { spots, acc, .. } = pass;
-        let meta_line = acc.meta.as_ref().map(|(i, _)| *i as u32);
-        let nodes = acc.lines - usize::from(meta_line.is_some());
+        let Pass1 { mut spots, acc, .. } = pass;
+        let meta_at = acc.meta.as_ref().map(|(i, _)| *i as u32);
+        if let Some(i) = meta_at {
+            spots.remove(i as usize);
+        }
         let mut diagnostics = findings;
         diagnostics.extend(acc.diags);
         diagnostics.extend(whole_file_diagnostics(
             self.name,
-            meta_line.is_some(),
+            meta_at.is_some(),
             acc.user_messages,
-            nodes,
+            spots.len(),
         ));
-        let head = head_id(&spots, meta_line);
-        let mut meta = acc.meta.map(|(_, m)| m).unwrap_or_default();
-        finish_meta(&mut meta, acc.last_time, head);
-        Known {
-            meta,
+        let mut nodes = acc.nodes;
+        let usage = &mut nodes.usage;
+        nodes.attach.finish(&mut |k, u| {
+            usage.insert(k as u32, u);
+        });
+        let mut known = Known {
+            meta: acc.meta.map(|(_, m)| m).unwrap_or_default(),
             diagnostics,
             spots,
-            meta_line,
+            meta_at,
+            skeleton: Skeleton::default(),
+            nodes,
+        };
+        let last = (known.spots.len() as u32).checked_sub(1);
+        let head = last.map(|i| known.id(i));
+        finish_meta(&mut known.meta, acc.last_time, head);
+        if self.nodes {
+            known.mark_inherited_calls();
+            for i in 0..known.spots.len() as u32 {
+                let id = known.skeleton.intern(&known.id(i));
+                let parent = i.checked_sub(1).map(|p| known.skeleton.id(p));
+                known.skeleton.push(id, parent);
+            }
         }
+        known
     }
 }
 
-/// The last node's id, as the whole reader numbers the nodes of a line.
-fn head_id(spots: &[Spot], meta_line: Option<u32>) -> Option<String> {
-    let is_node = |i: usize| meta_line != Some(i as u32);
-    let last = (0..spots.len()).rev().find(|&i| is_node(i))?;
-    let line = spots[last].line;
-    let k = (0..=last)
-        .rev()
-        .take_while(|&i| spots[i].line == line)
-        .filter(|&i| is_node(i))
-        .count();
-    Some(node_id(line, k))
-}
-
 impl Known {
+    /// Node `index`'s id, as the whole reader numbers the nodes of a line.
+    pub(crate) fn id(&self, index: u32) -> String {
+        let i = index as usize;
+        let line = self.spots[i].line;
+        let k = self.spots[..=i]
+            .iter()
+            .rev()
+            .take_while(|s| s.line == line)
+            .count();
+        node_id(line, k)
+    }
+
+    /// As [`super::read::mark_inherited_calls`].
+    fn mark_inherited_calls(&mut self) {
+        if !spawned(&self.meta) {
+            return;
+        }
+        let answered = self.nodes.answered.take().unwrap_or_default();
+        let ids: Vec<Value> = self
+            .nodes
+            .spawn_calls
+            .iter()
+            .filter(|id| !answered.contains(*id))
+            .map(|id| Value::String(id.clone()))
+            .collect();
+        if !ids.is_empty() {
+            self.meta
+                .hints
+                .insert(crate::model::INHERITED_CALLS.into(), Value::Array(ids));
+        }
+    }
+
+    /// Whether node `index` is a message (else an event).
+    pub(crate) fn is_message(&self, index: u32) -> bool {
+        self.nodes.flags[index as usize] & MESSAGE != 0
+    }
+
+    /// The node of line `index`, whose text is `bytes`, as the whole reader makes it (for
+    /// this format's own writer: with the hints it needs).
+    pub(crate) fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
+        let value = serde_json::from_slice::<Value>(bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
+        let mut node = read_line(value, self.id(index));
+        node.parent = index.checked_sub(1).map(|p| self.id(p));
+        if made_for == MadeFor::OwnWriter {
+            layout_hints(&mut node, bytes);
+        }
+        let Some(m) = node.message_mut() else {
+            return node;
+        };
+        if let Some(names) = self.nodes.result_names.get(&index) {
+            let mut names = names.iter();
+            for p in &mut m.parts {
+                if let Content::ToolResult {
+                    call_id: Some(_),
+                    name,
+                    ..
+                } = &mut p.content
+                {
+                    *name = names.next().cloned().flatten();
+                }
+            }
+        }
+        if m.role == crate::model::Role::Assistant {
+            let at = self.nodes.models.partition_point(|(i, _)| *i <= index);
+            if let Some((_, model)) = at.checked_sub(1).map(|k| &self.nodes.models[k]) {
+                m.model = Some(model.to_string());
+            }
+        }
+        if let Some(u) = self.nodes.usage.get(&index) {
+            m.usage = Some(u.clone());
+        }
+        node
+    }
+
     /// The metadata line as the rollout writer writes `meta` (the metadata read, filled and
     /// adjusted): its own bytes while it still reads the same, else rebuilt; nothing when the
     /// rollout has none.
     pub(crate) fn meta_bytes(&self, meta: &Meta) -> Vec<u8> {
         let mut out = Vec::new();
-        if self.meta_line.is_some() {
+        if self.meta_at.is_some() {
             super::write::push_meta(&mut out, meta);
         }
         out
+    }
+}
+
+impl crate::engine::reading::Reading for Known {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn spots(&self) -> &[Spot] {
+        &self.spots
+    }
+
+    fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// The last node (rollouts are linear).
+    fn head(&self) -> Option<u32> {
+        (self.spots.len() as u32).checked_sub(1)
+    }
+
+    fn is_message(&self, index: u32) -> bool {
+        Known::is_message(self, index)
+    }
+
+    fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
+        Known::node(self, index, bytes, made_for)
     }
 }

@@ -21,93 +21,160 @@ use serde_json::{Map, Value};
 use crate::model::{Body, Content, Event, Message, Node, Role, Usage};
 
 /// Sets the model and usage of assistant messages from the rollout's own lines.
+pub(super) fn attach(nodes: &mut [Node]) {
+    let mut attach = Attach::default();
+    let mut usages: Vec<(usize, Usage)> = Vec::new();
+    for (i, node) in nodes.iter_mut().enumerate() {
+        let model = attach
+            .step(i, step_of(node), &mut |k, u| usages.push((k, u)))
+            .map(String::from);
+        if let Some(model) = model
+            && let Some(m) = node.message_mut()
+        {
+            m.model = Some(model);
+        }
+    }
+    attach.finish(&mut |k, u| usages.push((k, u)));
+    for (k, u) in usages {
+        if let Some(m) = nodes[k].message_mut() {
+            m.usage = Some(u);
+        }
+    }
+}
+
+/// What a line is to [`Attach`].
+pub(super) enum Step<'a> {
+    /// A `turn_context` line: the model it names.
+    Context(Option<&'a str>),
+    /// A `token_count` event's `info` object.
+    Count(&'a Value),
+    /// An assistant message, and whether it is only thoughts.
+    Assistant {
+        thought_only: bool,
+    },
+    /// Any other message.
+    Message,
+    Other,
+}
+
+/// What `node` is to [`Attach`].
+pub(super) fn step_of(node: &Node) -> Step<'_> {
+    match &node.body {
+        Body::Event(Event::Custom { kind, data }) if kind == "turn_context" => {
+            Step::Context(data.get("model").and_then(Value::as_str))
+        }
+        Body::Event(Event::Custom { kind, data })
+            if kind == "event_msg"
+                && data.get("type").and_then(Value::as_str) == Some("token_count") =>
+        {
+            match data.get("info").filter(|v| v.is_object()) {
+                Some(info) => Step::Count(info),
+                None => Step::Other,
+            }
+        }
+        Body::Message(m) if m.role == Role::Assistant => Step::Assistant {
+            thought_only: thought_only(node),
+        },
+        Body::Message(_) => Step::Message,
+        _ => Step::Other,
+    }
+}
+
+/// The attachment of models and usage, line after line (see the module).
 ///
 /// Where a response's items stand beside its `token_count` depends on the version: Codex 0.47
 /// records them after it (at the end of the sampling), newer versions before it. So a count
 /// goes on the assistant items not yet given one before it, or else on those that follow it,
 /// up to the next line that is not part of a response (a tool output, a prompt, a turn).
-pub(super) fn attach(nodes: &mut [Node]) {
-    let mut model: Option<String> = None;
-    let mut previous_total: Option<Value> = None;
-    let mut since: Vec<usize> = Vec::new();
-    let mut pending: Option<Usage> = None;
-    for i in 0..nodes.len() {
-        match &nodes[i].body {
-            Body::Event(Event::Custom { kind, data }) if kind == "turn_context" => {
-                if let Some(m) = data.get("model").and_then(Value::as_str)
+#[derive(Default)]
+pub(crate) struct Attach {
+    model: Option<String>,
+    previous_total: Option<Value>,
+    /// The assistant messages gathered since the last settling, each with whether it is only
+    /// thoughts.
+    since: Vec<(usize, bool)>,
+    pending: Option<Usage>,
+}
+
+impl Attach {
+    /// Line `i`: `put(k, usage)` for each message `k` that gets a usage; the model of line
+    /// `i` when it is an assistant message and a turn named one.
+    pub(super) fn step(
+        &mut self,
+        i: usize,
+        step: Step,
+        put: &mut impl FnMut(usize, Usage),
+    ) -> Option<&str> {
+        match step {
+            Step::Context(model) => {
+                if let Some(m) = model
                     && !m.trim().is_empty()
                 {
-                    model = Some(m.to_string());
+                    self.model = Some(m.to_string());
                 }
-                settle(nodes, &mut pending, &mut since);
+                self.settle(put);
             }
-            Body::Event(Event::Custom { kind, data })
-                if kind == "event_msg"
-                    && data.get("type").and_then(Value::as_str) == Some("token_count") =>
-            {
-                let Some(info) = data.get("info").filter(|v| v.is_object()) else {
-                    continue;
-                };
+            Step::Count(info) => {
                 let total = info.get("total_token_usage").cloned();
-                if total.is_some() && total == previous_total {
-                    continue; // a rate-limit update: the same response again
+                if total.is_some() && total == self.previous_total {
+                    return None; // a rate-limit update: the same response again
                 }
                 let usage = match info.get("last_token_usage").and_then(Value::as_object) {
                     Some(last) => usage_from(last),
                     None => {
                         let t = total.as_ref().and_then(Value::as_object);
-                        let prev = previous_total.as_ref().and_then(Value::as_object);
+                        let prev = self.previous_total.as_ref().and_then(Value::as_object);
                         match t {
                             Some(t) => growth(t, prev),
-                            None => continue,
+                            None => return None,
                         }
                     }
                 };
                 if total.is_some() {
-                    previous_total = total;
+                    self.previous_total = total;
                 }
-                settle(nodes, &mut pending, &mut since);
-                match &mut pending {
+                self.settle(put);
+                match &mut self.pending {
                     Some(p) => add(p, &usage),
-                    None => pending = Some(usage),
+                    None => self.pending = Some(usage),
                 }
-                if !since.is_empty() {
-                    settle(nodes, &mut pending, &mut since);
-                }
-            }
-            Body::Message(m) if m.role == Role::Assistant => {
-                since.push(i);
-                if let Some(model) = &model
-                    && let Some(m) = nodes[i].message_mut()
-                {
-                    m.model = Some(model.clone());
+                if !self.since.is_empty() {
+                    self.settle(put);
                 }
             }
-            Body::Message(_) => settle(nodes, &mut pending, &mut since),
-            _ => {}
+            Step::Assistant { thought_only } => {
+                self.since.push((i, thought_only));
+                return self.model.as_deref();
+            }
+            Step::Message => self.settle(put),
+            Step::Other => {}
         }
+        None
     }
-    settle(nodes, &mut pending, &mut since);
-}
 
-/// Puts a pending usage on the response items gathered, once there are some: on the last one
-/// that is more than a thought, else the last one.
-fn settle(nodes: &mut [Node], pending: &mut Option<Usage>, since: &mut Vec<usize>) {
-    if pending.is_none() || since.is_empty() {
-        return;
+    /// The end of the rollout.
+    pub(super) fn finish(&mut self, put: &mut impl FnMut(usize, Usage)) {
+        self.settle(put);
     }
-    let target = since
-        .iter()
-        .rev()
-        .find(|&&k| !thought_only(&nodes[k]))
-        .or(since.last())
-        .copied();
-    if let Some(k) = target
-        && let Some(m) = nodes[k].message_mut()
-    {
-        m.usage = pending.take();
+
+    /// Puts a pending usage on the response items gathered, once there are some: on the last
+    /// one that is more than a thought, else the last one.
+    fn settle(&mut self, put: &mut impl FnMut(usize, Usage)) {
+        if self.pending.is_none() || self.since.is_empty() {
+            return;
+        }
+        let target = self
+            .since
+            .iter()
+            .rev()
+            .find(|(_, thought)| !thought)
+            .or(self.since.last())
+            .map(|&(k, _)| k);
+        if let (Some(k), Some(u)) = (target, self.pending.take()) {
+            put(k, u);
+        }
+        self.since.clear();
     }
-    since.clear();
 }
 
 fn add(a: &mut Usage, b: &Usage) {
