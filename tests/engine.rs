@@ -776,7 +776,7 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
         let input = fixtures.join(from).join(name);
         let targets = match from {
             "claude-jsonl" => &TARGETS[..],
-            _ => &[from],
+            _ => &["codex-jsonl", "claude-jsonl"],
         };
         for &to in targets {
             let run = |args: &[&str]| {

@@ -34,6 +34,7 @@ use sha2::{Digest, Sha256};
 
 use crate::convert::{Conversion, ConvertError, unanswered_diagnostic};
 use crate::diag::{Diagnostic, LossReport};
+use crate::formats::claude_jsonl::foreign::ForeignStream;
 use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
 use crate::formats::codex_jsonl::two_pass as rollout;
@@ -41,6 +42,7 @@ use crate::formats::gemini_json::stream::{self as gemini_stream, DocumentStream,
 use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
 use crate::model::Meta;
 use crate::tree::LeftOut;
+use reading::Reading;
 pub use source::{Bytes, FileSource, Source};
 
 /// What pass two makes a node for, so that a reader makes no more of an entry than the
@@ -130,6 +132,11 @@ enum Route {
     RolloutSame {
         known: Box<rollout::Known>,
         meta_line: Vec<u8>,
+    },
+    /// A session from another format to Claude Code: every node, one run at a time.
+    ToClaude {
+        known: Box<dyn Reading>,
+        writer: Box<ForeignStream>,
     },
 }
 
@@ -236,6 +243,7 @@ enum Kind {
     ToCodex,
     ToGemini(Layout),
     RolloutSame,
+    RolloutToClaude,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -246,6 +254,7 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (claude_jsonl::NAME, gemini_json::NAME) => Some(Kind::ToGemini(Layout::Document)),
         (claude_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::ToGemini(Layout::Lines)),
         (codex_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::RolloutSame),
+        (codex_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::RolloutToClaude),
         _ => None,
     }
 }
@@ -293,6 +302,7 @@ pub fn plan<'a>(
     }
     match kind {
         Kind::RolloutSame => plan_rollout(job, adjust, from),
+        Kind::RolloutToClaude => plan_rollout_to_claude(job, adjust, from),
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -344,6 +354,50 @@ fn plan_rollout<'a>(
         route: Route::RolloutSame {
             known: Box::new(known),
             meta_line,
+        },
+    }))
+}
+
+/// Pass one of a Codex rollout written as Claude Code entries.
+fn plan_rollout_to_claude<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &'static dyn Format,
+) -> Result<Option<Plan<'a>>, PlanError> {
+    let to = job.to;
+    let scanner = rollout::Scanner::with_nodes(job.name, true);
+    let options = pass1::Pass1Options {
+        block_size: job.tuning.block_size,
+    };
+    let pass = pass1::run(job.source, &scanner, options)?;
+    let findings = record_diagnostics(job.name, &pass.findings);
+    let known = scanner.known(pass, findings);
+    // Closing calls adds nodes (`convert::close_calls`): through the whole session.
+    if known.meta.hints.contains_key(crate::model::INHERITED_CALLS)
+        || (job.options.close_open_calls && known.open_calls > 0)
+    {
+        return Ok(None);
+    }
+    // The writer writes every node, but a leaf that is not there is the whole path's error.
+    if let Some(wanted) = job.options.leaf.as_deref() {
+        known.skeleton.find(wanted).map_err(ConvertError::Leaf)?;
+    }
+    let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
+        return Ok(None);
+    };
+    let writer = ForeignStream::new(&meta, job.options).map_err(|source| ConvertError::Write {
+        to: to.name(),
+        source,
+    })?;
+    let mut diagnostics = known.diagnostics.clone();
+    diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route: Route::ToClaude {
+            known: Box::new(known),
+            writer: Box::new(writer),
         },
     }))
 }
@@ -425,7 +479,7 @@ fn plan_claude<'a>(
                 stream: Box::new(stream),
             }
         }
-        Kind::RolloutSame => unreachable!("planned by plan_rollout"),
+        Kind::RolloutSame | Kind::RolloutToClaude => unreachable!("planned by plan_rollout"),
         Kind::ToGemini(layout) => {
             let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
                 return Ok(None);
@@ -592,6 +646,19 @@ impl Plan<'_> {
                 out.put(&buf)?;
                 losses
             }
+            Route::ToClaude { known, writer } => {
+                let mut w = *writer;
+                let all: Vec<u32> = (0..known.spots().len() as u32).collect();
+                let mut buf = Vec::new();
+                each_branch_node(job, &*known, &all, MadeFor::Counting, |nodes| {
+                    buf.clear();
+                    for node in &nodes {
+                        w.node(node, &mut buf);
+                    }
+                    out.put(&buf)
+                })?;
+                w.finish()
+            }
             Route::RolloutSame { known, meta_line } => {
                 let before = |i| (known.meta_at == Some(i)).then_some(&meta_line[..]);
                 copy_records(job, &known.spots, out, before)?;
@@ -743,12 +810,12 @@ fn to_codex(
 /// one (each writer's lines depend on the ones before: one writer goes through them in order).
 fn each_branch_node(
     job: &Job,
-    known: &Known,
+    known: &dyn Reading,
     branch: &[u32],
     made_for: MadeFor,
     mut write: impl FnMut(Vec<crate::model::Node>) -> io::Result<()> + Send,
 ) -> io::Result<()> {
-    let runs = runs(&known.spots, branch, job.tuning.run_bytes);
+    let runs = runs(known.spots(), branch, job.tuning.run_bytes);
     // The nodes of a window of runs, made at once.
     let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<Vec<crate::model::Node>>> {
         part.par_iter()
@@ -756,7 +823,7 @@ fn each_branch_node(
                 let mut nodes = Vec::with_capacity(run.len());
                 pass2::each_record(
                     job.source,
-                    &known.spots,
+                    known.spots(),
                     &branch[run.clone()],
                     |i, bytes| nodes.push(known.node(i, bytes, made_for)),
                 )?;

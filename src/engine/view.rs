@@ -86,7 +86,7 @@ impl<'s> View<'s> {
                 Box::new(scanner.known(pass, findings))
             }
             formats::codex_jsonl::NAME => {
-                let scanner = rollout::Scanner::with_nodes(name);
+                let scanner = rollout::Scanner::with_nodes(name, false);
                 let pass = pass1::run(source, &scanner, options)?;
                 let findings = record_diagnostics(name, &pass.findings);
                 Box::new(scanner.known(pass, findings))

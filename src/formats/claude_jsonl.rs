@@ -22,7 +22,7 @@
 
 mod blocks;
 mod detect;
-mod foreign;
+pub(crate) mod foreign;
 mod keys;
 mod layout;
 pub mod listing;

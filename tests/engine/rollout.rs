@@ -1,5 +1,6 @@
 //! A Codex rollout written back as a rollout through the two passes (each line copied, the
-//! metadata line as the writer writes it) against the whole-session path: every fixture and
+//! metadata line as the writer writes it), and written as Claude Code entries (node by node),
+//! against the whole-session path: every fixture and
 //! real sample forced through the Codex reader, with the metadata left alone and changed;
 //! generated rollouts with the metadata anywhere or nowhere, twice, unshaped; lines of every
 //! type Codex writes, of unknown types, not objects, not `{timestamp, type, payload}`, that
@@ -26,8 +27,11 @@ fn adjustments() -> [Adjustment; 4] {
     ]
 }
 
-/// Each file forced through the Codex reader (and detected), written as a rollout with each
-/// adjustment; how many the engine took.
+/// The formats a rollout goes to through the engine.
+const TARGETS: [&str; 2] = ["codex-jsonl", "claude-jsonl"];
+
+/// Each file forced through the Codex reader (and detected), written into each target with
+/// each adjustment; how many the engine took.
 fn check_rollouts(paths: &[PathBuf]) -> usize {
     let codex = fmt("codex-jsonl");
     let mut taken = 0;
@@ -35,9 +39,11 @@ fn check_rollouts(paths: &[PathBuf]) -> usize {
         let bytes = std::fs::read(path).unwrap();
         let name = path.display().to_string();
         for from in [None, Some(codex)] {
-            for (_, adjust) in adjustments() {
-                if agree(&name, &bytes, from, codex, &options(None), &adjust) {
-                    taken += 1;
+            for to in TARGETS {
+                for (_, adjust) in adjustments() {
+                    if agree(&name, &bytes, from, fmt(to), &options(None), &adjust) {
+                        taken += 1;
+                    }
                 }
             }
         }
@@ -64,7 +70,10 @@ fn every_fixture_rollout_is_written_back_as_the_whole_session_path_writes_it() {
         .iter()
         .filter(|p| p.to_string_lossy().contains("/codex-jsonl/"))
         .count();
-    assert!(taken >= current * 2 * adjustments().len(), "{taken} taken");
+    assert!(
+        taken >= current * 2 * TARGETS.len() * adjustments().len(),
+        "{taken} taken"
+    );
 }
 
 #[test]
@@ -76,6 +85,18 @@ fn every_real_sample_rollout_is_written_back_as_the_whole_session_path_writes_it
     assert!(!all.is_empty(), "no Codex sample under {}", root.display());
     let taken = check_rollouts(&all);
     assert!(taken >= all.len(), "{taken} taken of {}", all.len());
+}
+
+/// The whole reader's session of `bytes`.
+fn session(bytes: &[u8]) -> sessiontool::model::Session {
+    fmt("codex-jsonl")
+        .read(&sessiontool::formats::Input {
+            name: "x",
+            path: None,
+            bytes,
+        })
+        .unwrap()
+        .session
 }
 
 const ID: &str = "019435fa-9c55-7643-b5ab-c684d3a3ca39";
@@ -122,7 +143,7 @@ fn meta(r: &mut Rng, ts: &str) -> String {
         // No time on the line: not a `{timestamp, type, payload}` object.
         2 => format!(r#"{{"type":"session_meta","payload":{{"id":"{id}","cwd":"/w/app"}}}}"#),
         // A sub-agent's.
-        3 => format!(
+        3 | 6 | 7 => format!(
             r#"{{"timestamp":"{ts}","type":"session_meta","payload":{{"id":"{id}","timestamp":"{ts}","cwd":"/w/app","cli_version":"0.47.0","source":{{"subagent":{{"thread_spawn":{{"parent":"p"}}}}}}}}}}"#
         ),
         // A payload that is not an object: not the metadata.
@@ -156,12 +177,16 @@ fn item(r: &mut Rng, ts: &str, k: u64) -> String {
             "response_item",
             r#"{"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]}"#.into(),
         ),
-        8 | 9 => line(
-            "response_item",
-            format!(
-                r#"{{"type":"function_call","name":"shell","arguments":"{{\"command\":[\"ls\"]}}","call_id":"call_{call}"}}"#
-            ),
-        ),
+        8 | 9 => {
+            // Now and then the call a sub-agent's rollout inherits from its parent.
+            let name = if r.chance(30) { "spawn_agent" } else { "shell" };
+            line(
+                "response_item",
+                format!(
+                    r#"{{"type":"function_call","name":"{name}","arguments":"{{\"command\":[\"ls\"]}}","call_id":"call_{call}"}}"#
+                ),
+            )
+        }
         10 | 11 => line(
             "response_item",
             format!(
@@ -246,21 +271,51 @@ fn more_generated_rollouts_are_written_back_as_the_whole_session_path_writes_the
 
 fn generated_rollouts(seeds: std::ops::Range<u64>) {
     let codex = fmt("codex-jsonl");
+    let count = seeds.end - seeds.start;
+    let mut inheriting = 0;
     for seed in seeds {
         let bytes = rollout(seed);
         let name = format!("rollout-{seed}.jsonl");
-        for (what, adjust) in adjustments() {
-            // Leaves, token budgets and non-default adjustments go through the whole session
-            // only some of the time: the default is always taken.
-            let taken = agree(&name, &bytes, Some(codex), codex, &options(None), &adjust);
-            assert!(taken, "{name} ({what}) is not taken");
+        // A sub-agent's rollout with an inherited call goes to Claude Code through the whole
+        // session (the call gets a result there): all others are taken.
+        let inherits = !sessiontool::check::document::inherited_calls(&session(&bytes)).is_empty();
+        inheriting += usize::from(inherits);
+        for to in TARGETS {
+            for (what, adjust) in adjustments() {
+                let taken = agree(&name, &bytes, Some(codex), fmt(to), &options(None), &adjust);
+                let want = to == "codex-jsonl" || !inherits;
+                assert_eq!(taken, want, "{name} -> {to} ({what}): taken");
+            }
         }
-        if seed % 10 == 0 {
-            let leaf = options(Some(&format!("line-{}", 1 + seed % 4)));
-            assert!(
-                !agree(&name, &bytes, Some(codex), codex, &leaf, &no_adjust),
-                "{name}: a leaf is taken"
+        if seed % 5 == 0 {
+            // A leaf: a rollout is cut there through the whole session; the Claude Code
+            // writer writes every node, and a leaf that is not there is an error.
+            for leaf in ["line-2", "line", "no-such-line"] {
+                let o = options(Some(leaf));
+                assert!(!agree(&name, &bytes, Some(codex), codex, &o, &no_adjust));
+                agree(
+                    &name,
+                    &bytes,
+                    Some(codex),
+                    fmt("claude-jsonl"),
+                    &o,
+                    &no_adjust,
+                );
+            }
+            // Closing unanswered calls, when there are some, goes through the whole session.
+            let close = sessiontool::formats::WriteOptions {
+                close_open_calls: true,
+                ..options(None)
+            };
+            agree(
+                &name,
+                &bytes,
+                Some(codex),
+                fmt("claude-jsonl"),
+                &close,
+                &no_adjust,
             );
         }
     }
+    assert!(count < 50 || inheriting > 0, "no sub-agent inherits a call");
 }

@@ -13,15 +13,15 @@ use crate::diag::LossReport;
 use crate::formats::tool_output::output_text;
 use crate::formats::{WriteError, WriteOptions, Written, foreign_session_id};
 use crate::ids::{derived_uuid, is_uuid, sha256_hex};
-use crate::model::{Body, Content, Event, Message, Node, Part, Role, Session};
+use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session};
 
-struct Writer<'s> {
+struct Writer {
     session_id: String,
     cwd: String,
     git_branch: String,
     fallback_time: String,
     /// Node id to the uuid its children hang under (a skipped node passes on its parent's).
-    uuids: HashMap<&'s str, Option<String>>,
+    uuids: HashMap<String, Option<String>>,
     /// Calls written and not yet answered: (name, id).
     open: Vec<(String, String)>,
     /// Call ids as the source named them, to the ids written.
@@ -35,63 +35,98 @@ pub(super) fn write_foreign(
     session: &Session,
     options: &WriteOptions,
 ) -> Result<Written, WriteError> {
-    let meta = &session.meta;
-    let mut losses = LossReport::default();
-    let session_id = meta
-        .id
-        .clone()
-        .ok_or_else(|| WriteError("the session has no id to name it by".into()))?;
-    // `claude --resume ID` takes only a UUID, and the file is named by the id.
-    let session_id = if is_uuid(&session_id) {
-        session_id
-    } else {
-        foreign_session_id(
-            &session_id,
-            "Claude Code resumes sessions only by UUID",
-            &mut losses,
-        )
-    };
-    let mut w = Writer {
-        session_id,
-        cwd: meta
-            .cwd
-            .clone()
-            .or_else(|| options.cwd.clone())
-            .unwrap_or_default(),
-        git_branch: meta.git_branch.clone().unwrap_or_default(),
-        fallback_time: options
-            .now
-            .clone()
-            .or_else(|| meta.last_updated.clone())
-            .or_else(|| meta.start_time.clone())
-            .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into()),
-        uuids: HashMap::new(),
-        open: Vec::new(),
-        call_ids: HashMap::new(),
-        last: None,
-        losses,
-        out: Vec::new(),
-    };
-    w.losses.add(
-        "session-fields",
-        meta.extra.len() + usize::from(meta.project_hash.is_some()),
-        "session fields of the source format with no place in a Claude entry",
-    );
+    let mut w = Writer::new(&session.meta, options)?;
     for node in &session.nodes {
         w.node(node);
     }
-    w.losses.add(
-        "open-tool-calls",
-        w.open.len(),
-        "tool calls without a result (the Claude API rejects such a session until fsck --repair closes them)",
-    );
+    let bytes = std::mem::take(&mut w.out);
     Ok(Written {
-        bytes: w.out,
-        losses: w.losses,
+        bytes,
+        losses: w.finish(),
     })
 }
 
-impl<'s> Writer<'s> {
+/// A session from another format written as entries one node at a time, for the two-pass
+/// engine ([`crate::engine`]): byte for byte and loss for loss what [`write_foreign`] gives
+/// for the same nodes in the same order, through the same code. What it keeps from node to
+/// node is a few dozen bytes a node (the uuid each node's children hang under, the calls not
+/// yet answered).
+pub(crate) struct ForeignStream(Writer);
+
+impl ForeignStream {
+    pub(crate) fn new(meta: &Meta, options: &WriteOptions) -> Result<Self, WriteError> {
+        Writer::new(meta, options).map(ForeignStream)
+    }
+
+    /// The next node's entries into `out`.
+    pub(crate) fn node(&mut self, node: &Node, out: &mut Vec<u8>) {
+        self.0.node(node);
+        out.append(&mut self.0.out);
+    }
+
+    /// What could not be written.
+    pub(crate) fn finish(self) -> LossReport {
+        self.0.finish()
+    }
+}
+
+impl Writer {
+    fn new(meta: &Meta, options: &WriteOptions) -> Result<Writer, WriteError> {
+        let mut losses = LossReport::default();
+        let session_id = meta
+            .id
+            .clone()
+            .ok_or_else(|| WriteError("the session has no id to name it by".into()))?;
+        // `claude --resume ID` takes only a UUID, and the file is named by the id.
+        let session_id = if is_uuid(&session_id) {
+            session_id
+        } else {
+            foreign_session_id(
+                &session_id,
+                "Claude Code resumes sessions only by UUID",
+                &mut losses,
+            )
+        };
+        let mut w = Writer {
+            session_id,
+            cwd: meta
+                .cwd
+                .clone()
+                .or_else(|| options.cwd.clone())
+                .unwrap_or_default(),
+            git_branch: meta.git_branch.clone().unwrap_or_default(),
+            fallback_time: options
+                .now
+                .clone()
+                .or_else(|| meta.last_updated.clone())
+                .or_else(|| meta.start_time.clone())
+                .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into()),
+            uuids: HashMap::new(),
+            open: Vec::new(),
+            call_ids: HashMap::new(),
+            last: None,
+            losses,
+            out: Vec::new(),
+        };
+        w.losses.add(
+            "session-fields",
+            meta.extra.len() + usize::from(meta.project_hash.is_some()),
+            "session fields of the source format with no place in a Claude entry",
+        );
+        Ok(w)
+    }
+
+    fn finish(mut self) -> LossReport {
+        self.losses.add(
+            "open-tool-calls",
+            self.open.len(),
+            "tool calls without a result (the Claude API rejects such a session until fsck --repair closes them)",
+        );
+        self.losses
+    }
+}
+
+impl Writer {
     fn parent_of(&self, node: &Node) -> Option<String> {
         node.parent
             .as_deref()
@@ -106,12 +141,12 @@ impl<'s> Writer<'s> {
         }
     }
 
-    fn skip(&mut self, node: &'s Node) {
+    fn skip(&mut self, node: &Node) {
         let parent = self.parent_of(node);
-        self.uuids.insert(&node.id, parent);
+        self.uuids.insert(node.id.clone(), parent);
     }
 
-    fn node(&mut self, node: &'s Node) {
+    fn node(&mut self, node: &Node) {
         match &node.body {
             Body::Event(Event::Title { title: Some(t), .. }) => {
                 let leaf = self.last.clone().unwrap_or_default();
@@ -293,7 +328,7 @@ impl<'s> Writer<'s> {
         id
     }
 
-    fn message(&mut self, node: &'s Node, m: &Message, content: Value) {
+    fn message(&mut self, node: &Node, m: &Message, content: Value) {
         let uuid = self.uuid_for(&node.id);
         let parent = self.parent_of(node);
         let assistant = m.role == Role::Assistant;
@@ -358,7 +393,7 @@ impl<'s> Writer<'s> {
             .unwrap_or_else(|| self.fallback_time.clone());
         e.insert("timestamp".into(), ts.into());
         self.emit(&Value::Object(e));
-        self.uuids.insert(&node.id, Some(uuid.clone()));
+        self.uuids.insert(node.id.clone(), Some(uuid.clone()));
         self.last = Some(uuid);
     }
 

@@ -33,17 +33,28 @@ pub(crate) struct Scanner<'n> {
     name: &'n str,
     /// Whether nodes will be made in pass two (else lines are only copied).
     nodes: bool,
+    /// Whether the calls no result answers are counted (with the nodes).
+    calls: bool,
 }
 
 impl<'n> Scanner<'n> {
     /// For a rollout whose lines are copied.
     pub(crate) fn new(name: &'n str) -> Self {
-        Scanner { name, nodes: false }
+        Scanner {
+            name,
+            nodes: false,
+            calls: false,
+        }
     }
 
-    /// For a rollout whose nodes are made in pass two.
-    pub(crate) fn with_nodes(name: &'n str) -> Self {
-        Scanner { name, nodes: true }
+    /// For a rollout whose nodes are made in pass two; `calls`: counting the calls no
+    /// result answers ([`Known::open_calls`]).
+    pub(crate) fn with_nodes(name: &'n str, calls: bool) -> Self {
+        Scanner {
+            name,
+            nodes: true,
+            calls,
+        }
     }
 }
 
@@ -170,9 +181,12 @@ struct NodeFacts {
     /// The names of a node's results, in the order of its parts.
     result_names: HashMap<u32, Vec<Option<String>>>,
     /// The ids of the calls to `spawn_agent`, in order, and of every result while they may
-    /// be a sub-agent's inherited calls ([`super::read::mark_inherited_calls`]).
+    /// be a sub-agent's inherited calls ([`super::read::mark_inherited_calls`]) or calls are
+    /// counted.
     spawn_calls: Vec<String>,
     answered: Option<HashSet<String>>,
+    /// The ids of every call, in order, when calls are counted.
+    call_ids: Option<Vec<String>>,
 }
 
 const MESSAGE: u8 = 1;
@@ -318,8 +332,11 @@ impl Scan for Scanner<'_> {
         acc.lines += block.lines;
         // Every result may answer an inherited call until the metadata says whether this is
         // a sub-agent's rollout.
-        let answers = acc.meta.as_ref().is_none_or(|(_, m)| spawned(m));
+        let answers = self.calls || acc.meta.as_ref().is_none_or(|(_, m)| spawned(m));
         let nodes = &mut acc.nodes;
+        if self.calls && nodes.call_ids.is_none() {
+            nodes.call_ids = Some(Vec::new());
+        }
         if !answers {
             nodes.answered = None;
         } else if nodes.answered.is_none() {
@@ -360,6 +377,9 @@ impl NodeFacts {
             match name {
                 Some(name) => {
                     self.names.call(&id, &name);
+                    if let Some(ids) = &mut self.call_ids {
+                        ids.push(id.clone());
+                    }
                     if name == super::keys::SPAWN_AGENT {
                         self.spawn_calls.push(id);
                     }
@@ -390,6 +410,8 @@ pub(crate) struct Known {
     pub meta_at: Option<u32>,
     /// The nodes' ids and parents (with [`Scanner::with_nodes`]; else empty).
     pub skeleton: Skeleton,
+    /// The tool calls no result answers, but for the inherited ones (counted when asked).
+    pub open_calls: usize,
     nodes: NodeFacts,
 }
 
@@ -420,6 +442,7 @@ impl Scanner<'_> {
             spots,
             meta_at,
             skeleton: Skeleton::default(),
+            open_calls: 0,
             nodes,
         };
         let last = (known.spots.len() as u32).checked_sub(1);
@@ -427,6 +450,7 @@ impl Scanner<'_> {
         finish_meta(&mut known.meta, acc.last_time, head);
         if self.nodes {
             known.mark_inherited_calls();
+            known.count_open_calls();
             for i in 0..known.spots.len() as u32 {
                 let id = known.skeleton.intern(&known.id(i));
                 let parent = i.checked_sub(1).map(|p| known.skeleton.id(p));
@@ -455,12 +479,12 @@ impl Known {
         if !spawned(&self.meta) {
             return;
         }
-        let answered = self.nodes.answered.take().unwrap_or_default();
+        let answered = self.nodes.answered.as_ref();
         let ids: Vec<Value> = self
             .nodes
             .spawn_calls
             .iter()
-            .filter(|id| !answered.contains(*id))
+            .filter(|id| !answered.is_some_and(|a| a.contains(*id)))
             .map(|id| Value::String(id.clone()))
             .collect();
         if !ids.is_empty() {
@@ -468,6 +492,26 @@ impl Known {
                 .hints
                 .insert(crate::model::INHERITED_CALLS.into(), Value::Array(ids));
         }
+    }
+
+    /// As [`crate::check::document::unanswered_calls`] counts them.
+    fn count_open_calls(&mut self) {
+        let (Some(ids), Some(answered)) = (&self.nodes.call_ids, &self.nodes.answered) else {
+            return;
+        };
+        let inherited: HashSet<&str> = self
+            .meta
+            .hints
+            .get(crate::model::INHERITED_CALLS)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        self.open_calls = ids
+            .iter()
+            .filter(|id| !answered.contains(*id) && !inherited.contains(id.as_str()))
+            .count();
     }
 
     /// Whether node `index` is a message (else an event).
