@@ -7,8 +7,7 @@
 //! Every answer is the whole session's: what [`crate::convert::read`] and
 //! [`crate::tree::Tree`] give for the same input (`tests/view.rs` holds them to it).
 //!
-//! Covered: Claude Code JSONL and Codex rollouts (`list` only Claude Code:
-//! [`View::open_listing`]). [`View::open`] answers `None` for any other format; the caller
+//! Covered: Claude Code JSONL and Codex rollouts. [`View::open`] answers `None` for any other format; the caller
 //! reads the whole session then.
 
 use std::io;
@@ -48,35 +47,9 @@ impl<'s> View<'s> {
         source: &'s dyn Source,
         from: Option<&'static dyn Format>,
     ) -> io::Result<Option<View<'s>>> {
-        Self::open_if(name, path, source, from, |_| true)
-    }
-
-    /// [`View::open`] for `list`: the formats whose listing it has been held to (Claude
-    /// Code's; a Codex rollout is listed from its whole reading).
-    pub fn open_listing(
-        name: &str,
-        path: Option<&Path>,
-        source: &'s dyn Source,
-        from: Option<&'static dyn Format>,
-    ) -> io::Result<Option<View<'s>>> {
-        Self::open_if(name, path, source, from, |f| {
-            f.name() == formats::claude_jsonl::NAME
-        })
-    }
-
-    fn open_if(
-        name: &str,
-        path: Option<&Path>,
-        source: &'s dyn Source,
-        from: Option<&'static dyn Format>,
-        wanted: impl Fn(&dyn Format) -> bool,
-    ) -> io::Result<Option<View<'s>>> {
         let Some(format) = super::format_of(source, path, from)? else {
             return Ok(None);
         };
-        if !wanted(format) {
-            return Ok(None);
-        }
         let options = Pass1Options::default();
         let known: Box<dyn Reading> = match format.name() {
             formats::claude_jsonl::NAME => {

@@ -262,7 +262,7 @@ fn entry(stored: &Stored) -> Entry {
 /// ([`View`]: the same answers in memory bounded by its number of records), else whole.
 fn read_file(e: &mut Entry, path: &Path) -> std::io::Result<()> {
     let source = FileSource::new(crate::regular_file::open(path)?)?;
-    let Some(view) = View::open_listing(&e.path, Some(path), &source, None)? else {
+    let Some(view) = View::open(&e.path, Some(path), &source, None)? else {
         let mut bytes = Vec::with_capacity(source.len() as usize);
         std::io::Read::read_to_end(&mut source.file(), &mut bytes)?;
         read(e, path, &bytes);

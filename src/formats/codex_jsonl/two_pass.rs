@@ -24,8 +24,9 @@ use crate::diag::{Diagnostic, Location};
 use crate::engine::MadeFor;
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::skeleton::Skeleton;
+use crate::formats::claude_jsonl::listing::HeadBranch;
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Content, Meta, Node, Usage};
+use crate::model::{Content, Meta, Node, Role, Usage};
 use crate::records::Span;
 
 /// Pass one's reader of a rollout named `name` in messages.
@@ -77,8 +78,8 @@ pub(crate) struct Block {
 
 /// What a line gives the nodes after it, and the node it makes.
 struct LineFacts {
-    message: bool,
-    timed: bool,
+    /// [`MESSAGE`], [`USER`], [`ASSISTANT`].
+    flags: u8,
     step: OwnedStep,
     /// Its calls (id, name) and the call ids of its results, in the order of its parts.
     calls: Vec<(String, Option<String>)>,
@@ -137,8 +138,12 @@ impl LineFacts {
             }
         }
         LineFacts {
-            message: matches!(node.body, Body::Message(_)),
-            timed: node.timestamp.is_some(),
+            flags: match node.message().map(|m| m.role) {
+                None => 0,
+                Some(Role::User) => MESSAGE | USER,
+                Some(Role::Assistant) => MESSAGE | ASSISTANT,
+                Some(_) => MESSAGE,
+            },
             step: OwnedStep::of(step_of(node)),
             calls,
         }
@@ -171,7 +176,7 @@ pub(crate) struct Acc {
 /// What the nodes take from the lines before and after them (with [`Scanner::with_nodes`]).
 #[derive(Default)]
 struct NodeFacts {
-    /// Per node: [`MESSAGE`], [`TIMED`].
+    /// Per node: [`MESSAGE`], [`USER`], [`ASSISTANT`].
     flags: Vec<u8>,
     attach: Attach,
     names: Names,
@@ -190,7 +195,9 @@ struct NodeFacts {
 }
 
 const MESSAGE: u8 = 1;
-const TIMED: u8 = 2;
+/// A message of the user's (else the assistant's, or another role's).
+const USER: u8 = 2;
+const ASSISTANT: u8 = 4;
 
 /// What a line is, as the whole reader sorts it.
 struct Line<'r> {
@@ -252,8 +259,7 @@ impl Scan for Scanner<'_> {
             if self.nodes {
                 // Kept whole, as its text.
                 block.facts.push(LineFacts {
-                    message: false,
-                    timed: false,
+                    flags: 0,
                     step: OwnedStep::Other,
                     calls: Vec::new(),
                 });
@@ -355,14 +361,7 @@ impl NodeFacts {
     /// The next node's line.
     fn line(&mut self, f: LineFacts) {
         let i = self.flags.len() as u32;
-        let mut flags = 0;
-        if f.message {
-            flags |= MESSAGE;
-        }
-        if f.timed {
-            flags |= TIMED;
-        }
-        self.flags.push(flags);
+        self.flags.push(f.flags);
         let usage = &mut self.usage;
         let model = self.attach.step(i as usize, f.step.step(), &mut |k, u| {
             usage.insert(k as u32, u);
@@ -597,5 +596,44 @@ impl crate::engine::reading::Reading for Known {
 
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         Known::node(self, index, bytes, made_for)
+    }
+
+    /// The messages counted from pass one's roles; nodes made only for the user messages
+    /// looked at for the prompt, a few at a time, until it is found.
+    fn head_branch(
+        &self,
+        source: &dyn crate::engine::Source,
+        path: &[u32],
+        prompt: &dyn Fn(&str) -> bool,
+    ) -> std::io::Result<HeadBranch> {
+        let flags = |i: u32| self.nodes.flags[i as usize];
+        let mut out = HeadBranch {
+            messages: path
+                .iter()
+                .filter(|&&i| flags(i) & (USER | ASSISTANT) != 0)
+                .count(),
+            first_prompt: None,
+        };
+        let users: Vec<u32> = path
+            .iter()
+            .copied()
+            .filter(|&i| flags(i) & USER != 0)
+            .collect();
+        for few in users.chunks(16) {
+            crate::engine::pass2::each_record(source, &self.spots, few, |i, bytes| {
+                if out.first_prompt.is_none()
+                    && let Some(m) = self.node(i, bytes, MadeFor::Counting).message()
+                {
+                    let text = m.text();
+                    if prompt(&text) {
+                        out.first_prompt = Some(text);
+                    }
+                }
+            })?;
+            if out.first_prompt.is_some() {
+                break;
+            }
+        }
+        Ok(out)
     }
 }

@@ -1,7 +1,7 @@
-//! `list`'s two-pass reading of Claude Code sessions ([`read_file`] through
+//! `list`'s two-pass reading of Claude Code sessions and Codex rollouts ([`read_file`] through
 //! [`crate::engine::view::View`]) against its whole-session reading ([`read`]): the same entry,
 //! field for field, for every fixture and real sample that is one, and for cut copies of them
-//! (torn last lines, missing parents, half a branch).
+//! (torn last lines, missing parents, half a branch, no metadata line).
 
 use std::path::{Path, PathBuf};
 
@@ -9,9 +9,9 @@ use super::{Entry, Health, read, read_file};
 use crate::store::stored::StoredKind;
 use crate::store::tool::Tool;
 
-/// Every fixture and real sample (`../shared/samples`, when it is here) whose content is
-/// Claude Code's.
-fn claude_files() -> Vec<PathBuf> {
+/// Every fixture and real sample (`../shared/samples`, when it is here) whose content is in
+/// `format`.
+fn files_of(format: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let samples = root.join("../shared/samples");
     crate::prerequisite::present(
@@ -28,15 +28,22 @@ fn claude_files() -> Vec<PathBuf> {
             let path = entry.path();
             if entry.file_type().is_file() {
                 let bytes = std::fs::read(path).expect("fixture");
-                let format = crate::formats::detect(Some(path), &bytes);
-                if format.is_some_and(|f| f.name() == crate::formats::claude_jsonl::NAME) {
+                let detected = crate::formats::detect(Some(path), &bytes);
+                if detected.is_some_and(|f| f.name() == format) {
                     files.push(path.to_path_buf());
                 }
             }
         }
     }
-    assert!(files.len() > 10, "Claude Code files found: {}", files.len());
+    assert!(files.len() > 5, "{format} files found: {}", files.len());
     files
+}
+
+/// The files of the formats `list` reads in two passes.
+fn viewed_files() -> Vec<PathBuf> {
+    let mut all = files_of(crate::formats::claude_jsonl::NAME);
+    all.extend(files_of(crate::formats::codex_jsonl::NAME));
+    all
 }
 
 fn blank(path: &Path) -> Entry {
@@ -72,8 +79,8 @@ fn both(path: &Path) -> (String, String) {
 }
 
 #[test]
-fn every_claude_fixture_and_sample_is_listed_as_when_read_whole() {
-    for path in claude_files() {
+fn every_claude_and_codex_fixture_and_sample_is_listed_as_when_read_whole() {
+    for path in viewed_files() {
         let (whole, quick) = both(&path);
         assert_eq!(whole, quick, "{}", path.display());
     }
@@ -82,10 +89,10 @@ fn every_claude_fixture_and_sample_is_listed_as_when_read_whole() {
 #[test]
 fn cut_copies_are_listed_as_when_read_whole() {
     let dir = tempfile::tempdir().unwrap();
-    for path in claude_files() {
+    for path in viewed_files() {
         let bytes = std::fs::read(&path).unwrap();
-        // The cuts are still Claude Code files (detection looks at the start): some offsets
-        // near the end, and a few between.
+        // The cuts are still files of the same format (detection looks at the start): some
+        // offsets near the end, and a few between.
         let step = (bytes.len() / 7).max(1);
         let cuts =
             (bytes.len().saturating_sub(40)..bytes.len()).chain((step..bytes.len()).step_by(step));
