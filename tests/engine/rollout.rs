@@ -210,16 +210,28 @@ fn item(r: &mut Rng, ts: &str, k: u64) -> String {
             "event_msg",
             format!(r#"{{"type":"agent_message","message":"said {k}"}}"#),
         ),
-        18 => line(
-            "event_msg",
-            format!(
-                r#"{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{k},"output_tokens":3,"total_tokens":9}},"last_token_usage":{{"input_tokens":1,"output_tokens":3,"total_tokens":4}}}}}}"#
-            ),
-        ),
-        19 => line(
-            "turn_context",
-            r#"{"cwd":"/w/app","approval_policy":"on-request","model":"gpt-5-codex"}"#.into(),
-        ),
+        // Token counts: of a response; without the last response's (its growth counts); a
+        // rate-limit update (the same totals again, or no info at all).
+        18 => {
+            let total = k - k % 2;
+            let payload = match r.below(4) {
+                0 => format!(
+                    r#"{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"output_tokens":3,"total_tokens":9}}}}}}"#
+                ),
+                1 => r#"{"type":"token_count","info":null,"rate_limits":{"primary":null}}"#.into(),
+                _ => format!(
+                    r#"{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"output_tokens":3,"reasoning_output_tokens":1,"total_tokens":9}},"last_token_usage":{{"input_tokens":1,"output_tokens":3,"total_tokens":4}}}}}}"#
+                ),
+            };
+            line("event_msg", payload)
+        }
+        19 => {
+            let model = ["gpt-5-codex", "gpt-5.1-codex", "  "][r.below(3) as usize];
+            line(
+                "turn_context",
+                format!(r#"{{"cwd":"/w/app","approval_policy":"on-request","model":"{model}"}}"#),
+            )
+        }
         20 => line(
             "compacted",
             r#"{"message":"summary of before","replacement_history":[]}"#.into(),

@@ -208,6 +208,8 @@ struct Line<'r> {
     payload_object: bool,
     time: Option<String>,
     user_message: bool,
+    /// The payload, when it is an object.
+    payload: Option<Raw<'r>>,
 }
 
 fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
@@ -218,6 +220,7 @@ fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
         payload_object: false,
         time: None,
         user_message: false,
+        payload: None,
     };
     if raw.kind() != Kind::Object {
         return line;
@@ -225,6 +228,7 @@ fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
     let [timestamp, kind, payload] = record.pick(["timestamp", "type", "payload"]);
     line.kind = kind.and_then(Raw::as_str).map(|t| t.value);
     line.payload_object = payload.is_some_and(|p| p.kind() == Kind::Object);
+    line.payload = payload.filter(|_| line.payload_object);
     let time = timestamp.and_then(Raw::as_str);
     // As the whole reader: a line of the type it names lines kept whole is kept whole.
     line.shaped =
@@ -240,6 +244,43 @@ fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
             kind.and_then(Raw::as_str).map(|t| t.value).as_deref() == Some("user_message");
     }
     line
+}
+
+/// What a line gives the nodes, read from its text where no message can come of it (every
+/// line but a `response_item`: an event of the whole reader's, whose only facts are a turn's
+/// model and a token count); `None` where the whole reader's node is made to know.
+fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
+    let plain = |step| LineFacts {
+        flags: 0,
+        step,
+        calls: Vec::new(),
+    };
+    // Not `{timestamp, type, payload}`: a line the reader keeps whole.
+    let Some(payload) = line.payload.filter(|_| line.shaped) else {
+        return Some(plain(OwnedStep::Other));
+    };
+    match line.kind.as_deref()? {
+        "response_item" => None,
+        "turn_context" => {
+            let [model] = record.pick_within(payload, ["model"]);
+            let model = model.and_then(Raw::as_str).map(|t| t.value.into_owned());
+            Some(plain(OwnedStep::Context(model)))
+        }
+        "event_msg" => {
+            let [kind, info] = record.pick_within(payload, ["type", "info"]);
+            let count = kind
+                .and_then(Raw::as_str)
+                .is_some_and(|t| t.value == "token_count");
+            match info.filter(|i| count && i.kind() == Kind::Object) {
+                Some(info) => {
+                    let info = serde_json::from_str(info.text()).ok()?;
+                    Some(plain(OwnedStep::Count(info)))
+                }
+                None => Some(plain(OwnedStep::Other)),
+            }
+        }
+        _ => Some(plain(OwnedStep::Other)),
+    }
 }
 
 impl Scan for Scanner<'_> {
@@ -266,13 +307,14 @@ impl Scan for Scanner<'_> {
             }
             return;
         }
-        if self.nodes {
-            let value = serde_json::from_str(record.raw.text()).expect("checked above");
-            block
-                .facts
-                .push(LineFacts::of(&read_line(value, String::new())));
-        }
         let line = line_of(&record);
+        if self.nodes {
+            let facts = quick_facts(&record, &line).unwrap_or_else(|| {
+                let value = serde_json::from_str(record.raw.text()).expect("checked above");
+                LineFacts::of(&read_line(value, String::new()))
+            });
+            block.facts.push(facts);
+        }
         if block.meta.is_none()
             && line.kind.as_deref() == Some("session_meta")
             && line.payload_object
