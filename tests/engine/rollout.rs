@@ -201,7 +201,22 @@ fn item(r: &mut Rng, ts: &str, k: u64) -> String {
             "response_item",
             format!(r#"{{"type":"custom_tool_call","call_id":"call_{call}","name":"apply_patch","input":"*** Begin Patch"}}"#),
         ),
-        14 => line("response_item", r#"{"type":"future_item","x":1}"#.into()),
+        // Items of an unknown type or an odd shape: an assistant message with no content, of
+        // a role the reader does not know, with content that is not a list; an output with
+        // no output or a call id that is not a string; a type that is not a string.
+        14 => {
+            let payload = match r.below(8) {
+                0 => r#"{"type":"message","role":"assistant","content":[]}"#,
+                1 => r#"{"type":"message","role":"critic","content":[]}"#,
+                2 => r#"{"type":"message","role":"user","content":"not a list"}"#,
+                3 => r#"{"type":"function_call_output","call_id":"call_1"}"#,
+                4 => r#"{"type":"function_call_output","call_id":7,"output":"x"}"#,
+                5 => r#"{"type":7}"#,
+                6 => r#"{"type":"custom_tool_call_output","call_id":"call_2","output":{"success":false}}"#,
+                _ => r#"{"type":"future_item","x":1}"#,
+            };
+            line("response_item", payload.into())
+        }
         15 | 16 => line(
             "event_msg",
             format!(r#"{{"type":"user_message","message":"ask {k}","images":[]}}"#),

@@ -77,6 +77,7 @@ pub(crate) struct Block {
 }
 
 /// What a line gives the nodes after it, and the node it makes.
+#[derive(Debug, PartialEq)]
 struct LineFacts {
     /// [`MESSAGE`], [`USER`], [`ASSISTANT`].
     flags: u8,
@@ -86,6 +87,7 @@ struct LineFacts {
 }
 
 /// A [`Step`] that owns what it holds.
+#[derive(Debug, PartialEq)]
 enum OwnedStep {
     Context(Option<String>),
     Count(Value),
@@ -260,7 +262,7 @@ fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
         return Some(plain(OwnedStep::Other));
     };
     match line.kind.as_deref()? {
-        "response_item" => None,
+        "response_item" => response_item_facts(record, payload),
         "turn_context" => {
             let [model] = record.pick_within(payload, ["model"]);
             let model = model.and_then(Raw::as_str).map(|t| t.value.into_owned());
@@ -280,6 +282,62 @@ fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
             }
         }
         _ => Some(plain(OwnedStep::Other)),
+    }
+}
+
+/// [`quick_facts`] of a `response_item` whose node is plain to know from its text (as
+/// `parse::response_item` makes it): a tool's output (a result of the call it names), a
+/// message (its role; only thoughts when it has no content); an item of a type the reader does
+/// not know (an event). `None` for the others (reasoning, tool calls): their node is made.
+fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineFacts> {
+    let [item, role, content, call_id, output] =
+        record.pick_within(payload, ["type", "role", "content", "call_id", "output"]);
+    let event = LineFacts {
+        flags: 0,
+        step: OwnedStep::Other,
+        calls: Vec::new(),
+    };
+    let text = |v: Option<Raw<'r>>| v.and_then(Raw::as_str).map(|t| t.value);
+    match text(item).as_deref().unwrap_or("") {
+        "function_call_output" | "custom_tool_call_output" => {
+            if output.is_none() {
+                return Some(event);
+            }
+            let calls = text(call_id)
+                .map(|id| (id.into_owned(), None))
+                .into_iter()
+                .collect();
+            Some(LineFacts {
+                flags: MESSAGE,
+                step: OwnedStep::Message,
+                calls,
+            })
+        }
+        "message" => {
+            let flags = match text(role).as_deref() {
+                Some("user") => MESSAGE | USER,
+                Some("assistant") => MESSAGE | ASSISTANT,
+                Some("system" | "developer") => MESSAGE,
+                _ => return Some(event),
+            };
+            let Some(mut items) = content.and_then(Raw::items) else {
+                return Some(event);
+            };
+            let empty = items.next().is_none();
+            let step = match flags & ASSISTANT {
+                0 => OwnedStep::Message,
+                _ => OwnedStep::Assistant {
+                    thought_only: empty,
+                },
+            };
+            Some(LineFacts {
+                flags,
+                step,
+                calls: Vec::new(),
+            })
+        }
+        "reasoning" | "function_call" | "custom_tool_call" | "local_shell_call" => None,
+        _ => Some(event),
     }
 }
 
@@ -309,11 +367,19 @@ impl Scan for Scanner<'_> {
         }
         let line = line_of(&record);
         if self.nodes {
-            let facts = quick_facts(&record, &line).unwrap_or_else(|| {
+            let whole = || {
                 let value = serde_json::from_str(record.raw.text()).expect("checked above");
                 LineFacts::of(&read_line(value, String::new()))
-            });
-            block.facts.push(facts);
+            };
+            let quick = quick_facts(&record, &line);
+            // Test builds hold the reading from the text to the whole reader's node, on every
+            // line any test reads.
+            if cfg!(debug_assertions)
+                && let Some(quick) = &quick
+            {
+                assert_eq!(*quick, whole(), "{}", record.raw.text());
+            }
+            block.facts.push(quick.unwrap_or_else(whole));
         }
         if block.meta.is_none()
             && line.kind.as_deref() == Some("session_meta")
