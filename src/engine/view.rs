@@ -62,7 +62,7 @@ impl<'s> View<'s> {
                 let scanner = rollout::Scanner::with_nodes(name, false);
                 let pass = pass1::run(source, &scanner, options)?;
                 let findings = record_diagnostics(name, &pass.findings);
-                Box::new(scanner.known(pass, findings))
+                Box::new(scanner.known(pass, findings).linked())
             }
             _ => return Ok(None),
         };

@@ -3,6 +3,7 @@
 //! user entry after them, and a loss report for what has no Claude shape.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -20,8 +21,9 @@ struct Writer {
     cwd: String,
     git_branch: String,
     fallback_time: String,
-    /// Node id to the uuid its children hang under (a skipped node passes on its parent's).
-    uuids: HashMap<String, Option<String>>,
+    /// Node id to the uuid its children hang under (a skipped node passes on its parent's,
+    /// shared: a long session holds one of these a node).
+    uuids: HashMap<Box<str>, Option<Arc<str>>>,
     /// Calls written and not yet answered: (name, id).
     open: Vec<(String, String)>,
     /// Call ids as the source named them, to the ids written.
@@ -127,7 +129,7 @@ impl Writer {
 }
 
 impl Writer {
-    fn parent_of(&self, node: &Node) -> Option<String> {
+    fn parent_of(&self, node: &Node) -> Option<Arc<str>> {
         node.parent
             .as_deref()
             .and_then(|p| self.uuids.get(p).cloned().flatten())
@@ -143,7 +145,7 @@ impl Writer {
 
     fn skip(&mut self, node: &Node) {
         let parent = self.parent_of(node);
-        self.uuids.insert(node.id.clone(), parent);
+        self.uuids.insert(node.id.as_str().into(), parent);
     }
 
     fn node(&mut self, node: &Node) {
@@ -340,7 +342,7 @@ impl Writer {
         let mut e = Map::new();
         e.insert(
             "parentUuid".into(),
-            parent.map_or(Value::Null, Value::String),
+            parent.map_or(Value::Null, |p| Value::String(p.to_string())),
         );
         e.insert("isSidechain".into(), false.into());
         e.insert("userType".into(), "external".into());
@@ -393,7 +395,8 @@ impl Writer {
             .unwrap_or_else(|| self.fallback_time.clone());
         e.insert("timestamp".into(), ts.into());
         self.emit(&Value::Object(e));
-        self.uuids.insert(node.id.clone(), Some(uuid.clone()));
+        self.uuids
+            .insert(node.id.as_str().into(), Some(uuid.as_str().into()));
         self.last = Some(uuid);
     }
 

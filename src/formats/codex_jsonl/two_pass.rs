@@ -515,7 +515,7 @@ pub(crate) struct Known {
     pub spots: Vec<Spot>,
     /// The node the metadata line stands before (the number of nodes when it is the last).
     pub meta_at: Option<u32>,
-    /// The nodes' ids and parents (with [`Scanner::with_nodes`]; else empty).
+    /// The nodes' ids and parents (once [`Known::linked`]; else empty).
     pub skeleton: Skeleton,
     /// The tool calls no result answers, but for the inherited ones (counted when asked).
     pub open_calls: usize,
@@ -558,11 +558,6 @@ impl Scanner<'_> {
         if self.nodes {
             known.mark_inherited_calls();
             known.count_open_calls();
-            for i in 0..known.spots.len() as u32 {
-                let id = known.skeleton.intern(&known.id(i));
-                let parent = i.checked_sub(1).map(|p| known.skeleton.id(p));
-                known.skeleton.push(id, parent);
-            }
         }
         known
     }
@@ -579,6 +574,17 @@ impl Known {
             .take_while(|s| s.line == line)
             .count();
         node_id(line, k)
+    }
+
+    /// With the nodes' ids and parents in [`Known::skeleton`] (about 60 bytes a node: only
+    /// for what finds nodes by id or walks the tree).
+    pub(crate) fn linked(mut self) -> Known {
+        for i in 0..self.spots.len() as u32 {
+            let id = self.skeleton.intern(&self.id(i));
+            let parent = i.checked_sub(1).map(|p| self.skeleton.id(p));
+            self.skeleton.push(id, parent);
+        }
+        self
     }
 
     /// As [`super::read::mark_inherited_calls`].
