@@ -367,9 +367,15 @@ impl Scan for Scanner<'_> {
         }
         let line = line_of(&record);
         if self.nodes {
-            let whole = || {
-                let value = serde_json::from_str(record.raw.text()).expect("checked above");
-                LineFacts::of(&read_line(value, String::new()))
+            // serde_json reads the line (checked above where it might not); were it not to,
+            // the whole reader would keep the line whole, as its text.
+            let whole = || match serde_json::from_str(record.raw.text()) {
+                Ok(value) => LineFacts::of(&read_line(value, String::new())),
+                Err(_) => LineFacts {
+                    flags: 0,
+                    step: OwnedStep::Other,
+                    calls: Vec::new(),
+                },
             };
             let quick = quick_facts(&record, &line);
             // Test builds hold the reading from the text to the whole reader's node, on every
@@ -424,12 +430,14 @@ impl Scan for Scanner<'_> {
                 acc.diags.push(d);
             }
             let index = first + line.number;
-            if acc.meta.is_none() {
+            // The grammar and serde_json both took this line.
+            let value = serde_json::from_str(&line.text)
+                .ok()
+                .filter(|_| acc.meta.is_none());
+            if let Some(value) = value {
                 if index > 0 {
                     acc.diags.push(meta_not_first(&line.at));
                 }
-                // The grammar and serde_json both took this line.
-                let value = serde_json::from_str(&line.text).expect("a line serde_json reads");
                 acc.meta = Some((index, read_meta(value, line.text.as_bytes(), index)));
                 last_time = block.last_time_but_meta;
                 meta_number = Some(line.number);
