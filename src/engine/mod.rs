@@ -371,7 +371,7 @@ fn plan_rollout_to_claude<'a>(
     };
     let pass = pass1::run(job.source, &scanner, options)?;
     let findings = record_diagnostics(job.name, &pass.findings);
-    let mut known = scanner.known(pass, findings);
+    let known = scanner.known(pass, findings);
     // Closing calls adds nodes (`convert::close_calls`): through the whole session.
     if known.meta.hints.contains_key(crate::model::INHERITED_CALLS)
         || (job.options.close_open_calls && known.open_calls > 0)
@@ -380,8 +380,7 @@ fn plan_rollout_to_claude<'a>(
     }
     // The writer writes every node, but a leaf that is not there is the whole path's error.
     if let Some(wanted) = job.options.leaf.as_deref() {
-        known = known.linked();
-        known.skeleton.find(wanted).map_err(ConvertError::Leaf)?;
+        known.skeleton().find(wanted).map_err(ConvertError::Leaf)?;
     }
     let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
         return Ok(None);

@@ -20,6 +20,10 @@ pub(crate) trait Reading: Send + Sync {
     fn spots(&self) -> &[Spot];
     /// The nodes' ids and parents.
     fn skeleton(&self) -> &Skeleton;
+    /// The nodes from the root down to `leaf` ([`Skeleton::path_to`]).
+    fn path_to(&self, leaf: u32) -> Vec<u32> {
+        self.skeleton().path_to(leaf)
+    }
     /// The head the whole reader names, as a node.
     fn head(&self) -> Option<u32>;
     /// Whether node `index` is a message (else an event).

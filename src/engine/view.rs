@@ -62,7 +62,7 @@ impl<'s> View<'s> {
                 let scanner = rollout::Scanner::with_nodes(name, false);
                 let pass = pass1::run(source, &scanner, options)?;
                 let findings = record_diagnostics(name, &pass.findings);
-                Box::new(scanner.known(pass, findings).linked())
+                Box::new(scanner.known(pass, findings))
             }
             _ => return Ok(None),
         };
@@ -89,7 +89,7 @@ impl<'s> View<'s> {
 
     /// How many nodes the session has (one a record).
     pub fn len(&self) -> usize {
-        self.known.skeleton().len()
+        self.known.spots().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -123,7 +123,7 @@ impl<'s> View<'s> {
 
     /// The nodes from the root down to `leaf` ([`crate::tree::Tree::path_to`]).
     pub fn path_to(&self, leaf: u32) -> Vec<u32> {
-        self.known.skeleton().path_to(leaf)
+        self.known.path_to(leaf)
     }
 
     /// How many leaves end a branch of the conversation

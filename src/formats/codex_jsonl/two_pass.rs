@@ -11,6 +11,7 @@
 //! parent; pass two makes a line's node again and gives it those.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -523,8 +524,9 @@ pub(crate) struct Known {
     pub spots: Vec<Spot>,
     /// The node the metadata line stands before (the number of nodes when it is the last).
     pub meta_at: Option<u32>,
-    /// The nodes' ids and parents (once [`Known::linked`]; else empty).
-    pub skeleton: Skeleton,
+    /// The nodes' ids and parents, interned when first asked for ([`Known::skeleton`]: about
+    /// 60 bytes a node, only for what finds nodes by id or walks the tree).
+    skeleton: OnceLock<Skeleton>,
     /// The tool calls no result answers, but for the inherited ones (counted when asked).
     pub open_calls: usize,
     nodes: NodeFacts,
@@ -556,7 +558,7 @@ impl Scanner<'_> {
             diagnostics,
             spots,
             meta_at,
-            skeleton: Skeleton::default(),
+            skeleton: OnceLock::new(),
             open_calls: 0,
             nodes,
         };
@@ -584,15 +586,17 @@ impl Known {
         node_id(line, k)
     }
 
-    /// With the nodes' ids and parents in [`Known::skeleton`] (about 60 bytes a node: only
-    /// for what finds nodes by id or walks the tree).
-    pub(crate) fn linked(mut self) -> Known {
-        for i in 0..self.spots.len() as u32 {
-            let id = self.skeleton.intern(&self.id(i));
-            let parent = i.checked_sub(1).map(|p| self.skeleton.id(p));
-            self.skeleton.push(id, parent);
-        }
-        self
+    /// The nodes' ids and parents (each node's parent is the one before it).
+    pub(crate) fn skeleton(&self) -> &Skeleton {
+        self.skeleton.get_or_init(|| {
+            let mut skeleton = Skeleton::default();
+            for i in 0..self.spots.len() as u32 {
+                let id = skeleton.intern(&self.id(i));
+                let parent = i.checked_sub(1).map(|p| skeleton.id(p));
+                skeleton.push(id, parent);
+            }
+            skeleton
+        })
     }
 
     /// As [`super::read::mark_inherited_calls`].
@@ -704,7 +708,12 @@ impl crate::engine::reading::Reading for Known {
     }
 
     fn skeleton(&self) -> &Skeleton {
-        &self.skeleton
+        Known::skeleton(self)
+    }
+
+    /// A rollout is one line of nodes: the first ones, down to `leaf`.
+    fn path_to(&self, leaf: u32) -> Vec<u32> {
+        (0..=leaf).collect()
     }
 
     /// The last node (rollouts are linear).
