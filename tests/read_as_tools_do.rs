@@ -273,3 +273,92 @@ fn a_record_over_the_old_line_limit_is_a_record() {
     );
     repair_leaves_alone(&path);
 }
+
+/// Codex reads each rollout line into a `serde_json::Value` and skips the lines serde_json
+/// refuses (a lone surrogate escape, nesting past 128), though `JSON.parse` takes them. fsck,
+/// show and repair say the same of them: no record of the session for Codex, left as written.
+#[test]
+fn codex_and_fsck_agree_on_the_lines_serde_json_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let mut lines: Vec<String> = fixture("codex-jsonl/messages.jsonl")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    // A paired escape (an emoji) is read by both: not flagged.
+    lines[3] = inserted(&lines[3], "\"text\":\"", "\\ud83c\\udf45 ");
+    lines[8] = inserted(&lines[8], "\"text\":\"", "\\ud83d");
+    lines.push(format!(
+        r#"{{"timestamp":"2026-01-12T08:00:06.000Z","type":"event_msg","payload":{{"type":"other","deep":{deep}}}}}"#
+    ));
+    let rollout = write(dir.path(), "rollout.jsonl", &(lines.join("\n") + "\n"));
+
+    let legacy = fixture("codex-legacy-jsonl/early.jsonl");
+    let legacy = inserted(&legacy, "\"text\":\"", "\\udc00");
+    let legacy = write(dir.path(), "legacy.jsonl", &legacy);
+
+    for (path, format, refused) in [
+        (&rollout, "codex-jsonl", vec![9, 11]),
+        (&legacy, "codex-legacy-jsonl", vec![2]),
+    ] {
+        let out = tool()
+            .args(["fsck", "--json", "--from", format])
+            .arg(path)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let flagged: Vec<u64> = report["files"][0]["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["code"] == "not-a-record")
+            .inspect(|i| {
+                let message = i["message"].as_str().unwrap();
+                assert!(message.starts_with("Codex cannot parse this line"), "{i}");
+            })
+            .map(|i| i["line"].as_u64().unwrap())
+            .collect();
+        assert_eq!(flagged, refused, "fsck of {format}: {report}");
+
+        let shown = tool()
+            .args(["show", "--json", "--from", format])
+            .arg(path)
+            .output()
+            .unwrap();
+        let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let unparseable: Vec<u64> = shown["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == "codex-unparseable")
+            .map(|d| d["location"]["line"].as_u64().unwrap())
+            .collect();
+        assert_eq!(unparseable, refused, "show of {format}: {shown}");
+    }
+    repair_leaves_alone(&rollout);
+    // The legacy fixture has a call without a result, which a repair answers; the line Codex
+    // skips stays as written.
+    let refused_line = fs::read_to_string(&legacy)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    tool().arg("repair").arg(&legacy).output().unwrap();
+    let repaired = fs::read_to_string(&legacy).unwrap();
+    assert_eq!(repaired.lines().nth(1), Some(refused_line.as_str()));
+    assert_eq!(repaired.lines().count(), 12, "{repaired}");
+
+    // A result Codex skips answers nothing: its call is unanswered for fsck as for Codex.
+    let tools = fixture("codex-jsonl/tools.jsonl");
+    let tools = inserted(&tools, "\"call_id\":\"call_W4\",\"output\":\"", "\\ud800");
+    let tools = write(dir.path(), "tools.jsonl", &tools);
+    let (_, codes) = fsck(&tools);
+    assert_eq!(codes, ["tool-call-unanswered", "not-a-record"]);
+    let untouched = write(
+        dir.path(),
+        "untouched.jsonl",
+        &fixture("codex-jsonl/tools.jsonl"),
+    );
+    assert_eq!(fsck(&untouched).1, Vec::<String>::new());
+}

@@ -269,6 +269,17 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
 impl BlockOut {
     fn add(&mut self, span: crate::records::Span, keys: Keys) {
         let index = self.records.len() as u32;
+        if let Some(why) = &keys.refused {
+            // JSON the tool's own parser refuses: no record for the tool, as its reader says.
+            self.issues.push(
+                Issue::new(
+                    "not-a-record",
+                    Severity::Warning,
+                    format!("{why}; left as it is"),
+                )
+                .at(span.line, span.offset),
+            );
+        }
         if let Some(seq) = keys.seq {
             match self.last_seq {
                 None => self.first_seq = Some((seq, span.line, span.offset, index)),

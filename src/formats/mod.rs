@@ -136,6 +136,11 @@ pub struct Keys<'a> {
     pub subagent: bool,
     /// Of [`calls`](Self::calls), those that spawn a sub-agent (Codex's `spawn_agent`).
     pub spawns: Vec<Cow<'a, str>>,
+    /// Set when the tool's own parser refuses the record though it is JSON (Codex reads its
+    /// lines with serde_json, which takes no lone surrogate escape): why, in words that name
+    /// the tool. The tool skips such a record, so it is no record of the session; its other
+    /// keys are left empty.
+    pub refused: Option<String>,
 }
 
 /// The parent link of a record.

@@ -277,6 +277,7 @@ impl Outline {
 pub struct Outlined<'a> {
     raw: Raw<'a>,
     outline: Outline,
+    facts: super::facts::Facts,
 }
 
 impl<'a> Outlined<'a> {
@@ -284,9 +285,18 @@ impl<'a> Outlined<'a> {
     pub fn parse(text: &'a str) -> Option<Outlined<'a>> {
         let text = text.trim_matches(scan::is_ws_char);
         let mut outline = Outline::default();
-        super::facts::checked_outlined(text.as_bytes(), &mut outline)?;
+        let facts = super::facts::checked_outlined(text.as_bytes(), &mut outline)?;
         let raw = Raw(text);
-        (raw.kind() == Kind::Object).then_some(Outlined { raw, outline })
+        (raw.kind() == Kind::Object).then_some(Outlined {
+            raw,
+            outline,
+            facts,
+        })
+    }
+
+    /// What the grammar check noted of the text (whether `serde_json` surely reads it).
+    pub fn facts(&self) -> super::facts::Facts {
+        self.facts
     }
 
     /// [`Raw::pick`], from the outline.

@@ -4,11 +4,14 @@
 
 use crate::formats::Keys;
 use crate::formats::keys::{self, object, string};
-use crate::json::Raw;
+use crate::json::{Outlined, Raw};
 
 /// `None` when the line is not a JSON object (or not JSON).
 pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
     let l = keys::record(record)?;
+    if let Some(refused) = refused(&l) {
+        return Some(refused);
+    }
     let [timestamp, kind, payload] = l.pick(["timestamp", "type", "payload"]);
     let kind = string(kind);
     let mut missing = Vec::new();
@@ -37,6 +40,26 @@ pub(super) fn codex_keys(record: &[u8]) -> Option<Keys<'_>> {
     }
     k.kind = kind;
     Some(k)
+}
+
+/// The keys of a line Codex cannot read: serde_json, which Codex reads each line with into a
+/// `Value` (codex-rs's rollout recorder, which skips such a line with a warning), refuses what
+/// `JSON.parse` takes (a lone surrogate escape, nesting past 128). Only checked where the
+/// grammar check noted something serde_json may refuse.
+pub(super) fn refused<'a>(line: &Outlined<'a>) -> Option<Keys<'a>> {
+    if line.facts().serde_reads_it() {
+        return None;
+    }
+    let e = serde_json::from_str::<serde_json::Value>(line.text()).err()?;
+    Some(Keys {
+        refused: Some(refusal(&e)),
+        ..Keys::default()
+    })
+}
+
+/// Why Codex skips a line serde_json refuses, as fsck and the readers say it.
+pub(super) fn refusal(e: &serde_json::Error) -> String {
+    format!("Codex cannot parse this line ({e}) and skips it")
 }
 
 /// The calls and results of one response item (a `response_item` line's payload, or a bare

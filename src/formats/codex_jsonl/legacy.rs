@@ -170,6 +170,9 @@ fn is_meta(o: &Map<String, Value>) -> bool {
 
 fn legacy_keys(record: &[u8]) -> Option<Keys<'_>> {
     let l = keys::record(record)?;
+    if let Some(refused) = super::keys::refused(&l) {
+        return Some(refused);
+    }
     let [kind, id, timestamp, record_type] = l.pick(["type", "id", "timestamp", "record_type"]);
     let mut k = Keys::default();
     if string(record_type).as_deref() == Some("state") {
@@ -200,12 +203,7 @@ fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         let value = match serde_json::from_slice::<Value>(&rec.bytes) {
             Ok(v) => v,
             Err(e) => {
-                diagnostics.push(diag(
-                    "codex-unparseable",
-                    Severity::Warning,
-                    &at,
-                    format!("line cannot be parsed ({e}); kept as is"),
-                ));
+                diagnostics.push(super::read::unparseable(&at, &e));
                 Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
             }
         };

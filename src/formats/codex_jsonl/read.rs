@@ -142,7 +142,7 @@ pub(super) fn unparseable(at: &Location, e: &serde_json::Error) -> Diagnostic {
         "codex-unparseable",
         Severity::Warning,
         at,
-        format!("line cannot be parsed ({e}); kept as is"),
+        format!("{}; kept as is", super::keys::refusal(e)),
     )
 }
 
