@@ -115,8 +115,9 @@ pub fn convert(
 /// (placing a session into a store records the project it is placed under).
 ///
 /// Conversions the two-pass engine covers ([`crate::engine::covers`]: Claude Code JSONL into
-/// Claude Code, Codex or Gemini; a Codex rollout into a rollout) go through it, in memory bounded by the number of records;
-/// every other one through [`convert_whole`]. Both give the same bytes, diagnostics and losses.
+/// Claude Code, Codex or Gemini; a Codex rollout into a rollout or Claude Code) go through it,
+/// in memory bounded by the number of records; every other one through [`convert_whole`].
+/// Both give the same bytes, diagnostics and losses.
 pub fn convert_with(
     input: &Input,
     from: Option<&'static dyn Format>,

@@ -99,6 +99,18 @@ pub enum Role {
     Error,
 }
 
+impl Meta {
+    /// The calls named by the [`INHERITED_CALLS`] hint.
+    pub fn inherited_calls(&self) -> impl Iterator<Item = &str> {
+        self.hints
+            .get(INHERITED_CALLS)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
+}
+
 impl Role {
     /// Whether the model sees messages of this role (notices are UI only).
     pub fn is_conversation(self) -> bool {

@@ -102,7 +102,7 @@ pub fn check(
 /// the session inherited from its parent ([`crate::model::INHERITED_CALLS`]) are not among
 /// them: see [`inherited_calls`].
 pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
-    let inherited: HashSet<&str> = inherited_ids(session).collect();
+    let inherited: HashSet<&str> = session.meta.inherited_calls().collect();
     open_calls_all(session)
         .into_iter()
         .filter(|(_, id, _)| !inherited.contains(id))
@@ -112,7 +112,7 @@ pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
 /// Tool calls without a result that the session inherited from its parent (a sub-agent's
 /// copy of the call that spawned it): `(node id, call id, tool name)`.
 pub fn inherited_calls(session: &Session) -> Vec<(&str, &str, &str)> {
-    let inherited: HashSet<&str> = inherited_ids(session).collect();
+    let inherited: HashSet<&str> = session.meta.inherited_calls().collect();
     if inherited.is_empty() {
         return Vec::new();
     }
@@ -122,16 +122,6 @@ pub fn inherited_calls(session: &Session) -> Vec<(&str, &str, &str)> {
         .collect()
 }
 
-fn inherited_ids(session: &Session) -> impl Iterator<Item = &str> {
-    session
-        .meta
-        .hints
-        .get(crate::model::INHERITED_CALLS)
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(serde_json::Value::as_str)
-}
 
 fn open_calls_all(session: &Session) -> Vec<(&str, &str, &str)> {
     let mut answered = HashSet::new();

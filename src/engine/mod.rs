@@ -13,7 +13,8 @@
 //!
 //! What goes through here: Claude Code JSONL to Claude Code, to Codex and to Gemini (the legacy
 //! document and the JSONL recording); a Codex rollout back into a rollout (its lines copied,
-//! the metadata line as the writer writes it). Everything else goes through the whole-session path
+//! the metadata line as the writer writes it) and into Claude Code. The view ([`view`]) shows,
+//! trees and lists both formats the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
 
@@ -39,7 +40,7 @@ use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
 use crate::formats::codex_jsonl::two_pass as rollout;
 use crate::formats::gemini_json::stream::{self as gemini_stream, DocumentStream, Layout};
-use crate::formats::{self, Format, WriteError, WriteOptions, record_diagnostics};
+use crate::formats::{self, Format, WriteError, WriteOptions};
 use crate::model::Meta;
 use crate::tree::LeftOut;
 use reading::Reading;
@@ -324,6 +325,26 @@ fn adjusted(
     Ok((meta.source_format.as_deref() == Some(from.name())).then_some(meta))
 }
 
+/// Pass one over the job's input with `scanner`.
+fn first_pass<S: pass1::Scan>(job: &Job, scanner: &S) -> io::Result<S::Known> {
+    let options = pass1::Pass1Options {
+        block_size: job.tuning.block_size,
+    };
+    pass1::known(job.source, job.name, scanner, options)
+}
+
+/// Whether the target closes calls (`convert::close_calls`), which adds result nodes to the
+/// session: then the conversion goes through the whole session. It closes the calls no
+/// result answers when asked to, and always those a sub-agent inherited from its parent
+/// (only a Codex reader names them).
+fn closes_calls(job: &Job, meta: &Meta, open_calls: usize) -> bool {
+    let to = job.to;
+    to.resumable()
+        && !to.answers_open_calls_itself()
+        && (meta.hints.contains_key(crate::model::INHERITED_CALLS)
+            || (job.options.close_open_calls && open_calls > 0))
+}
+
 /// Pass one of a Codex rollout written back as a rollout.
 fn plan_rollout<'a>(
     job: Job<'a>,
@@ -335,12 +356,7 @@ fn plan_rollout<'a>(
         return Ok(None);
     }
     let scanner = rollout::Scanner::new(job.name);
-    let options = pass1::Pass1Options {
-        block_size: job.tuning.block_size,
-    };
-    let pass = pass1::run(job.source, &scanner, options)?;
-    let findings = record_diagnostics(job.name, &pass.findings);
-    let mut known = scanner.known(pass, findings);
+    let mut known = first_pass(&job, &scanner)?;
     let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
         return Ok(None);
     };
@@ -366,16 +382,8 @@ fn plan_rollout_to_claude<'a>(
 ) -> Result<Option<Plan<'a>>, PlanError> {
     let to = job.to;
     let scanner = rollout::Scanner::with_nodes(job.name, true);
-    let options = pass1::Pass1Options {
-        block_size: job.tuning.block_size,
-    };
-    let pass = pass1::run(job.source, &scanner, options)?;
-    let findings = record_diagnostics(job.name, &pass.findings);
-    let known = scanner.known(pass, findings);
-    // Closing calls adds nodes (`convert::close_calls`): through the whole session.
-    if known.meta.hints.contains_key(crate::model::INHERITED_CALLS)
-        || (job.options.close_open_calls && known.open_calls > 0)
-    {
+    let known = first_pass(&job, &scanner)?;
+    if closes_calls(&job, &known.meta, known.open_calls) {
         return Ok(None);
     }
     // The writer writes every node, but a leaf that is not there is the whole path's error.
@@ -413,27 +421,8 @@ fn plan_claude<'a>(
     let mut scanner = Scanner::new(job.name, to.resumable() && !to.answers_open_calls_itself());
     // The Gemini writer names each result by its call.
     scanner.call_names = matches!(kind, Kind::ToGemini(_));
-    let options = pass1::Pass1Options {
-        block_size: job.tuning.block_size,
-    };
-    let pass = pass1::run(job.source, &scanner, options)?;
-    let findings = record_diagnostics(job.name, &pass.findings);
-    let known = scanner.known(pass, findings);
-    // Closing unanswered calls adds result nodes to the session (`convert::close_calls`):
-    // when there are calls to close, the conversion goes through the whole session.
-    if job.options.close_open_calls
-        && to.resumable()
-        && !to.answers_open_calls_itself()
-        && known.open_calls > 0
-    {
-        return Ok(None);
-    }
-    // Calls a sub-agent inherited from its parent are answered by the whole path's
-    // `close_calls` (only a Codex reader names them; a Claude Code session never does).
-    if known.meta.hints.contains_key(crate::model::INHERITED_CALLS)
-        && to.resumable()
-        && !to.answers_open_calls_itself()
-    {
+    let known = first_pass(&job, &scanner)?;
+    if closes_calls(&job, &known.meta, known.open_calls) {
         return Ok(None);
     }
     // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.

@@ -9,6 +9,7 @@ use std::io;
 use rayon::prelude::*;
 
 use super::source::{Source, short};
+use crate::diag::Diagnostic;
 use crate::json::facts::{Facts, checked_outlined, facts};
 use crate::json::{Outline, Raw};
 use crate::records::{
@@ -22,6 +23,9 @@ pub trait Scan: Sync {
     type Block: Send + Default;
     /// The whole file's facts: the blocks merged in file order.
     type Acc: Send + Default;
+    /// What the whole file's facts come to: the session's metadata and diagnostics as its
+    /// whole reader gives them, the records' places.
+    type Known;
     /// The next record of the block, as the records layer gives it (BOM, CR and NUL
     /// stripped, invalid UTF-8 replaced): one valid JSON value, checked once, here, with the
     /// facts learnt as it was checked and, for most records, where the entries of the object
@@ -29,6 +33,21 @@ pub trait Scan: Sync {
     fn record(&self, block: &mut Self::Block, record: Noted<'_>, span: Span);
     /// The next block, in file order; its first record is record number `first`.
     fn merge(&self, acc: &mut Self::Acc, block: Self::Block, first: usize);
+    /// [`Self::Known`] from pass one's facts; `findings` are the records layer's diagnostics
+    /// as the whole reader gives them.
+    fn known(&self, pass: Pass1<Self::Acc>, findings: Vec<Diagnostic>) -> Self::Known;
+}
+
+/// Pass one over `source` (called `name` in diagnostics) and what it comes to.
+pub fn known<S: Scan>(
+    source: &dyn Source,
+    name: &str,
+    scan: &S,
+    options: Pass1Options,
+) -> io::Result<S::Known> {
+    let pass = run(source, scan, options)?;
+    let findings = crate::formats::record_diagnostics(name, &pass.findings);
+    Ok(scan.known(pass, findings))
 }
 
 /// A record and what its check learnt of it.
@@ -344,11 +363,15 @@ mod tests {
     impl Scan for Count {
         type Block = usize;
         type Acc = usize;
+        type Known = usize;
         fn record(&self, block: &mut usize, _: Noted<'_>, _: Span) {
             *block += 1;
         }
         fn merge(&self, acc: &mut usize, block: usize, _: usize) {
             *acc += block;
+        }
+        fn known(&self, pass: Pass1<usize>, _: Vec<Diagnostic>) -> usize {
+            pass.acc
         }
     }
 

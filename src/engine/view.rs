@@ -23,7 +23,7 @@ use crate::diag::Diagnostic;
 use crate::formats::claude_jsonl::listing::HeadBranch;
 use crate::formats::claude_jsonl::two_pass::Scanner;
 use crate::formats::codex_jsonl::two_pass as rollout;
-use crate::formats::{self, Format, record_diagnostics};
+use crate::formats::{self, Format};
 use crate::id_prefix::IdError;
 use crate::model::{Meta, Node};
 
@@ -54,15 +54,11 @@ impl<'s> View<'s> {
         let known: Box<dyn Reading> = match format.name() {
             formats::claude_jsonl::NAME => {
                 let scanner = Scanner::new(name, false);
-                let pass = pass1::run(source, &scanner, options)?;
-                let findings = record_diagnostics(name, &pass.findings);
-                Box::new(scanner.known(pass, findings))
+                Box::new(pass1::known(source, name, &scanner, options)?)
             }
             formats::codex_jsonl::NAME => {
                 let scanner = rollout::Scanner::with_nodes(name, false);
-                let pass = pass1::run(source, &scanner, options)?;
-                let findings = record_diagnostics(name, &pass.findings);
-                Box::new(scanner.known(pass, findings))
+                Box::new(pass1::known(source, name, &scanner, options)?)
             }
             _ => return Ok(None),
         };

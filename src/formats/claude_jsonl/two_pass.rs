@@ -153,6 +153,85 @@ impl Acc {
 impl Scan for Scanner<'_> {
     type Block = Block;
     type Acc = Acc;
+    type Known = Known;
+
+    /// The session from pass one's facts; `findings` are the records layer's diagnostics.
+    fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> Known {
+        let Pass1 {
+            spots,
+            acc,
+            ends_with_newline,
+            ..
+        } = pass;
+        let mut diagnostics = findings;
+        diagnostics.extend(acc.parse_diags);
+        diagnostics.extend(acc.node_diags);
+        let sk = &acc.skeleton;
+        let chain = |i: &u32| acc.flags[*i as usize] & CHAIN != 0;
+        let id_flag = |i: u32, f: u8| acc.id_flags[sk.id(i) as usize] & f != 0;
+        for i in (0..sk.len() as u32).filter(chain) {
+            if let Some(p) = sk.parent_id(i)
+                && acc.id_flags[p as usize] & ID_CHAIN == 0
+            {
+                diagnostics.push(missing_parent(
+                    self.name,
+                    &sk.name(i),
+                    &sk.ids.name(p).to_string(),
+                ));
+            }
+        }
+        let terminal = |i: &u32| !id_flag(*i, ID_PARENT);
+        let chain_rev = || (0..sk.len() as u32).rev().filter(chain);
+        let head = chain_rev()
+            .find(|i| terminal(i) && !id_flag(*i, ID_HIDDEN))
+            .or_else(|| chain_rev().find(terminal))
+            .or_else(|| chain_rev().next());
+        let open_calls = acc
+            .calls
+            .iter()
+            .filter(|&&c| !acc.answered.get(c as usize).copied().unwrap_or(false))
+            .count();
+        let first = acc.first_chain.unwrap_or(FirstChain {
+            base: Base::default(),
+            start_time: None,
+        });
+        let python = self.python.load(Ordering::Relaxed);
+        let mut hints = Extra::new();
+        if python {
+            hints.insert(HINT_STYLE.into(), "python".into());
+        }
+        if !spots.is_empty() && !ends_with_newline {
+            hints.insert(HINT_FINAL_NEWLINE.into(), false.into());
+        }
+        let meta = Meta {
+            id: first.base.session_id.clone(),
+            cwd: first.base.cwd.clone(),
+            tool_version: first.base.version.clone(),
+            git_branch: first.base.git_branch.clone(),
+            start_time: first.start_time,
+            last_updated: acc.last_updated,
+            title: acc.title,
+            head: head.map(|h| sk.name(h)),
+            source_format: Some(NAME.into()),
+            hints,
+            ..Meta::default()
+        };
+        // The head, as `Tree` finds it: the first node of the head's id.
+        let head = head.and_then(|h| acc.skeleton.index_of(&acc.skeleton.name(h)));
+        Known {
+            meta,
+            diagnostics,
+            head,
+            open_calls,
+            spots,
+            skeleton: acc.skeleton,
+            occurrence: acc.occurrence,
+            flags: acc.flags,
+            call_names: acc.call_names,
+            base: first.base,
+            python,
+        }
+    }
 
     fn record(&self, block: &mut Block, record: Noted<'_>, span: Span) {
         let (raw, quick) = (record.raw, record.facts);
@@ -501,86 +580,6 @@ pub(crate) struct Known {
     call_names: Vec<(u32, Box<str>, Box<str>)>,
     base: Base,
     python: bool,
-}
-
-impl Scanner<'_> {
-    /// The session from pass one's facts; `findings` are the records layer's diagnostics.
-    pub(crate) fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> Known {
-        let Pass1 {
-            spots,
-            acc,
-            ends_with_newline,
-            ..
-        } = pass;
-        let mut diagnostics = findings;
-        diagnostics.extend(acc.parse_diags);
-        diagnostics.extend(acc.node_diags);
-        let sk = &acc.skeleton;
-        let chain = |i: &u32| acc.flags[*i as usize] & CHAIN != 0;
-        let id_flag = |i: u32, f: u8| acc.id_flags[sk.id(i) as usize] & f != 0;
-        for i in (0..sk.len() as u32).filter(chain) {
-            if let Some(p) = sk.parent_id(i)
-                && acc.id_flags[p as usize] & ID_CHAIN == 0
-            {
-                diagnostics.push(missing_parent(
-                    self.name,
-                    &sk.name(i),
-                    &sk.ids.name(p).to_string(),
-                ));
-            }
-        }
-        let terminal = |i: &u32| !id_flag(*i, ID_PARENT);
-        let chain_rev = || (0..sk.len() as u32).rev().filter(chain);
-        let head = chain_rev()
-            .find(|i| terminal(i) && !id_flag(*i, ID_HIDDEN))
-            .or_else(|| chain_rev().find(terminal))
-            .or_else(|| chain_rev().next());
-        let open_calls = acc
-            .calls
-            .iter()
-            .filter(|&&c| !acc.answered.get(c as usize).copied().unwrap_or(false))
-            .count();
-        let first = acc.first_chain.unwrap_or(FirstChain {
-            base: Base::default(),
-            start_time: None,
-        });
-        let python = self.python.load(Ordering::Relaxed);
-        let mut hints = Extra::new();
-        if python {
-            hints.insert(HINT_STYLE.into(), "python".into());
-        }
-        if !spots.is_empty() && !ends_with_newline {
-            hints.insert(HINT_FINAL_NEWLINE.into(), false.into());
-        }
-        let meta = Meta {
-            id: first.base.session_id.clone(),
-            cwd: first.base.cwd.clone(),
-            tool_version: first.base.version.clone(),
-            git_branch: first.base.git_branch.clone(),
-            start_time: first.start_time,
-            last_updated: acc.last_updated,
-            title: acc.title,
-            head: head.map(|h| sk.name(h)),
-            source_format: Some(NAME.into()),
-            hints,
-            ..Meta::default()
-        };
-        // The head, as `Tree` finds it: the first node of the head's id.
-        let head = head.and_then(|h| acc.skeleton.index_of(&acc.skeleton.name(h)));
-        Known {
-            meta,
-            diagnostics,
-            head,
-            open_calls,
-            spots,
-            skeleton: acc.skeleton,
-            occurrence: acc.occurrence,
-            flags: acc.flags,
-            call_names: acc.call_names,
-            base: first.base,
-            python,
-        }
-    }
 }
 
 impl Known {

@@ -345,6 +345,46 @@ fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineF
 impl Scan for Scanner<'_> {
     type Block = Block;
     type Acc = Acc;
+    type Known = Known;
+
+    /// The rollout from pass one's facts; `findings` are the records layer's diagnostics.
+    fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> Known {
+        let Pass1 { mut spots, acc, .. } = pass;
+        let meta_at = acc.meta.as_ref().map(|(i, _)| *i as u32);
+        if let Some(i) = meta_at {
+            spots.remove(i as usize);
+        }
+        let mut diagnostics = findings;
+        diagnostics.extend(acc.diags);
+        diagnostics.extend(whole_file_diagnostics(
+            self.name,
+            meta_at.is_some(),
+            acc.user_messages,
+            spots.len(),
+        ));
+        let mut nodes = acc.nodes;
+        let usage = &mut nodes.usage;
+        nodes.attach.finish(&mut |k, u| {
+            usage.insert(k as u32, u);
+        });
+        let mut known = Known {
+            meta: acc.meta.map(|(_, m)| m).unwrap_or_default(),
+            diagnostics,
+            spots,
+            meta_at,
+            skeleton: OnceLock::new(),
+            open_calls: 0,
+            nodes,
+        };
+        let last = (known.spots.len() as u32).checked_sub(1);
+        let head = last.map(|i| known.id(i));
+        finish_meta(&mut known.meta, acc.last_time, head);
+        if self.nodes {
+            known.mark_inherited_calls();
+            known.count_open_calls();
+        }
+        known
+    }
 
     fn record(&self, block: &mut Block, record: Noted<'_>, span: Span) {
         let number = block.lines;
@@ -532,47 +572,6 @@ pub(crate) struct Known {
     nodes: NodeFacts,
 }
 
-impl Scanner<'_> {
-    /// The rollout from pass one's facts; `findings` are the records layer's diagnostics.
-    pub(crate) fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> Known {
-        let Pass1 { mut spots, acc, .. } = pass;
-        let meta_at = acc.meta.as_ref().map(|(i, _)| *i as u32);
-        if let Some(i) = meta_at {
-            spots.remove(i as usize);
-        }
-        let mut diagnostics = findings;
-        diagnostics.extend(acc.diags);
-        diagnostics.extend(whole_file_diagnostics(
-            self.name,
-            meta_at.is_some(),
-            acc.user_messages,
-            spots.len(),
-        ));
-        let mut nodes = acc.nodes;
-        let usage = &mut nodes.usage;
-        nodes.attach.finish(&mut |k, u| {
-            usage.insert(k as u32, u);
-        });
-        let mut known = Known {
-            meta: acc.meta.map(|(_, m)| m).unwrap_or_default(),
-            diagnostics,
-            spots,
-            meta_at,
-            skeleton: OnceLock::new(),
-            open_calls: 0,
-            nodes,
-        };
-        let last = (known.spots.len() as u32).checked_sub(1);
-        let head = last.map(|i| known.id(i));
-        finish_meta(&mut known.meta, acc.last_time, head);
-        if self.nodes {
-            known.mark_inherited_calls();
-            known.count_open_calls();
-        }
-        known
-    }
-}
-
 impl Known {
     /// Node `index`'s id, as the whole reader numbers the nodes of a line.
     pub(crate) fn id(&self, index: u32) -> String {
@@ -624,15 +623,7 @@ impl Known {
         let (Some(ids), Some(answered)) = (&self.nodes.call_ids, &self.nodes.answered) else {
             return;
         };
-        let inherited: HashSet<&str> = self
-            .meta
-            .hints
-            .get(crate::model::INHERITED_CALLS)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let inherited: HashSet<&str> = self.meta.inherited_calls().collect();
         self.open_calls = ids
             .iter()
             .filter(|id| !answered.contains(*id) && !inherited.contains(id.as_str()))
