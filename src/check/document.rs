@@ -122,7 +122,6 @@ pub fn inherited_calls(session: &Session) -> Vec<(&str, &str, &str)> {
         .collect()
 }
 
-
 fn open_calls_all(session: &Session) -> Vec<(&str, &str, &str)> {
     let mut answered = HashSet::new();
     for node in &session.nodes {

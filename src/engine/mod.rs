@@ -783,11 +783,12 @@ fn to_codex(
     let mut buf = Vec::new();
     w.begin(first_timed, &mut buf);
     out.put(&buf)?;
-    each_branch_node(job, known, branch, made_for, |nodes| {
+    // Each run's lines are made where its nodes are; the writer adds what depends on the
+    // lines before.
+    let lines_of = |nodes| stream.run(nodes);
+    each_branch_run(job, known, branch, made_for, lines_of, |run| {
         buf.clear();
-        for node in &nodes {
-            w.node(node, &mut buf);
-        }
+        w.run(run, &mut buf);
         out.put(&buf)
     })?;
     w.finish();
@@ -802,11 +803,25 @@ fn each_branch_node(
     known: &dyn Reading,
     branch: &[u32],
     made_for: MadeFor,
-    mut write: impl FnMut(Vec<crate::model::Node>) -> io::Result<()> + Send,
+    write: impl FnMut(Vec<crate::model::Node>) -> io::Result<()> + Send,
+) -> io::Result<()> {
+    each_branch_run(job, known, branch, made_for, |nodes| nodes, write)
+}
+
+/// [`each_branch_node`], each run's nodes turned by `finish` into what `write` takes, on the
+/// thread that made them (a writer's work that does not depend on the lines before, done
+/// there; the nodes freed by the thread that allocated them).
+fn each_branch_run<T: Send>(
+    job: &Job,
+    known: &dyn Reading,
+    branch: &[u32],
+    made_for: MadeFor,
+    finish: impl Fn(Vec<crate::model::Node>) -> T + Sync,
+    mut write: impl FnMut(T) -> io::Result<()> + Send,
 ) -> io::Result<()> {
     let runs = runs(known.spots(), branch, job.tuning.run_bytes);
     // The nodes of a window of runs, made at once.
-    let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<Vec<crate::model::Node>>> {
+    let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<T>> {
         part.par_iter()
             .map(|run| {
                 let mut nodes = Vec::with_capacity(run.len());
@@ -816,7 +831,7 @@ fn each_branch_node(
                     &branch[run.clone()],
                     |i, bytes| nodes.push(known.node(i, bytes, made_for)),
                 )?;
-                Ok(nodes)
+                Ok(finish(nodes))
             })
             .collect()
     };

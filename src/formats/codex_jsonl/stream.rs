@@ -5,7 +5,9 @@
 //! through the whole branch, as the writer's lines depend on the lines before them (the time
 //! of the last line, the model of the last `turn_context`, the running token totals).
 
-use super::foreign::Foreign;
+use std::ops::Range;
+
+use super::foreign::{Foreign, Lost, Render, Said};
 use crate::diag::LossReport;
 use crate::formats::{WriteError, WriteOptions};
 use crate::model::{Meta, Node, Session};
@@ -15,6 +17,10 @@ use crate::tree::LeftOut;
 pub(crate) struct RolloutStream {
     session: Session,
     options: WriteOptions,
+    /// The session id as the writer writes it, and whether the session was read from a
+    /// rollout: all that makes a node's own lines ([`Render`]).
+    session_id: String,
+    native: bool,
 }
 
 impl RolloutStream {
@@ -28,11 +34,48 @@ impl RolloutStream {
             nodes: Vec::new(),
         };
         // What `Foreign::new` refuses, refused before anything is written.
-        Foreign::new(&session, options, &mut LossReport::default())?;
+        let mut losses = LossReport::default();
+        let (session_id, native) = {
+            let w = Foreign::new(&session, options, &mut losses)?;
+            (w.session_id().to_string(), w.native())
+        };
         Ok(RolloutStream {
             session,
             options: options.clone(),
+            session_id,
+            native,
         })
+    }
+
+    /// The lines of a run of the branch's nodes, made apart from the writer, on any thread
+    /// (the nodes are dropped there too); [`Writer::run`] writes them in order, with the lines
+    /// that depend on the ones before. A node without a time before any node of the run that
+    /// has one takes the time of the lines before the run: the writer makes its lines itself.
+    pub(crate) fn run(&self, nodes: Vec<Node>) -> Run {
+        let render = Render::new(&self.session_id, self.native);
+        let mut run = Run::default();
+        let mut ts: Option<String> = None;
+        for mut node in nodes {
+            // The time is passed apart: the lines are made from the rest of the node.
+            if let Some(t) = node.timestamp.take() {
+                ts = Some(t);
+            }
+            let Some(t) = &ts else {
+                run.made.push(Made::Node(Box::new(node)));
+                continue;
+            };
+            let (lines, lost) = (run.lines.len(), run.lost.len());
+            let said = render.node(&node, t, &mut run.lines, &mut run.lost);
+            let ts = (said.model.is_some() || said.usage.is_some()).then(|| t.clone());
+            run.made.push(Made::Lines {
+                lines: lines..run.lines.len(),
+                lost: lost..run.lost.len(),
+                said,
+                ts,
+            });
+        }
+        run.last_ts = ts;
+        run
     }
 
     /// The session's start time (the meta line's time, when it has one).
@@ -67,13 +110,55 @@ impl Writer<'_> {
         self.0.meta_line(&branch, out);
     }
 
-    /// The lines of the branch's next node.
-    pub(crate) fn node(&mut self, node: &Node, out: &mut Vec<u8>) {
-        self.0.node_lines(node, out);
+    /// The lines of a run made by [`RolloutStream::run`], in order.
+    pub(crate) fn run(&mut self, run: Run, out: &mut Vec<u8>) {
+        for made in run.made {
+            match made {
+                Made::Node(node) => self.0.node_lines(&node, out),
+                Made::Lines {
+                    lines,
+                    lost,
+                    said,
+                    ts,
+                } => self.0.put(
+                    ts.as_deref().unwrap_or_default(),
+                    &said,
+                    &run.lines[lines],
+                    &run.lost[lost],
+                    out,
+                ),
+            }
+        }
+        if let Some(ts) = run.last_ts {
+            self.0.set_last_ts(ts);
+        }
     }
 
     /// What the session holds that no line carries.
     pub(crate) fn finish(mut self) {
         self.0.finish();
     }
+}
+
+/// See [`RolloutStream::run`].
+#[derive(Default)]
+pub(crate) struct Run {
+    lines: Vec<u8>,
+    lost: Vec<Lost>,
+    made: Vec<Made>,
+    /// The time of the run's last node, when one of its nodes had a time.
+    last_ts: Option<String>,
+}
+
+enum Made {
+    /// A node whose time is the one of the lines before the run.
+    Node(Box<Node>),
+    /// A node's own lines and losses (places in the run's), what they leave to the writer, and
+    /// their time when the writer adds a line to them.
+    Lines {
+        lines: Range<usize>,
+        lost: Range<usize>,
+        said: Said,
+        ts: Option<String>,
+    },
 }

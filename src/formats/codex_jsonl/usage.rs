@@ -18,6 +18,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::json::out::Out;
 use crate::model::{Body, Content, Event, Message, Node, Role, Usage};
 
 /// Sets the model and usage of assistant messages from the rollout's own lines.
@@ -228,41 +229,77 @@ fn growth(total: &Map<String, Value>, before: Option<&Map<String, Value>>) -> Us
     usage_from(&delta)
 }
 
-/// A model usage as Codex's `TokenUsage` (`output_tokens` with the reasoning included).
-pub(super) fn token_usage(u: &Usage) -> Map<String, Value> {
-    let input = u.input.unwrap_or(0);
-    let reasoning = u.thoughts.unwrap_or(0);
-    let output = u.output.unwrap_or(0).saturating_add(reasoning);
-    let mut o = Map::new();
-    o.insert("input_tokens".into(), input.into());
-    o.insert("cached_input_tokens".into(), u.cached.unwrap_or(0).into());
-    o.insert("output_tokens".into(), output.into());
-    o.insert("reasoning_output_tokens".into(), reasoning.into());
-    let total = u.total.unwrap_or(input.saturating_add(output));
-    o.insert("total_tokens".into(), total.into());
-    o
+/// A `TokenUsage` as Codex writes it in a `token_count` event (its fields in its order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct TokenUsage {
+    input_tokens: u64,
+    cached_input_tokens: u64,
+    output_tokens: u64,
+    reasoning_output_tokens: u64,
+    total_tokens: u64,
 }
 
-/// Adds one `TokenUsage` to a running total of the same shape.
-pub(super) fn add_to(total: &mut Map<String, Value>, last: &Map<String, Value>) {
-    for (k, v) in last {
-        let n = v.as_u64().unwrap_or(0);
-        let t = total.get(k).and_then(Value::as_u64).unwrap_or(0);
-        total.insert(k.clone(), t.saturating_add(n).into());
+impl TokenUsage {
+    /// A reply's usage; Codex counts reasoning among the output tokens.
+    pub(super) fn of(u: &Usage) -> TokenUsage {
+        let input = u.input.unwrap_or(0);
+        let reasoning = u.thoughts.unwrap_or(0);
+        let output = u.output.unwrap_or(0).saturating_add(reasoning);
+        TokenUsage {
+            input_tokens: input,
+            cached_input_tokens: u.cached.unwrap_or(0),
+            output_tokens: output,
+            reasoning_output_tokens: reasoning,
+            total_tokens: u.total.unwrap_or(input.saturating_add(output)),
+        }
+    }
+
+    /// Adds one usage to a running total.
+    pub(super) fn add(&mut self, last: &TokenUsage) {
+        self.input_tokens = self.input_tokens.saturating_add(last.input_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(last.cached_input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(last.output_tokens);
+        self.reasoning_output_tokens = self
+            .reasoning_output_tokens
+            .saturating_add(last.reasoning_output_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(last.total_tokens);
+    }
+
+    fn write(&self, o: &mut Out) {
+        o.begin_object()
+            .key("input_tokens")
+            .u64(self.input_tokens)
+            .key("cached_input_tokens")
+            .u64(self.cached_input_tokens)
+            .key("output_tokens")
+            .u64(self.output_tokens)
+            .key("reasoning_output_tokens")
+            .u64(self.reasoning_output_tokens)
+            .key("total_tokens")
+            .u64(self.total_tokens)
+            .end_object();
     }
 }
 
 /// The `token_count` event payload Codex writes after a response.
-pub(super) fn token_count(total: &Map<String, Value>, last: &Map<String, Value>) -> Value {
-    let mut info = Map::new();
-    info.insert("total_token_usage".into(), Value::Object(total.clone()));
-    info.insert("last_token_usage".into(), Value::Object(last.clone()));
-    info.insert("model_context_window".into(), Value::Null);
-    let mut p = Map::new();
-    p.insert("type".into(), "token_count".into());
-    p.insert("info".into(), Value::Object(info));
-    p.insert("rate_limits".into(), Value::Null);
-    Value::Object(p)
+pub(super) fn token_count(o: &mut Out, total: &TokenUsage, last: &TokenUsage) {
+    o.begin_object()
+        .key("type")
+        .str("token_count")
+        .key("info")
+        .begin_object();
+    o.key("total_token_usage");
+    total.write(o);
+    o.key("last_token_usage");
+    last.write(o);
+    o.key("model_context_window")
+        .null()
+        .end_object()
+        .key("rate_limits")
+        .null()
+        .end_object();
 }
 
 /// What the reader derived here, taken off a message (the rollout's own lines hold it).
