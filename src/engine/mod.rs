@@ -178,7 +178,12 @@ pub struct FileOutput<'f> {
     writer: BufWriter<&'f File>,
     written: u64,
     failed: bool,
+    /// How far the kernel was asked to start writing the file to disk (see `write_behind`).
+    started: u64,
 }
+
+/// Bytes handed to the kernel between two requests to start writing them to disk.
+const WRITE_BEHIND: u64 = 8 << 20;
 
 impl<'f> FileOutput<'f> {
     pub fn new(file: &'f File) -> Self {
@@ -186,7 +191,35 @@ impl<'f> FileOutput<'f> {
             writer: BufWriter::with_capacity(1 << 20, file),
             written: 0,
             failed: false,
+            started: 0,
         }
+    }
+
+    /// Asks the kernel to start writing to disk what it holds of the file so far, without
+    /// waiting: the fsync that makes the output durable before it is renamed into place then
+    /// has little left to wait for (at 100 MB it waited about 50 ms for all of it). Only a
+    /// hint: it changes nothing of what is written or when it is durable.
+    fn write_behind(&mut self) {
+        let handed = self.written - self.writer.buffer().len() as u64;
+        if handed < self.started + WRITE_BEHIND {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = self.writer.get_ref().as_raw_fd();
+            // SAFETY: a plain system call on a descriptor this output borrows; it reads no
+            // memory of ours. Its result is ignored: it is a hint.
+            unsafe {
+                libc::sync_file_range(
+                    fd,
+                    self.started as libc::off64_t,
+                    (handed - self.started) as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                );
+            }
+        }
+        self.started = handed;
     }
 
     /// Whether writing into the file failed (else an error of [`Plan::write`] was the
@@ -206,6 +239,9 @@ impl Output for FileOutput<'_> {
         self.written += bytes.len() as u64;
         let done = self.writer.write_all(bytes);
         self.failed |= done.is_err();
+        if done.is_ok() {
+            self.write_behind();
+        }
         done
     }
 
