@@ -24,8 +24,14 @@ pub fn sha256_hex(s: &str) -> String {
 }
 
 pub fn sha256_hex_bytes(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let hash = Sha256::digest(bytes);
-    hash.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(hash.len() * 2);
+    for b in hash {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 0xf)] as char);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::WRITER_VERSION;
 use super::blocks::block_from_part;
@@ -14,6 +14,7 @@ use crate::diag::LossReport;
 use crate::formats::tool_output::output_text;
 use crate::formats::{WriteError, WriteOptions, Written, foreign_session_id};
 use crate::ids::{derived_uuid, is_uuid, sha256_hex};
+use crate::json::out::{Out, Style};
 use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session};
 
 struct Writer {
@@ -297,11 +298,9 @@ impl Writer {
     }
 
     fn part_fields(&mut self, p: &Part) {
-        let mut p = p.clone();
-        let n = p.strip_extras();
         self.losses.add(
             "part-fields",
-            n,
+            p.extras(),
             "fields the source format keeps on parts (times, display names, descriptions)",
         );
         self.losses.add(
@@ -339,34 +338,31 @@ impl Writer {
             node.extra.len() + m.extra.len(),
             "fields of the source format with no place in a Claude entry",
         );
-        let mut e = Map::new();
-        e.insert(
-            "parentUuid".into(),
-            parent.map_or(Value::Null, |p| Value::String(p.to_string())),
-        );
-        e.insert("isSidechain".into(), false.into());
-        e.insert("userType".into(), "external".into());
-        e.insert("cwd".into(), self.cwd.clone().into());
-        e.insert("sessionId".into(), self.session_id.clone().into());
-        e.insert("version".into(), WRITER_VERSION.into());
-        e.insert("gitBranch".into(), self.git_branch.clone().into());
+        // The entry is written as it is made (the bytes `serde_json::to_vec` gives for the
+        // same map of fields).
+        let mut o = Out::new(&mut self.out, Style::JS);
+        o.begin_object().key("parentUuid");
+        match &parent {
+            Some(p) => o.str(p),
+            None => o.null(),
+        };
+        o.key("isSidechain")
+            .bool(false)
+            .key("userType")
+            .str("external")
+            .key("cwd")
+            .str(&self.cwd)
+            .key("sessionId")
+            .str(&self.session_id)
+            .key("version")
+            .str(WRITER_VERSION)
+            .key("gitBranch")
+            .str(&self.git_branch);
         if assistant {
             let calls = content
                 .as_array()
                 .is_some_and(|b| b.iter().any(|b| b["type"] == "tool_use"));
-            let mut msg = Map::new();
-            msg.insert(
-                "model".into(),
-                m.model.clone().unwrap_or_else(|| "unknown".into()).into(),
-            );
             let hash = sha256_hex(&format!("{}/{}", self.session_id, node.id));
-            msg.insert("id".into(), format!("msg_{}", &hash[..24]).into());
-            msg.insert("type".into(), "message".into());
-            msg.insert("role".into(), "assistant".into());
-            msg.insert("content".into(), content);
-            let stop = if calls { "tool_use" } else { "end_turn" };
-            msg.insert("stop_reason".into(), stop.into());
-            msg.insert("stop_sequence".into(), Value::Null);
             let mut usage = m.usage.clone().unwrap_or_default();
             self.losses.add(
                 "usage-fields",
@@ -377,24 +373,47 @@ impl Writer {
             let mut u = usage_object(&usage);
             u.entry("input_tokens").or_insert(0.into());
             u.entry("output_tokens").or_insert(0.into());
-            msg.insert("usage".into(), Value::Object(u));
-            e.insert("message".into(), Value::Object(msg));
-            e.insert("requestId".into(), format!("req_{}", &hash[24..48]).into());
-            e.insert("type".into(), "assistant".into());
+            o.key("message")
+                .begin_object()
+                .key("model")
+                .str(m.model.as_deref().unwrap_or("unknown"))
+                .key("id")
+                .str(&format!("msg_{}", &hash[..24]))
+                .key("type")
+                .str("message")
+                .key("role")
+                .str("assistant")
+                .key("content")
+                .value(&content)
+                .key("stop_reason")
+                .str(if calls { "tool_use" } else { "end_turn" })
+                .key("stop_sequence")
+                .null()
+                .key("usage")
+                .value(&Value::Object(u))
+                .end_object()
+                .key("requestId")
+                .str(&format!("req_{}", &hash[24..48]))
+                .key("type")
+                .str("assistant");
         } else {
-            e.insert("type".into(), "user".into());
-            e.insert(
-                "message".into(),
-                json!({"role": "user", "content": content}),
-            );
+            o.key("type")
+                .str("user")
+                .key("message")
+                .begin_object()
+                .key("role")
+                .str("user")
+                .key("content")
+                .value(&content)
+                .end_object();
         }
-        e.insert("uuid".into(), uuid.clone().into());
-        let ts = node
-            .timestamp
-            .clone()
-            .unwrap_or_else(|| self.fallback_time.clone());
-        e.insert("timestamp".into(), ts.into());
-        self.emit(&Value::Object(e));
+        let ts = node.timestamp.as_deref().unwrap_or(&self.fallback_time);
+        o.key("uuid")
+            .str(&uuid)
+            .key("timestamp")
+            .str(ts)
+            .end_object();
+        self.out.push(b'\n');
         self.uuids
             .insert(node.id.as_str().into(), Some(uuid.as_str().into()));
         self.last = Some(uuid);
