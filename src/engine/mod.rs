@@ -122,9 +122,10 @@ enum Route {
         left_out: LeftOut,
         stream: Box<RolloutStream>,
     },
-    /// Claude Code to Gemini (either layout): the branch's nodes, one run at a time.
+    /// Claude Code or a Codex rollout to Gemini (either layout): the branch's nodes, one run
+    /// at a time.
     ToGemini {
-        known: Known,
+        known: Box<dyn Reading>,
         branch: Vec<u32>,
         writer: Box<gemini_stream::Writer>,
     },
@@ -281,6 +282,7 @@ enum Kind {
     ToGemini(Layout),
     RolloutSame,
     RolloutToClaude,
+    RolloutToGemini(Layout),
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -292,6 +294,8 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (claude_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::ToGemini(Layout::Lines)),
         (codex_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::RolloutSame),
         (codex_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::RolloutToClaude),
+        (codex_jsonl::NAME, gemini_json::NAME) => Some(Kind::RolloutToGemini(Layout::Document)),
+        (codex_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::RolloutToGemini(Layout::Lines)),
         _ => None,
     }
 }
@@ -340,6 +344,7 @@ pub fn plan<'a>(
     match kind {
         Kind::RolloutSame => plan_rollout(job, adjust, from),
         Kind::RolloutToClaude => plan_rollout_to_claude(job, adjust, from),
+        Kind::RolloutToGemini(layout) => plan_rollout_to_gemini(job, adjust, from, layout),
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -446,6 +451,62 @@ fn plan_rollout_to_claude<'a>(
     }))
 }
 
+/// Pass one of a Codex rollout written as a Gemini session (either layout): every node, in
+/// order (a rollout is one line of nodes).
+fn plan_rollout_to_gemini<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &'static dyn Format,
+    layout: Layout,
+) -> Result<Option<Plan<'a>>, PlanError> {
+    // A leaf cuts the rollout (`one_branch`): that goes through the whole session.
+    if job.options.leaf.is_some() {
+        return Ok(None);
+    }
+    let to = job.to;
+    let mut scanner = rollout::Scanner::with_nodes(job.name, true);
+    // The Gemini writer names each result by its call.
+    scanner.call_names = true;
+    let mut known = first_pass(&job, &scanner)?;
+    if closes_calls(&job, &known.meta, known.open_calls) {
+        return Ok(None);
+    }
+    let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
+        return Ok(None);
+    };
+    let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
+        return Ok(None);
+    };
+    let branch: Vec<u32> = (0..known.spots.len() as u32).collect();
+    let first_message = branch.iter().position(|&i| known.is_message(i));
+    let timed = branch.iter().any(|&i| known.timed(i));
+    let times = stream.times(first_message.is_some(), timed, || {
+        let upto = &branch[..=first_message.unwrap_or(0)];
+        match upto.iter().rev().find(|&&i| known.timed(i)) {
+            Some(&i) => Ok::<_, io::Error>(node_of(&job, &known, i, MadeFor::Counting)?.timestamp),
+            None => Ok(None),
+        }
+    })?;
+    let Some(times) = times else {
+        return Ok(None);
+    };
+    let names = known.call_names();
+    // The first node hangs under nothing: no loop of parents to name results by.
+    let writer = stream.writer(names, &LeftOut::default(), times, None);
+    let mut diagnostics = known.diagnostics.clone();
+    diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route: Route::ToGemini {
+            known: Box::new(known),
+            branch,
+            writer: Box::new(writer),
+        },
+    }))
+}
+
 /// Pass one of a Claude Code session, into any format it goes to through here.
 fn plan_claude<'a>(
     job: Job<'a>,
@@ -504,7 +565,9 @@ fn plan_claude<'a>(
                 stream: Box::new(stream),
             }
         }
-        Kind::RolloutSame | Kind::RolloutToClaude => unreachable!("planned by plan_rollout"),
+        Kind::RolloutSame | Kind::RolloutToClaude | Kind::RolloutToGemini(_) => {
+            unreachable!("planned by plan_rollout")
+        }
         Kind::ToGemini(layout) => {
             let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
                 return Ok(None);
@@ -534,7 +597,7 @@ fn plan_claude<'a>(
             let names = known.call_names(&branch);
             let writer = stream.writer(names, &left_out, times, root_parent);
             Route::ToGemini {
-                known,
+                known: Box::new(known),
                 branch,
                 writer: Box::new(writer),
             }
@@ -572,12 +635,12 @@ fn branch_of(
 /// Node `index`, read again, made for `made_for`.
 fn node_of(
     job: &Job,
-    known: &Known,
+    known: &dyn Reading,
     index: u32,
     made_for: MadeFor,
 ) -> io::Result<crate::model::Node> {
     let mut node = None;
-    pass2::each_record(job.source, &known.spots, &[index], |i, bytes| {
+    pass2::each_record(job.source, known.spots(), &[index], |i, bytes| {
         node = Some(known.node(i, bytes, made_for))
     })?;
     Ok(node.expect("each_record reads every index it is given"))
@@ -659,7 +722,7 @@ impl Plan<'_> {
                 let mut buf = Vec::new();
                 w.begin(&mut buf);
                 out.put(&buf)?;
-                each_branch_node(job, &known, &branch, MadeFor::Counting, |nodes| {
+                each_branch_node(job, &*known, &branch, MadeFor::Counting, |nodes| {
                     buf.clear();
                     for node in nodes {
                         w.node(node, &mut buf);

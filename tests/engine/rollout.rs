@@ -28,7 +28,7 @@ fn adjustments() -> [Adjustment; 4] {
 }
 
 /// The formats a rollout goes to through the engine.
-const TARGETS: [&str; 2] = ["codex-jsonl", "claude-jsonl"];
+const TARGETS: [&str; 4] = ["codex-jsonl", "claude-jsonl", "gemini-json", "gemini-jsonl"];
 
 /// Each file forced through the Codex reader (and detected), written into each target with
 /// each adjustment; how many the engine took.
@@ -303,7 +303,7 @@ fn generated_rollouts(seeds: std::ops::Range<u64>) {
     for seed in seeds {
         let bytes = rollout(seed);
         let name = format!("rollout-{seed}.jsonl");
-        // A sub-agent's rollout with an inherited call goes to Claude Code through the whole
+        // A sub-agent's rollout with an inherited call goes to Claude Code and Gemini through the whole
         // session (the call gets a result there): all others are taken.
         let inherits = !sessiontool::check::document::inherited_calls(&session(&bytes)).is_empty();
         inheriting += usize::from(inherits);
@@ -320,6 +320,8 @@ fn generated_rollouts(seeds: std::ops::Range<u64>) {
             for leaf in ["line-2", "line", "no-such-line"] {
                 let o = options(Some(leaf));
                 assert!(!agree(&name, &bytes, Some(codex), codex, &o, &no_adjust));
+                let gemini = fmt("gemini-json");
+                assert!(!agree(&name, &bytes, Some(codex), gemini, &o, &no_adjust));
                 agree(
                     &name,
                     &bytes,
@@ -334,14 +336,9 @@ fn generated_rollouts(seeds: std::ops::Range<u64>) {
                 close_open_calls: true,
                 ..options(None)
             };
-            agree(
-                &name,
-                &bytes,
-                Some(codex),
-                fmt("claude-jsonl"),
-                &close,
-                &no_adjust,
-            );
+            for to in ["claude-jsonl", "gemini-jsonl"] {
+                agree(&name, &bytes, Some(codex), fmt(to), &close, &no_adjust);
+            }
         }
     }
     assert!(count < 50 || inheriting > 0, "no sub-agent inherits a call");

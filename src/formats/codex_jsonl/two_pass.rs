@@ -37,6 +37,9 @@ pub(crate) struct Scanner<'n> {
     nodes: bool,
     /// Whether the calls no result answers are counted (with the nodes).
     calls: bool,
+    /// Whether the name of each call id is kept, from its first call (the Gemini writer
+    /// names results by their calls: [`Known::call_names`]).
+    pub(crate) call_names: bool,
 }
 
 impl<'n> Scanner<'n> {
@@ -46,6 +49,7 @@ impl<'n> Scanner<'n> {
             name,
             nodes: false,
             calls: false,
+            call_names: false,
         }
     }
 
@@ -56,6 +60,7 @@ impl<'n> Scanner<'n> {
             name,
             nodes: true,
             calls,
+            call_names: false,
         }
     }
 }
@@ -140,13 +145,15 @@ impl LineFacts {
                 _ => {}
             }
         }
+        let timed = if node.timestamp.is_some() { TIMED } else { 0 };
         LineFacts {
-            flags: match node.message().map(|m| m.role) {
-                None => 0,
-                Some(Role::User) => MESSAGE | USER,
-                Some(Role::Assistant) => MESSAGE | ASSISTANT,
-                Some(_) => MESSAGE,
-            },
+            flags: timed
+                | match node.message().map(|m| m.role) {
+                    None => 0,
+                    Some(Role::User) => MESSAGE | USER,
+                    Some(Role::Assistant) => MESSAGE | ASSISTANT,
+                    Some(_) => MESSAGE,
+                },
             step: OwnedStep::of(step_of(node)),
             calls,
         }
@@ -195,12 +202,16 @@ struct NodeFacts {
     answered: Option<HashSet<String>>,
     /// The ids of every call, in order, when calls are counted.
     call_ids: Option<Vec<String>>,
+    /// The name of each call id from its first call, when asked for.
+    first_names: Option<HashMap<String, String>>,
 }
 
 const MESSAGE: u8 = 1;
 /// A message of the user's (else the assistant's, or another role's).
 const USER: u8 = 2;
 const ASSISTANT: u8 = 4;
+/// The node has a time (its line is `{timestamp, type, payload}`).
+const TIMED: u8 = 8;
 
 /// What a line is, as the whole reader sorts it.
 struct Line<'r> {
@@ -418,7 +429,12 @@ impl Scan for Scanner<'_> {
                     calls: Vec::new(),
                 },
             };
-            let quick = quick_facts(&record, &line);
+            let quick = quick_facts(&record, &line).map(|mut f| {
+                if line.time.is_some() {
+                    f.flags |= TIMED;
+                }
+                f
+            });
             // Test builds hold the reading from the text to the whole reader's node, on every
             // line any test reads.
             if cfg!(debug_assertions)
@@ -500,6 +516,9 @@ impl Scan for Scanner<'_> {
         if self.calls && nodes.call_ids.is_none() {
             nodes.call_ids = Some(Vec::new());
         }
+        if self.call_names && nodes.first_names.is_none() {
+            nodes.first_names = Some(HashMap::new());
+        }
         if !answers {
             nodes.answered = None;
         } else if nodes.answered.is_none() {
@@ -533,6 +552,11 @@ impl NodeFacts {
             match name {
                 Some(name) => {
                     self.names.call(&id, &name);
+                    if let Some(first) = &mut self.first_names
+                        && !first.contains_key(&id)
+                    {
+                        first.insert(id.clone(), name.clone());
+                    }
                     if let Some(ids) = &mut self.call_ids {
                         ids.push(id.clone());
                     }
@@ -633,6 +657,18 @@ impl Known {
     /// Whether node `index` is a message (else an event).
     pub(crate) fn is_message(&self, index: u32) -> bool {
         self.nodes.flags[index as usize] & MESSAGE != 0
+    }
+
+    /// Whether node `index` has a time.
+    pub(crate) fn timed(&self, index: u32) -> bool {
+        self.nodes.flags[index as usize] & TIMED != 0
+    }
+
+    /// The name of each call id of the rollout, from its first call (as
+    /// [`crate::formats::gemini_content::call_names`] finds them on the whole session); empty
+    /// unless pass one was asked for them ([`Scanner::call_names`]).
+    pub(crate) fn call_names(&mut self) -> HashMap<String, String> {
+        self.nodes.first_names.take().unwrap_or_default()
     }
 
     /// The node of line `index`, whose text is `bytes`, as the whole reader makes it (for
