@@ -115,7 +115,8 @@ pub fn convert(
 /// (placing a session into a store records the project it is placed under).
 ///
 /// Conversions the two-pass engine covers ([`crate::engine::covers`]: Claude Code JSONL into
-/// Claude Code, Codex or Gemini; a Codex rollout into a rollout or Claude Code) go through it,
+/// Claude Code, Codex or Gemini; a Codex rollout into a rollout, Claude Code or Gemini) go
+/// through it,
 /// in memory bounded by the number of records; every other one through [`convert_whole`].
 /// Both give the same bytes, diagnostics and losses.
 pub fn convert_with(

@@ -13,7 +13,8 @@
 //!
 //! What goes through here: Claude Code JSONL to Claude Code, to Codex and to Gemini (the legacy
 //! document and the JSONL recording); a Codex rollout back into a rollout (its lines copied,
-//! the metadata line as the writer writes it) and into Claude Code. The view ([`view`]) shows,
+//! the metadata line as the writer writes it), into Claude Code and into Gemini. The view
+//! ([`view`]) shows,
 //! trees and lists both formats the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
