@@ -725,7 +725,7 @@ impl Plan<'_> {
                 out.put(&buf)?;
                 each_branch_node(job, &*known, &branch, MadeFor::Counting, |nodes| {
                     buf.clear();
-                    for node in nodes {
+                    for node in nodes.iter_mut() {
                         w.node(node, &mut buf);
                     }
                     out.put(&buf)
@@ -741,7 +741,7 @@ impl Plan<'_> {
                 let mut buf = Vec::new();
                 each_branch_node(job, &*known, &all, MadeFor::Counting, |nodes| {
                     buf.clear();
-                    for node in &nodes {
+                    for node in nodes.iter() {
                         w.node(node, &mut buf);
                     }
                     out.put(&buf)
@@ -888,7 +888,7 @@ fn to_codex(
     let lines_of = |nodes| stream.run(nodes);
     each_branch_run(job, known, branch, made_for, lines_of, |run| {
         buf.clear();
-        w.run(run, &mut buf);
+        w.run(std::mem::take(run), &mut buf);
         out.put(&buf)
     })?;
     w.finish();
@@ -898,32 +898,50 @@ fn to_codex(
 /// The nodes of `branch`, made for `made_for`, handed to `write` run by run in order. The nodes
 /// of several runs are made at once on the thread pool, the next window while `write` writes
 /// one (each writer's lines depend on the ones before: one writer goes through them in order).
+/// What `write` leaves of a run is freed by the thread that made it.
 fn each_branch_node(
     job: &Job,
     known: &dyn Reading,
     branch: &[u32],
     made_for: MadeFor,
-    write: impl FnMut(Vec<crate::model::Node>) -> io::Result<()> + Send,
+    write: impl FnMut(&mut Vec<crate::model::Node>) -> io::Result<()> + Send,
 ) -> io::Result<()> {
     each_branch_run(job, known, branch, made_for, |nodes| nodes, write)
 }
 
 /// [`each_branch_node`], each run's nodes turned by `finish` into what `write` takes, on the
 /// thread that made them (a writer's work that does not depend on the lines before, done
-/// there; the nodes freed by the thread that allocated them).
+/// there).
+///
+/// Memory is freed by the thread that allocated it: what `write` leaves of a run goes back to
+/// the thread that made the run, which frees it before making its next one. Freed by the
+/// writing thread, the blocks of every node went back to another thread's arena of the
+/// system allocator, under its lock (thousands of context switches a run of 100 MB).
 fn each_branch_run<T: Send>(
     job: &Job,
     known: &dyn Reading,
     branch: &[u32],
     made_for: MadeFor,
     finish: impl Fn(Vec<crate::model::Node>) -> T + Sync,
-    mut write: impl FnMut(T) -> io::Result<()> + Send,
+    mut write: impl FnMut(&mut T) -> io::Result<()> + Send,
 ) -> io::Result<()> {
     let runs = runs(known.spots(), branch, job.tuning.run_bytes);
-    // The nodes of a window of runs, made at once.
-    let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<T>> {
+    // Per thread of the pool, what was written of the runs it made.
+    let trash: Vec<std::sync::Mutex<Vec<T>>> = (0..rayon::current_num_threads())
+        .map(|_| std::sync::Mutex::new(Vec::new()))
+        .collect();
+    let free_own = |thread: Option<usize>| {
+        if let Some(bin) = thread.and_then(|t| trash.get(t)) {
+            let done = std::mem::take(&mut *bin.lock().unwrap_or_else(|e| e.into_inner()));
+            drop(done);
+        }
+    };
+    // The nodes of a window of runs, made at once, with the thread that made each.
+    let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<(Option<usize>, T)>> {
         part.par_iter()
             .map(|run| {
+                let thread = rayon::current_thread_index();
+                free_own(thread);
                 let mut nodes = Vec::with_capacity(run.len());
                 pass2::each_record(
                     job.source,
@@ -931,7 +949,7 @@ fn each_branch_run<T: Send>(
                     &branch[run.clone()],
                     |i, bytes| nodes.push(known.node(i, bytes, made_for)),
                 )?;
-                Ok(finish(nodes))
+                Ok((thread, finish(nodes)))
             })
             .collect()
     };
@@ -942,8 +960,13 @@ fn each_branch_run<T: Send>(
         let (next, written) = rayon::join(
             || next_part.map(make),
             || -> io::Result<()> {
-                for nodes in made {
-                    write(nodes?)?;
+                for made in made {
+                    let (thread, mut run) = made?;
+                    write(&mut run)?;
+                    match thread.and_then(|t| trash.get(t)) {
+                        Some(bin) => bin.lock().unwrap_or_else(|e| e.into_inner()).push(run),
+                        None => drop(run),
+                    }
                 }
                 Ok(())
             },

@@ -180,20 +180,22 @@ impl Writer {
     }
 
     /// The branch's next node: the messages before it that nothing can change any more.
-    pub(crate) fn node(&mut self, mut node: Node, out: &mut Vec<u8>) {
-        let calls = calls_of(&node);
+    /// (The node is changed as the whole writer changes it; what is left of it is the
+    /// caller's to free, on the thread that made it.)
+    pub(crate) fn node(&mut self, node: &mut Node, out: &mut Vec<u8>) {
+        let calls = calls_of(node);
         let parent_calls = match (&self.parent, &node.parent) {
             (Some((id, calls)), Some(p)) if id == p => calls.as_slice(),
             _ => &[],
         };
-        self.api.node(&mut node, parent_calls);
+        self.api.node(node, parent_calls);
         self.messages
-            .push(&node, &mut self.pending, &mut self.message_losses);
+            .push(node, &mut self.pending, &mut self.message_losses);
         while self.pending.len() > 1 {
             let done = self.pending.remove(0);
             self.message(&done, out);
         }
-        self.parent = Some((node.id, calls));
+        self.parent = Some((std::mem::take(&mut node.id), calls));
     }
 
     fn message(&mut self, message: &Value, out: &mut Vec<u8>) {
