@@ -19,6 +19,7 @@
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
 
+mod bins;
 pub mod links;
 pub mod pass1;
 pub mod pass2;
@@ -911,12 +912,7 @@ fn each_branch_node(
 
 /// [`each_branch_node`], each run's nodes turned by `finish` into what `write` takes, on the
 /// thread that made them (a writer's work that does not depend on the lines before, done
-/// there).
-///
-/// Memory is freed by the thread that allocated it: what `write` leaves of a run goes back to
-/// the thread that made the run, which frees it before making its next one. Freed by the
-/// writing thread, the blocks of every node went back to another thread's arena of the
-/// system allocator, under its lock (thousands of context switches a run of 100 MB).
+/// there). What `write` leaves of a run is freed by the thread that made it ([`bins`]).
 fn each_branch_run<T: Send>(
     job: &Job,
     known: &dyn Reading,
@@ -926,22 +922,12 @@ fn each_branch_run<T: Send>(
     mut write: impl FnMut(&mut T) -> io::Result<()> + Send,
 ) -> io::Result<()> {
     let runs = runs(known.spots(), branch, job.tuning.run_bytes);
-    // Per thread of the pool, what was written of the runs it made.
-    let trash: Vec<std::sync::Mutex<Vec<T>>> = (0..rayon::current_num_threads())
-        .map(|_| std::sync::Mutex::new(Vec::new()))
-        .collect();
-    let free_own = |thread: Option<usize>| {
-        if let Some(bin) = thread.and_then(|t| trash.get(t)) {
-            let done = std::mem::take(&mut *bin.lock().unwrap_or_else(|e| e.into_inner()));
-            drop(done);
-        }
-    };
+    let bins = bins::Bins::new();
     // The nodes of a window of runs, made at once, with the thread that made each.
     let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<(Option<usize>, T)>> {
         part.par_iter()
             .map(|run| {
-                let thread = rayon::current_thread_index();
-                free_own(thread);
+                let thread = bins.empty_own();
                 let mut nodes = Vec::with_capacity(run.len());
                 pass2::each_record(
                     job.source,
@@ -963,10 +949,7 @@ fn each_branch_run<T: Send>(
                 for made in made {
                     let (thread, mut run) = made?;
                     write(&mut run)?;
-                    match thread.and_then(|t| trash.get(t)) {
-                        Some(bin) => bin.lock().unwrap_or_else(|e| e.into_inner()).push(run),
-                        None => drop(run),
-                    }
+                    bins.give_back(thread, run);
                 }
                 Ok(())
             },

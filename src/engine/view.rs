@@ -163,15 +163,19 @@ impl<'s> View<'s> {
     /// Nodes are made in runs of records, several runs at once on the thread pool (on a
     /// thread of their own, a window of runs ahead), and handed to `each` in order on the
     /// caller's thread (which may hold what cannot leave it, such as a lock on standard
-    /// output). In memory: the nodes of about three windows of runs.
+    /// output); each is freed by the thread that made it ([`super::bins`]). In memory: the
+    /// nodes of about three windows of runs.
     pub fn each_node(
         &self,
         indices: &[u32],
         made_for: MadeFor,
-        mut each: impl FnMut(u32, Node) -> io::Result<()>,
+        mut each: impl FnMut(u32, &Node) -> io::Result<()>,
     ) -> io::Result<()> {
         let runs = super::runs(self.known.spots(), indices, RUN_BYTES);
-        let make = |run: &std::ops::Range<usize>| -> io::Result<Vec<(u32, Node)>> {
+        let bins = super::bins::Bins::new();
+        type Run = (Option<usize>, Vec<(u32, Node)>);
+        let make = |run: &std::ops::Range<usize>| -> io::Result<Run> {
+            let thread = bins.empty_own();
             let mut nodes = Vec::with_capacity(run.len());
             pass2::each_record(
                 self.source,
@@ -179,14 +183,13 @@ impl<'s> View<'s> {
                 &indices[run.clone()],
                 |i, bytes| nodes.push((i, self.known.node(i, bytes, made_for))),
             )?;
-            Ok(nodes)
+            Ok((thread, nodes))
         };
         std::thread::scope(|scope| {
             let (made, ready) = std::sync::mpsc::sync_channel(1);
             scope.spawn(move || {
                 for window in runs.chunks(super::window()) {
-                    let nodes: Vec<io::Result<Vec<(u32, Node)>>> =
-                        window.par_iter().map(make).collect();
+                    let nodes: Vec<io::Result<Run>> = window.par_iter().map(make).collect();
                     // The caller stopped: nothing more to make.
                     if made.send(nodes).is_err() {
                         break;
@@ -195,9 +198,11 @@ impl<'s> View<'s> {
             });
             for window in ready {
                 for run in window {
-                    for (i, node) in run? {
-                        each(i, node)?;
+                    let (thread, nodes) = run?;
+                    for (i, node) in &nodes {
+                        each(*i, node)?;
                     }
+                    bins.give_back(thread, nodes);
                 }
             }
             Ok(())

@@ -89,7 +89,7 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
             },
             Node {
                 hints: Default::default(),
-                ..node
+                ..node.clone()
             },
             "{}",
             at(&format!("node {i}"))
@@ -101,7 +101,7 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
     view.each_node(&all, MadeFor::OwnWriter, |i, node| {
         assert_eq!(
             s.nodes[i as usize],
-            node,
+            *node,
             "{}",
             at(&format!("whole node {i}"))
         );

@@ -102,7 +102,7 @@ pub fn serialize_each_node<S: serde::ser::SerializeSeq>(
     view: &View,
     made_for: sessiontool::engine::MadeFor,
     seq: &mut S,
-    mut element: impl FnMut(&mut S, u32, sessiontool::model::Node) -> Result<(), S::Error>,
+    mut element: impl FnMut(&mut S, u32, &sessiontool::model::Node) -> Result<(), S::Error>,
 ) -> Result<(), S::Error> {
     let all: Vec<u32> = (0..view.len() as u32).collect();
     let mut failed = None;

@@ -101,7 +101,7 @@ impl Serialize for Nodes<'_> {
         let view = self.0;
         let mut seq = serializer.serialize_seq(Some(view.len()))?;
         input::serialize_each_node(view, MadeFor::OwnWriter, &mut seq, |seq, _, node| {
-            seq.serialize_element(&node)
+            seq.serialize_element(node)
         })?;
         seq.end()
     }
@@ -149,7 +149,7 @@ fn render(
             side.next();
         }
         pos += 1;
-        output = render_node(out, &node, width).and_then(|()| render_branch_point(out, &others));
+        output = render_node(out, node, width).and_then(|()| render_branch_point(out, &others));
         // Stops the reading; the output's error is the one said.
         output
             .as_ref()

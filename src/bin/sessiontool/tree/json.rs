@@ -143,7 +143,7 @@ impl Serialize for Nodes<'_> {
                             outside: links.is_outside(i),
                             parent_missing: self.orphan[i as usize],
                         };
-                        seq.serialize_element(&entry(&node, place))
+                        seq.serialize_element(&entry(node, place))
                     },
                 )?;
             }

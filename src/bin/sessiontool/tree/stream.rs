@@ -112,9 +112,9 @@ impl Outline<'_> {
         self.view.each_node(&indices, MadeFor::Anyone, |i, node| {
             // A record outside the conversation is on no line: it is only counted.
             if is_outside(i) {
-                names.push(sessiontool::tree::record_name(&node));
+                names.push(sessiontool::tree::record_name(node));
             } else {
-                described.insert(i as usize, describe(&node));
+                described.insert(i as usize, describe(node));
             }
             Ok(())
         })?;
