@@ -31,8 +31,10 @@ pub trait Scan: Sync {
     /// facts learnt as it was checked and, for most records, where the entries of the object
     /// are (`outline`).
     fn record(&self, block: &mut Self::Block, record: Noted<'_>, span: Span);
-    /// The next block, in file order; its first record is record number `first`.
-    fn merge(&self, acc: &mut Self::Acc, block: Self::Block, first: usize);
+    /// The next block, in file order; its first record is record number `first`. Takes from
+    /// `block` what it keeps: the rest is freed by the thread that made the block (see
+    /// [`super::bins`]).
+    fn merge(&self, acc: &mut Self::Acc, block: &mut Self::Block, first: usize);
     /// [`Self::Known`] from pass one's facts; `findings` are the records layer's diagnostics
     /// as the whole reader gives them.
     fn known(&self, pass: Pass1<Self::Acc>, findings: Vec<Diagnostic>) -> Self::Known;
@@ -193,23 +195,26 @@ fn parallel<S: Scan>(
 ) -> io::Result<Option<Pass1<S::Acc>>> {
     let (mut blocks, mut out) = start::<S>(source, options)?;
     let mut window = blocks.next_window()?;
-    let mut done: Vec<BlockOut<S::Block>> = Vec::new();
+    let mut done: Vec<(Option<usize>, BlockOut<S::Block>)> = Vec::new();
     let mut crlf = false;
+    // What a merge leaves of a block is freed by the thread that made it.
+    let bins = super::bins::Bins::new();
     while !window.is_empty() {
         let (outs, next) = rayon::join(
             || {
                 window
                     .par_iter()
                     .map(|piece| {
+                        let thread = bins.empty_own();
                         let mut splitter = LineSplitter::new(Options::default());
                         let mut b = analyse(piece, scan, &mut splitter);
                         splitter.finish(&mut b.findings);
-                        b
+                        (thread, b)
                     })
                     .collect::<Vec<_>>()
             },
             || {
-                crlf |= merge(&mut out, std::mem::take(&mut done), scan);
+                crlf |= merge(&mut out, std::mem::take(&mut done), scan, &bins);
                 blocks.next_window()
             },
         );
@@ -224,7 +229,7 @@ fn parallel<S: Scan>(
         done = outs;
         window = next?;
     }
-    if merge(&mut out, done, scan) {
+    if merge(&mut out, done, scan, &bins) {
         return Ok(None);
     }
     all_read(&blocks, source)?;
@@ -232,17 +237,23 @@ fn parallel<S: Scan>(
 }
 
 /// Merges blocks in order; true when one of them has CRLF lines.
-fn merge<S: Scan>(out: &mut Pass1<S::Acc>, outs: Vec<BlockOut<S::Block>>, scan: &S) -> bool {
+fn merge<S: Scan>(
+    out: &mut Pass1<S::Acc>,
+    outs: Vec<(Option<usize>, BlockOut<S::Block>)>,
+    scan: &S,
+    bins: &super::bins::Bins<BlockOut<S::Block>>,
+) -> bool {
     let mut crlf = false;
-    for b in outs {
+    for (thread, mut b) in outs {
         crlf |= b
             .findings
             .iter()
             .any(|f| matches!(f.damage, Damage::Crlf { .. }));
         let first = out.spots.len();
         out.spots.extend_from_slice(&b.spots);
-        out.findings.extend(b.findings);
-        scan.merge(&mut out.acc, b.block, first);
+        out.findings.append(&mut b.findings);
+        scan.merge(&mut out.acc, &mut b.block, first);
+        bins.give_back(thread, b);
     }
     crlf
 }
@@ -256,11 +267,11 @@ fn sequential<S: Scan>(
     let (mut blocks, mut out) = start::<S>(source, options)?;
     let mut splitter = LineSplitter::new(Options::default());
     while let Some(piece) = blocks.next_piece()? {
-        let b = analyse(&piece, scan, &mut splitter);
+        let mut b = analyse(&piece, scan, &mut splitter);
         let first = out.spots.len();
         out.spots.extend_from_slice(&b.spots);
         out.findings.extend(b.findings);
-        scan.merge(&mut out.acc, b.block, first);
+        scan.merge(&mut out.acc, &mut b.block, first);
         if let Piece::Block(block) = piece {
             blocks.recycle(block.data);
         }
@@ -367,8 +378,8 @@ mod tests {
         fn record(&self, block: &mut usize, _: Noted<'_>, _: Span) {
             *block += 1;
         }
-        fn merge(&self, acc: &mut usize, block: usize, _: usize) {
-            *acc += block;
+        fn merge(&self, acc: &mut usize, block: &mut usize, _: usize) {
+            *acc += *block;
         }
         fn known(&self, pass: Pass1<usize>, _: Vec<Diagnostic>) -> usize {
             pass.acc

@@ -268,7 +268,8 @@ impl Scan for Scanner<'_> {
         });
     }
 
-    fn merge(&self, acc: &mut Acc, block: Block, _first: usize) {
+    fn merge(&self, acc: &mut Acc, block: &mut Block, _first: usize) {
+        let block = std::mem::take(block);
         let first_node = acc.skeleton.len() as u32;
         for (k, id, name) in block.named_calls {
             acc.call_names

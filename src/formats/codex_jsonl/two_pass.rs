@@ -477,12 +477,12 @@ impl Scan for Scanner<'_> {
         }
     }
 
-    fn merge(&self, acc: &mut Acc, block: Block, first: usize) {
-        let mut diags = block.diags.into_iter().peekable();
-        let mut last_time = block.last_time;
+    fn merge(&self, acc: &mut Acc, block: &mut Block, first: usize) {
+        let mut diags = std::mem::take(&mut block.diags).into_iter().peekable();
+        let mut last_time = block.last_time.take();
         // This block's line that is the metadata, not a node.
         let mut meta_number = None;
-        if let Some(line) = block.meta {
+        if let Some(line) = &block.meta {
             while let Some((_, d)) = diags.next_if(|(n, _)| *n < line.number) {
                 acc.diags.push(d);
             }
@@ -496,7 +496,7 @@ impl Scan for Scanner<'_> {
                     acc.diags.push(meta_not_first(&line.at));
                 }
                 acc.meta = Some((index, read_meta(value, line.text.as_bytes(), index)));
-                last_time = block.last_time_but_meta;
+                last_time = block.last_time_but_meta.take();
                 meta_number = Some(line.number);
             } else if !line.shaped {
                 // An earlier block has the metadata: this is an ordinary line.
@@ -524,7 +524,9 @@ impl Scan for Scanner<'_> {
         } else if nodes.answered.is_none() {
             nodes.answered = Some(HashSet::new());
         }
-        for (number, f) in block.facts.into_iter().enumerate() {
+        // The line facts are read, not taken: what the nodes keep is copied, and the rest is
+        // freed by the thread that made the block.
+        for (number, f) in block.facts.iter().enumerate() {
             if meta_number == Some(number) {
                 continue;
             }
@@ -535,7 +537,7 @@ impl Scan for Scanner<'_> {
 
 impl NodeFacts {
     /// The next node's line.
-    fn line(&mut self, f: LineFacts) {
+    fn line(&mut self, f: &LineFacts) {
         let i = self.flags.len() as u32;
         self.flags.push(f.flags);
         let usage = &mut self.usage;
@@ -548,12 +550,12 @@ impl NodeFacts {
             self.models.push((i, model.into()));
         }
         let mut names = Vec::new();
-        for (id, name) in f.calls {
+        for (id, name) in &f.calls {
             match name {
                 Some(name) => {
-                    self.names.call(&id, &name);
+                    self.names.call(id, name);
                     if let Some(first) = &mut self.first_names
-                        && !first.contains_key(&id)
+                        && !first.contains_key(id)
                     {
                         first.insert(id.clone(), name.clone());
                     }
@@ -561,13 +563,13 @@ impl NodeFacts {
                         ids.push(id.clone());
                     }
                     if name == super::keys::SPAWN_AGENT {
-                        self.spawn_calls.push(id);
+                        self.spawn_calls.push(id.clone());
                     }
                 }
                 None => {
-                    names.push(self.names.result(&id));
+                    names.push(self.names.result(id));
                     if let Some(answered) = &mut self.answered {
-                        answered.insert(id);
+                        answered.insert(id.clone());
                     }
                 }
             }
