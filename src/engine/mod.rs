@@ -376,6 +376,14 @@ fn first_pass<S: pass1::Scan>(job: &Job, scanner: &S) -> io::Result<S::Known> {
     pass1::known(job.source, job.name, scanner, options)
 }
 
+/// What the conversion says: the reader's diagnostics, then the unanswered calls the target
+/// leaves as they are, as the whole path says them.
+fn said(job: &Job, read: &[Diagnostic], open_calls: usize) -> Vec<Diagnostic> {
+    let mut diagnostics = read.to_vec();
+    diagnostics.extend(unanswered_diagnostic(open_calls, job.to, job.name));
+    diagnostics
+}
+
 /// Whether the target closes calls (`convert::close_calls`), which adds result nodes to the
 /// session: then the conversion goes through the whole session. It closes the calls no
 /// result answers when asked to, and always those a sub-agent inherited from its parent
@@ -440,8 +448,7 @@ fn plan_rollout_to_claude<'a>(
         to: to.name(),
         source,
     })?;
-    let mut diagnostics = known.diagnostics.clone();
-    diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
+    let diagnostics = said(&job, &known.diagnostics, known.open_calls);
     Ok(Some(Plan {
         job,
         from,
@@ -465,7 +472,6 @@ fn plan_rollout_to_gemini<'a>(
     if job.options.leaf.is_some() {
         return Ok(None);
     }
-    let to = job.to;
     let mut scanner = rollout::Scanner::with_nodes(job.name, true);
     // The Gemini writer names each result by its call.
     scanner.call_names = true;
@@ -480,23 +486,13 @@ fn plan_rollout_to_gemini<'a>(
         return Ok(None);
     };
     let branch: Vec<u32> = (0..known.spots.len() as u32).collect();
-    let first_message = branch.iter().position(|&i| known.is_message(i));
-    let timed = branch.iter().any(|&i| known.timed(i));
-    let times = stream.times(first_message.is_some(), timed, || {
-        let upto = &branch[..=first_message.unwrap_or(0)];
-        match upto.iter().rev().find(|&&i| known.timed(i)) {
-            Some(&i) => Ok::<_, io::Error>(node_of(&job, &known, i, MadeFor::Counting)?.timestamp),
-            None => Ok(None),
-        }
-    })?;
-    let Some(times) = times else {
+    let Some(times) = gemini_times(&job, &known, &stream, &branch, |i| known.timed(i))? else {
         return Ok(None);
     };
     let names = known.call_names();
     // The first node hangs under nothing: no loop of parents to name results by.
     let writer = stream.writer(names, &LeftOut::default(), times, None);
-    let mut diagnostics = known.diagnostics.clone();
-    diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
+    let diagnostics = said(&job, &known.diagnostics, known.open_calls);
     Ok(Some(Plan {
         job,
         from,
@@ -507,6 +503,28 @@ fn plan_rollout_to_gemini<'a>(
             writer: Box::new(writer),
         },
     }))
+}
+
+/// The Gemini document's start time and last update for `branch` ([`DocumentStream::times`]),
+/// `timed` saying which nodes have a time: from what pass one knows, and the node that gives
+/// the first message its time made again when the session has no start time. (Every node of
+/// the readers here that is not a message is an event.)
+fn gemini_times(
+    job: &Job,
+    known: &dyn Reading,
+    stream: &DocumentStream,
+    branch: &[u32],
+    timed: impl Fn(u32) -> bool,
+) -> io::Result<Option<[String; 2]>> {
+    let first_message = branch.iter().position(|&i| known.is_message(i));
+    let any_timed = branch.iter().any(|&i| timed(i));
+    stream.times(first_message.is_some(), any_timed, || {
+        let upto = &branch[..=first_message.unwrap_or(0)];
+        match upto.iter().rev().find(|&&i| timed(i)) {
+            Some(&i) => Ok(node_of(job, known, i, MadeFor::Counting)?.timestamp),
+            None => Ok(None),
+        }
+    })
 }
 
 /// Pass one of a Claude Code session, into any format it goes to through here.
@@ -538,8 +556,7 @@ fn plan_claude<'a>(
     let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
         return Ok(None);
     };
-    let mut diagnostics = known.diagnostics.clone();
-    diagnostics.extend(unanswered_diagnostic(known.open_calls, to, job.name));
+    let diagnostics = said(&job, &known.diagnostics, known.open_calls);
     let write_error = |source: WriteError| ConvertError::Write {
         to: to.name(),
         source,
@@ -575,19 +592,8 @@ fn plan_claude<'a>(
                 return Ok(None);
             };
             let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
-            // Every node of the Claude reader that is not a message is an event.
-            let first_message = branch.iter().position(|&i| known.is_message(i));
-            let timed = branch.iter().any(|&i| known.timed(i));
-            let times = stream.times(first_message.is_some(), timed, || {
-                let upto = &branch[..=first_message.unwrap_or(0)];
-                match upto.iter().rev().find(|&&i| known.timed(i)) {
-                    Some(&i) => {
-                        Ok::<_, io::Error>(node_of(&job, &known, i, MadeFor::Counting)?.timestamp)
-                    }
-                    None => Ok(None),
-                }
-            })?;
-            let Some(times) = times else {
+            let timed = |i| known.timed(i);
+            let Some(times) = gemini_times(&job, &known, &stream, &branch, timed)? else {
                 return Ok(None);
             };
             // The root's parent is on the branch only when the parents make a loop.
