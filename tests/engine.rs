@@ -774,11 +774,8 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
         .zip(["tools.jsonl", "unknown.jsonl"]);
     for (from, name) in claude.chain(codex) {
         let input = fixtures.join(from).join(name);
-        let targets = match from {
-            "claude-jsonl" => &TARGETS[..],
-            _ => &["codex-jsonl", "claude-jsonl"],
-        };
-        for &to in targets {
+        // A rollout goes to every target through the engine, as a Claude Code session does.
+        for to in TARGETS {
             let run = |args: &[&str]| {
                 let out = Command::new(bin)
                     .args(["convert", "--from", from, "--to", to])
