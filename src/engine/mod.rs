@@ -147,6 +147,12 @@ enum Route {
 /// What an output is written into: memory, or a file through a buffer.
 pub trait Output: Send {
     fn put(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Puts `len` bytes of `source` from its start, copied where it can without passing
+    /// through this process (by the kernel, file to file); `false` when it cannot (nothing
+    /// was put: the caller puts them itself).
+    fn put_copy_of(&mut self, _source: &dyn Source, _len: u64) -> io::Result<bool> {
+        Ok(false)
+    }
     /// Takes back the last byte written (a line break the input did not end with).
     fn take_back_last(&mut self) -> io::Result<()>;
 }
@@ -155,6 +161,15 @@ impl Output for Vec<u8> {
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.extend_from_slice(bytes);
         Ok(())
+    }
+
+    fn put_copy_of(&mut self, source: &dyn Source, len: u64) -> io::Result<bool> {
+        let Some(all) = source.as_slice() else {
+            return Ok(false);
+        };
+        let len = usize::try_from(len).map_err(|_| io::ErrorKind::InvalidInput)?;
+        self.extend_from_slice(all.get(..len).ok_or(io::ErrorKind::UnexpectedEof)?);
+        Ok(true)
     }
 
     fn take_back_last(&mut self) -> io::Result<()> {
@@ -238,6 +253,12 @@ impl<'f> FileOutput<'f> {
 }
 
 impl Output for FileOutput<'_> {
+    fn put_copy_of(&mut self, source: &dyn Source, len: u64) -> io::Result<bool> {
+        let done = self.copy_of(source, len);
+        self.failed |= done.is_err();
+        done
+    }
+
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.written += bytes.len() as u64;
         let done = self.writer.write_all(bytes);
@@ -256,6 +277,54 @@ impl Output for FileOutput<'_> {
 }
 
 impl FileOutput<'_> {
+    /// [`Output::put_copy_of`]: `copy_file_range` from the source's file, after what is
+    /// buffered. Where the kernel cannot (another file system on an old kernel, a special
+    /// file) nothing is copied and `false` said.
+    #[cfg(target_os = "linux")]
+    fn copy_of(&mut self, source: &dyn Source, len: u64) -> io::Result<bool> {
+        use std::os::fd::AsRawFd;
+        let Some(from) = source.file() else {
+            return Ok(false);
+        };
+        self.writer.flush()?;
+        let (fd_in, fd_out) = (from.as_raw_fd(), self.writer.get_ref().as_raw_fd());
+        let mut offset: libc::loff_t = 0;
+        let mut left = len;
+        while left > 0 {
+            // In pieces, so the kernel starts writing each to disk as the next is copied.
+            let chunk = left.min(WRITE_BEHIND) as usize;
+            // SAFETY: two descriptors this process holds open, and the offset of the input a
+            // local the call updates; the output's own offset moves as a write moves it.
+            let n = unsafe {
+                libc::copy_file_range(fd_in, &mut offset, fd_out, std::ptr::null_mut(), chunk, 0)
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                let unsupported = matches!(
+                    e.raw_os_error(),
+                    Some(libc::EXDEV | libc::ENOSYS | libc::EINVAL | libc::EOPNOTSUPP)
+                );
+                if left == len && unsupported {
+                    return Ok(false);
+                }
+                return Err(e);
+            }
+            if n == 0 {
+                // The input is shorter than pass one found it.
+                return Err(source::short());
+            }
+            left -= n as u64;
+            self.written += n as u64;
+            self.write_behind();
+        }
+        Ok(true)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn copy_of(&mut self, _source: &dyn Source, _len: u64) -> io::Result<bool> {
+        Ok(false)
+    }
+
     fn take_back_last_byte(&mut self) -> io::Result<()> {
         if self.written == 0 {
             return Ok(());
@@ -812,6 +881,15 @@ fn same_format(
     out: &mut dyn Output,
 ) -> io::Result<()> {
     let Some(rewrite) = rewrite else {
+        // Every record as it is, each on its line: when those are the input's lines exactly,
+        // the output is the input's bytes, copied by the kernel where it can.
+        let len = job.source.len();
+        if known.clean
+            && pass1::lines_intact(&known.spots, len)
+            && out.put_copy_of(job.source, len)?
+        {
+            return Ok(());
+        }
         return copy_records(job, &known.spots, out, |_| None);
     };
     let all: Vec<u32> = (0..known.spots.len() as u32).collect();

@@ -101,6 +101,21 @@ impl Spot {
     }
 }
 
+/// Whether the records at `spots` are the input's `len` bytes line by line: one after another
+/// from the start, each followed by the one byte of its line break, nothing lossy. With a
+/// records layer that found nothing (no line glued, padded, cut, blank or ending in CRLF, so
+/// that byte is a `\n`), their lines written in order are the input's very bytes.
+pub fn lines_intact(spots: &[Spot], len: u64) -> bool {
+    let mut at = 0;
+    for s in spots {
+        if s.offset != at || s.lossy {
+            return false;
+        }
+        at = s.end() + 1;
+    }
+    at == len
+}
+
 /// Everything pass one learnt.
 pub struct Pass1<A> {
     pub spots: Vec<Spot>,
@@ -384,6 +399,27 @@ mod tests {
         fn known(&self, pass: Pass1<usize>, _: Vec<Diagnostic>) -> usize {
             pass.acc
         }
+    }
+
+    #[test]
+    fn lines_are_intact_only_when_the_records_are_every_byte_but_their_line_breaks() {
+        let spot = |offset, len, lossy| Spot {
+            offset,
+            line: 0,
+            len,
+            lossy,
+        };
+        // `{"a":1}\n{"b":2}\n`: 16 bytes.
+        let two = [spot(0, 7, false), spot(8, 7, false)];
+        assert!(lines_intact(&two, 16));
+        assert!(lines_intact(&[], 0));
+        // No final line break, a byte after the last line, a blank line between, a first
+        // line that does not start the file, a record read with U+FFFD.
+        assert!(!lines_intact(&two, 15));
+        assert!(!lines_intact(&two, 17));
+        assert!(!lines_intact(&[spot(0, 7, false), spot(9, 7, false)], 17));
+        assert!(!lines_intact(&[spot(1, 7, false)], 9));
+        assert!(!lines_intact(&[spot(0, 7, true)], 8));
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub trait Source: Sync {
 
     /// The input from its start, in order (pass one): at most [`len`](Self::len) bytes; the
     /// caller checks that it got them all.
+    /// The file it reads, when it reads one (a copy can then be made by the kernel).
+    fn file(&self) -> Option<&File> {
+        None
+    }
     fn reader(&self) -> io::Result<Box<dyn Read + Send + '_>> {
         Ok(Box::new(Sequential::new(self)))
     }
@@ -79,6 +83,10 @@ impl FileSource {
 impl Source for FileSource {
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn file(&self) -> Option<&File> {
+        Some(&self.file)
     }
 
     /// The file read from its start through its own descriptor: a `File` fills a buffer

@@ -163,6 +163,7 @@ impl Scan for Scanner<'_> {
             ends_with_newline,
             ..
         } = pass;
+        let clean = findings.is_empty();
         let mut diagnostics = findings;
         diagnostics.extend(acc.parse_diags);
         diagnostics.extend(acc.node_diags);
@@ -224,6 +225,7 @@ impl Scan for Scanner<'_> {
             head,
             open_calls,
             spots,
+            clean,
             skeleton: acc.skeleton,
             occurrence: acc.occurrence,
             flags: acc.flags,
@@ -576,6 +578,9 @@ pub(crate) struct Known {
     /// Tool calls no result in the session answers (with [`Scanner::calls`]).
     pub open_calls: usize,
     pub spots: Vec<Spot>,
+    /// The records layer found nothing to say (no line glued, padded, cut, blank, ending in
+    /// CRLF or holding invalid UTF-8).
+    pub clean: bool,
     occurrence: Vec<u32>,
     flags: Vec<u8>,
     call_names: Vec<(u32, Box<str>, Box<str>)>,
