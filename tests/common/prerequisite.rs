@@ -45,9 +45,15 @@ pub fn present(here: bool, missing: &str) -> bool {
     false
 }
 
-/// The real samples, `../shared/samples` beside this checkout.
+/// The real samples, `../shared/samples` beside this checkout (the workspace's root: the
+/// folder of `Cargo.lock`, above the library's unit tests as above the integration tests).
 pub fn shared_samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples")
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = here
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .unwrap_or(here);
+    root.join("../shared/samples")
 }
 
 /// `../shared/samples/<rel>` when it is there; otherwise [`present`] has said it is not.

@@ -11,7 +11,7 @@ use sessiontool::convert::budget::Budget;
 use sessiontool::convert::{self as conv, Conversion};
 use sessiontool::diag::{Diagnostic, LossReport};
 use sessiontool::formats::{self, Format, WriteOptions};
-use sessiontool::regular_file;
+use sessiontool::io::walk::{self, Walked};
 
 use crate::error::{CliError, EXIT_PARTIAL};
 use crate::escape;
@@ -426,7 +426,7 @@ fn run_dir(
                 .hint("name an output folder with -o"),
         );
     }
-    let entries = walk(&args.input, to);
+    let entries = entries_below(&args.input, to);
     if !args.dry_run {
         std::fs::create_dir_all(output).map_err(|e| {
             CliError::output(format!("cannot create {}: {e}", escape::path(output)))
@@ -471,42 +471,27 @@ enum Entry {
     Done(Box<FileReport>),
 }
 
-/// Every entry below `dir` but folders. Not regular files (a FIFO, a socket, a link) and
-/// sessiontool's own backups, sidecars and temp files are listed as skipped, never opened;
-/// what cannot be read (a folder without permission) is a failure, not silence.
-fn walk(dir: &Path, to: &'static dyn Format) -> Vec<Entry> {
-    let skipped = |path: &Path, reason: String| {
-        let mut r = FileReport::new(path.display().to_string(), String::new(), to.name());
-        r.skipped = true;
-        r.reason = Some(reason);
-        Entry::Done(Box::new(r))
-    };
-    walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(|e| match e {
-            Ok(e) if e.file_type().is_dir() => None,
-            Ok(e) => Some(match regular_file::special_kind(e.file_type()) {
-                Some(kind) => skipped(e.path(), format!("not a regular file ({kind})")),
-                None if is_ours(e.path()) => skipped(
-                    e.path(),
-                    "a backup, sidecar or temp file sessiontool wrote".into(),
-                ),
-                None => Entry::File(e.into_path()),
-            }),
-            Err(e) => {
-                let path = e.path().unwrap_or(dir).display().to_string();
-                let mut r = FileReport::new(path, String::new(), to.name());
-                r.error = Some(format!("cannot read it: {}", e));
-                Some(Entry::Done(Box::new(r)))
+/// Every entry below `dir` but folders ([`walk::walk`]): what it leaves out is listed as
+/// skipped with the reason, never opened; what cannot be read is a failure, not silence.
+fn entries_below(dir: &Path, to: &'static dyn Format) -> Vec<Entry> {
+    let report =
+        |path: &Path| FileReport::new(path.display().to_string(), String::new(), to.name());
+    walk::walk(dir)
+        .map(|walked| match walked {
+            Walked::File(path) => Entry::File(path),
+            Walked::Skipped { path, why } => {
+                let mut r = report(&path);
+                r.skipped = true;
+                r.reason = Some(why.reason());
+                Entry::Done(Box::new(r))
+            }
+            Walked::Unreadable { path, error } => {
+                let mut r = report(&path);
+                r.error = Some(error);
+                Entry::Done(Box::new(r))
             }
         })
         .collect()
-}
-
-fn is_ours(path: &Path) -> bool {
-    path.file_name()
-        .is_some_and(|n| sessiontool::io::is_own_file(&n.to_string_lossy()))
 }
 
 fn print_folder(reports: &[FileReport], output: &Path, to: &dyn Format, dry_run: bool) {

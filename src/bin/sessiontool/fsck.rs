@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sessiontool::check::{self, CheckOptions, FileReport, Progress};
 use sessiontool::diag::Severity;
+use sessiontool::io::walk::{self, Skip, Walked};
 use sessiontool::regular_file;
 use sessiontool::repair::{self, RepairOptions, Repaired};
 
@@ -304,30 +305,33 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<ToCheck>, CliError> {
             .hint("check the path")
         })?;
         if meta.is_dir() {
-            for entry in walkdir::WalkDir::new(p).sort_by_file_name() {
-                // A folder that cannot be read is a failure of its own; the walk goes on,
-                // as find(1) and ripgrep go on.
-                let entry = match entry {
-                    Ok(entry) => entry,
-                    Err(e) => {
-                        files.push(ToCheck {
-                            path: e.path().unwrap_or(p).to_path_buf(),
-                            named: false,
-                            special: None,
-                            unreadable: Some(format!("cannot read it: {e}")),
-                        });
-                        continue;
-                    }
-                };
-                let file_type = entry.file_type();
-                if file_type.is_dir() || is_ours(entry.path()) {
-                    continue;
-                }
-                files.push(ToCheck {
-                    special: regular_file::special_kind(file_type),
-                    path: entry.into_path(),
-                    named: false,
-                    unreadable: None,
+            // Backups and sidecars sessiontool wrote are left out without a word: they are
+            // not sessions; what is not a regular file is said, unopened; a folder that cannot
+            // be read is a failure of its own, and the walk goes on.
+            for walked in walk::walk(p) {
+                files.push(match walked {
+                    Walked::File(path) => ToCheck {
+                        path,
+                        named: false,
+                        special: None,
+                        unreadable: None,
+                    },
+                    Walked::Skipped { why: Skip::Own, .. } => continue,
+                    Walked::Skipped {
+                        path,
+                        why: Skip::NotRegular(kind),
+                    } => ToCheck {
+                        path,
+                        named: false,
+                        special: Some(kind),
+                        unreadable: None,
+                    },
+                    Walked::Unreadable { path, error } => ToCheck {
+                        path,
+                        named: false,
+                        special: None,
+                        unreadable: Some(error),
+                    },
                 });
             }
         } else {
@@ -358,15 +362,6 @@ fn not_regular(f: &ToCheck, kind: &str) -> Checked {
         skipped: !f.named,
         reason,
     }
-}
-
-/// Backups, sidecars and temp files sessiontool itself writes.
-fn is_ours(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    sessiontool::io::is_own_file(&name)
 }
 
 fn check_one(

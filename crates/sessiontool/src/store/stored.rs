@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::scheme::{Scheme, claude_folder_matches, dashed, pi};
 use super::tool::Tool;
 use crate::ids::sha256_hex;
+use crate::io::walk::{Skip, Walked};
 
 /// One file found in a tool's store.
 #[derive(Debug, Clone, Serialize)]
@@ -187,20 +188,31 @@ impl Discovery {
 }
 
 /// Every file below a project folder that moves as a whole (a sha256 folder), sessiontool's
-/// own files left out, as paths relative to `dir`. What cannot be read is returned as a
-/// problem: a move must not leave a file behind unseen.
+/// own files left out, as paths relative to `dir` ([`crate::io::walk`]). What cannot be read
+/// or is not a regular file is returned as a problem: a move must not leave a file behind
+/// unseen.
 pub fn files_below(dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
     let (mut files, mut problems) = (Vec::new(), Vec::new());
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        match entry {
-            Ok(e) if e.file_type().is_file() => {
-                if !is_own_file(&e.file_name().to_string_lossy()) {
-                    let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
-                    files.push(rel.to_path_buf());
-                }
+    for walked in crate::io::walk::walk(dir) {
+        match walked {
+            Walked::File(path) => {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                files.push(rel.to_path_buf());
             }
-            Ok(_) => {}
-            Err(e) => problems.push(format!("cannot read below {}: {e}", dir.display())),
+            Walked::Skipped { why: Skip::Own, .. } => {}
+            // Copying one would block (a FIFO) or follow it out of the folder (a link);
+            // leaving it behind unsaid would lose it.
+            Walked::Skipped {
+                path,
+                why: why @ Skip::NotRegular(_),
+            } => problems.push(format!(
+                "{} is {}: sessiontool does not move it; move or remove it, then run again",
+                path.display(),
+                why.reason()
+            )),
+            Walked::Unreadable { error, .. } => {
+                problems.push(format!("below {}: {error}", dir.display()))
+            }
         }
     }
     (files, problems)
@@ -244,5 +256,34 @@ mod tests {
         assert!(is_own_file("a.jsonl.torn-20260101T000000Z"));
         assert!(is_own_file(".a.jsonl.x1.repair.tmp"));
         assert!(!is_own_file("session-2026-01-01T00-00-abcd.jsonl"));
+    }
+
+    /// A folder that moves whole: its sessions move, sessiontool's backups stay, and what
+    /// cannot be copied (a FIFO, a link) stops the move, said, rather than staying behind.
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_to_move_names_what_cannot_move() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("chats")).unwrap();
+        std::fs::write(root.join("chats/a.json"), b"{}").unwrap();
+        std::fs::write(root.join("chats/a.json.bak-20260101T000000Z"), b"{}").unwrap();
+        assert_eq!(
+            files_below(root),
+            (vec![PathBuf::from("chats/a.json")], vec![])
+        );
+
+        std::os::unix::fs::symlink("/etc", root.join("link")).unwrap();
+        let fifo = std::ffi::CString::new(root.join("pipe").into_os_string().into_encoded_bytes())
+            .unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (files, problems) = files_below(root);
+        assert_eq!(files, vec![PathBuf::from("chats/a.json")]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].ends_with(
+            "link is not a regular file (a symbolic link): sessiontool does not move it; move \
+             or remove it, then run again"
+        ));
+        assert!(problems[1].contains("pipe is not a regular file (a FIFO)"));
     }
 }

@@ -274,7 +274,7 @@ mod tests {
         }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         lines_under(&root.join("fixtures"), &mut texts);
-        lines_under(&root.join("../shared/samples"), &mut texts);
+        lines_under(&root.join("../../../shared/samples"), &mut texts);
         let mut valid = 0;
         for text in &texts {
             let got = checked(text);

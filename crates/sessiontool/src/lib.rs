@@ -64,7 +64,7 @@ pub mod tree;
 
 /// Tests that need what a machine may lack say so, and fail in CI (shared with tests/).
 #[cfg(test)]
-#[path = "../tests/common/prerequisite.rs"]
+#[path = "../../../tests/common/prerequisite.rs"]
 pub(crate) mod prerequisite;
 
 pub use api::{

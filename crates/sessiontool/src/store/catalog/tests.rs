@@ -13,7 +13,7 @@ use crate::store::tool::Tool;
 /// `format`.
 fn files_of(format: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let samples = root.join("../shared/samples");
+    let samples = root.join("../../../shared/samples");
     crate::prerequisite::present(
         samples.is_dir(),
         &format!("the real samples: {} is absent", samples.display()),

@@ -3,6 +3,7 @@
 
 pub mod replace;
 pub mod temp;
+pub mod walk;
 pub mod writers;
 
 use std::fs;

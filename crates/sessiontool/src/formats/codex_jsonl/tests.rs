@@ -10,7 +10,7 @@ use crate::model::{Body, Content};
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/codex-jsonl");
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/samples/codex/pomodoro-timer.jsonl"
+    "/../../../shared/samples/codex/pomodoro-timer.jsonl"
 );
 
 fn read_file(path: &str) -> Option<Session> {

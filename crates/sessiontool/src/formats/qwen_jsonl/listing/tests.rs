@@ -74,7 +74,7 @@ fn compare(full: &Session, quick: &Listing, what: &str) {
 fn fixtures() -> Vec<(String, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    let samples = root.join("../shared/samples");
+    let samples = root.join("../../../shared/samples");
     // The fixtures are read either way; the real samples when they are here.
     crate::prerequisite::present(
         samples.is_dir(),

@@ -529,7 +529,7 @@ mod tests {
         values.push(serde_json::json!({"a":[1,-0.5,"x",null,true,{"b":[]}],"c":{},"d":[[[]]]}));
         // Every line of the fixtures and samples that is JSON.
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut stack = vec![root.join("fixtures"), root.join("../shared/samples")];
+        let mut stack = vec![root.join("fixtures"), root.join("../../../shared/samples")];
         while let Some(dir) = stack.pop() {
             for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
                 let path = e.path();
