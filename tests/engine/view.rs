@@ -35,7 +35,7 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
         Ok((f, _)) => Some(f.name()),
         Err(_) => None,
     };
-    let viewed = ["claude-jsonl", "codex-jsonl"];
+    let viewed = ["claude-jsonl", "codex-jsonl", "qwen-jsonl"];
     let Some(view) = view else {
         assert!(
             !read_as.is_some_and(|f| viewed.contains(&f)),
@@ -188,7 +188,12 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
 fn check(paths: &[std::path::PathBuf]) -> usize {
     let mut taken = 0;
     for path in paths {
-        for from in [None, Some(fmt("claude-jsonl")), Some(fmt("codex-jsonl"))] {
+        for from in [
+            None,
+            Some(fmt("claude-jsonl")),
+            Some(fmt("codex-jsonl")),
+            Some(fmt("qwen-jsonl")),
+        ] {
             taken += usize::from(same(path, from));
         }
     }
@@ -206,6 +211,13 @@ fn every_fixture_is_viewed_as_the_whole_session() {
         .filter(|p| p.to_string_lossy().contains("/claude-jsonl/"))
         .count();
     assert!(claude >= 5 && taken > 2 * claude, "{taken} taken");
+    // Every Qwen Code fixture, as detected (an empty file is no format's).
+    let qwen = all.iter().filter(|p| {
+        p.to_string_lossy().contains("/qwen-jsonl/") && std::fs::metadata(p).unwrap().len() > 0
+    });
+    for path in qwen {
+        assert!(same(path, None), "{} not taken", path.display());
+    }
 }
 
 #[test]
@@ -383,7 +395,12 @@ fn show_and_tree_stream_every_fixture_and_sample_as_the_whole_session_draws_it()
             continue;
         }
         let source = FileSource::new(std::fs::File::open(&path).unwrap()).unwrap();
-        for from in [None, Some(fmt("claude-jsonl")), Some(fmt("codex-jsonl"))] {
+        for from in [
+            None,
+            Some(fmt("claude-jsonl")),
+            Some(fmt("codex-jsonl")),
+            Some(fmt("qwen-jsonl")),
+        ] {
             let Some(view) = View::open("x", Some(&path), &source, from).unwrap() else {
                 continue;
             };
@@ -395,4 +412,44 @@ fn show_and_tree_stream_every_fixture_and_sample_as_the_whole_session_draws_it()
         }
     }
     assert!(shown > 200, "{shown}");
+}
+
+/// Qwen Code sessions whose records share uuids (one node of several records, far apart),
+/// with records kept whole and a title set late: `show` and `tree` of the file read them in two
+/// passes, as the whole session draws them.
+#[test]
+fn show_and_tree_stream_merged_qwen_records_as_the_whole_session_draws_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        concat!(
+            r#"{"uuid":"u1","parentUuid":null,"sessionId":"s","cwd":"/p","type":"user","timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","parts":[{"text":"first part"}]}}"#,
+            "\n",
+            r#"{"uuid":"a1","parentUuid":"u1","sessionId":"s","cwd":"/p","type":"assistant","timestamp":"2025-01-01T00:00:02Z","message":{"role":"model","parts":[{"text":"reply"}]}}"#,
+            "\n",
+            r#"{"uuid":"u1","type":"user","timestamp":"2025-01-01T00:00:01Z","message":{"parts":[{"text":"second part"}]}}"#,
+            "\n[1,2]\n",
+            r#"{"uuid":"t1","parentUuid":"a1","type":"system","subtype":"custom_title","systemPayload":{"customTitle":"Late title"}}"#,
+            "\n",
+            r#"{"uuid":"a1","sessionId":"other","usageMetadata":{"totalTokenCount":5}}"#,
+            "\n",
+        ),
+        concat!(
+            r#"{"uuid":"x","type":"user","message":{"parts":["a"]}}{"uuid":"y","parentUuid":"gone","type":"note"}"#,
+            "\n",
+            r#"{"uuid":"x","message":{"parts":["b"]}}"#,
+            "\n{\"no\":\"uuid\"}\n"
+        ),
+    ];
+    let mut shown = 0;
+    for (k, text) in cases.iter().enumerate() {
+        let bytes = text.as_bytes();
+        let path = dir.path().join(format!("q{k}.jsonl"));
+        std::fs::write(&path, bytes).unwrap();
+        assert!(same(&path, Some(fmt("qwen-jsonl"))), "case {k} not taken");
+        for extra in show_options(&session_of("qwen-jsonl", bytes)) {
+            show_agrees(&path, bytes, "qwen-jsonl", true, &extra);
+            shown += 1;
+        }
+    }
+    assert!(shown >= 10, "{shown}");
 }

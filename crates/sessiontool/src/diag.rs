@@ -83,6 +83,17 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+/// Diagnostics in file order (line, then byte offset; those of the whole file last), as the
+/// readers give them: a stable sort, so those of one place keep the order they were found in.
+pub fn sort_in_file_order(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| {
+        (
+            d.location.line.unwrap_or(u64::MAX),
+            d.location.offset.unwrap_or(u64::MAX),
+        )
+    });
+}
+
 /// What a conversion could not carry into the target format, counted by kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Loss {

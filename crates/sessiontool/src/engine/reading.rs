@@ -30,6 +30,17 @@ pub(crate) trait Reading: Send + Sync {
     fn is_message(&self, index: u32) -> bool;
     /// Node `index`, made from its record's `bytes` as the whole reader makes it.
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node;
+    /// The records after the first that node `index` is made of: Qwen Code merges the
+    /// records sharing a uuid into one node. None for most formats. Nodes are made through
+    /// [`each_node`], which reads them.
+    fn more_records(&self, _index: u32) -> &[Spot] {
+        &[]
+    }
+    /// Node `index` made from the bytes of all its records: the first, then
+    /// [`Self::more_records`].
+    fn node_of_records(&self, index: u32, records: &[&[u8]], made_for: MadeFor) -> Node {
+        self.node(index, records[0], made_for)
+    }
 
     /// What `list` shows of the nodes of `path`: their user and assistant messages, and the
     /// text of the first user message `prompt` takes. Here, from each message's node.
@@ -45,8 +56,7 @@ pub(crate) trait Reading: Send + Sync {
             .filter(|&i| self.is_message(i))
             .collect();
         let mut out = HeadBranch::default();
-        pass2::each_record(source, self.spots(), &messages, |i, bytes| {
-            let node = self.node(i, bytes, MadeFor::Counting);
+        each_node(self, source, &messages, MadeFor::Counting, |_, node| {
             let Body::Message(m) = &node.body else {
                 return;
             };
@@ -60,4 +70,38 @@ pub(crate) trait Reading: Send + Sync {
         })?;
         Ok(out)
     }
+}
+
+/// Calls `each` with the node of each of `indices` (in that order), made from its records as
+/// the whole reader makes it for `made_for`: one record read for most nodes, all of them for
+/// a node made of several ([`Reading::more_records`]).
+pub(crate) fn each_node<R: Reading + ?Sized>(
+    reading: &R,
+    source: &dyn Source,
+    indices: &[u32],
+    made_for: MadeFor,
+    mut each: impl FnMut(u32, Node),
+) -> io::Result<()> {
+    let mut failed = None;
+    pass2::each_record(source, reading.spots(), indices, |i, bytes| {
+        let more = reading.more_records(i);
+        if more.is_empty() {
+            each(i, reading.node(i, bytes, made_for));
+            return;
+        }
+        if failed.is_some() {
+            return;
+        }
+        let order: Vec<u32> = (0..more.len() as u32).collect();
+        let mut rest: Vec<Vec<u8>> = Vec::with_capacity(more.len());
+        match pass2::each_record(source, more, &order, |_, b| rest.push(b.to_vec())) {
+            Ok(()) => {
+                let mut all: Vec<&[u8]> = vec![bytes];
+                all.extend(rest.iter().map(Vec::as_slice));
+                each(i, reading.node_of_records(i, &all, made_for));
+            }
+            Err(e) => failed = Some(e),
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
 }

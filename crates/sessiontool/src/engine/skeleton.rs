@@ -56,6 +56,12 @@ impl Skeleton {
         Some(self.parents[index as usize]).filter(|&p| p != NONE)
     }
 
+    /// The first node with the interned id `id`, if a node has it (else it is only named as
+    /// a parent).
+    pub fn node_of(&self, id: u32) -> Option<u32> {
+        Some(self.first[id as usize]).filter(|&i| i != NONE)
+    }
+
     /// The node an id names (its first one).
     pub fn index_of(&self, id: &str) -> Option<u32> {
         let n = self.ids.get(&Ident::new(id))?;

@@ -7,7 +7,7 @@
 //! Every answer is the whole session's: what [`crate::convert::read`] and
 //! [`crate::tree::Tree`] give for the same input (`tests/view.rs` holds them to it).
 //!
-//! Covered: Claude Code JSONL and Codex rollouts. [`View::open`] answers `None` for any other format; the caller
+//! Covered: Claude Code JSONL, Codex rollouts and Qwen Code JSONL. [`View::open`] answers `None` for any other format; the caller
 //! reads the whole session then.
 
 use std::io;
@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use super::links::Links;
 use super::pass1::{self, Pass1Options};
 use super::reading::Reading;
-use super::{MadeFor, Source, pass2};
+use super::{MadeFor, Source};
 use crate::diag::Diagnostic;
 use crate::formats::claude_jsonl::listing::HeadBranch;
 use crate::formats::claude_jsonl::two_pass::Scanner;
@@ -59,6 +59,10 @@ impl<'s> View<'s> {
             formats::codex_jsonl::NAME => {
                 let scanner = rollout::Scanner::with_nodes(name, false);
                 Box::new(pass1::known(source, name, &scanner, options)?)
+            }
+            formats::qwen_jsonl::NAME => {
+                let scanner = formats::qwen_jsonl::two_pass::Scanner { name, source };
+                Box::new(pass1::known(source, name, &scanner, options)??)
             }
             _ => return Ok(None),
         };
@@ -177,11 +181,12 @@ impl<'s> View<'s> {
         let make = |run: &std::ops::Range<usize>| -> io::Result<Run> {
             let thread = bins.empty_own();
             let mut nodes = Vec::with_capacity(run.len());
-            pass2::each_record(
+            super::reading::each_node(
+                &*self.known,
                 self.source,
-                self.known.spots(),
                 &indices[run.clone()],
-                |i, bytes| nodes.push((i, self.known.node(i, bytes, made_for))),
+                made_for,
+                |i, node| nodes.push((i, node)),
             )?;
             Ok((thread, nodes))
         };

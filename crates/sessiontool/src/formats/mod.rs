@@ -172,25 +172,6 @@ pub struct OpenCall<'a> {
     pub message: &'a str,
 }
 
-/// A session read for `list` ([`Format::read_listing`]): the nodes, tree and metadata the full
-/// reading gives, without message parts, and the text of each user message.
-pub struct Listing {
-    pub session: Session,
-    /// The text parts of node `i` when it is a user message.
-    pub(crate) texts: Vec<Option<Vec<String>>>,
-}
-
-impl Listing {
-    /// What [`Message::text`](crate::model::Message::text) gives for node `index` of the full
-    /// reading, for user messages (`list` looks at no other text).
-    pub fn text(&self, index: usize) -> String {
-        match self.texts.get(index) {
-            Some(Some(parts)) => parts.join("\n\n"),
-            _ => String::new(),
-        }
-    }
-}
-
 /// Lines that cut a session back: a line of kind `kind` removes the record its `parent` key
 /// names and every later one.
 #[derive(Debug, Clone, Copy)]
@@ -235,11 +216,6 @@ pub trait Format: Sync {
     /// For JSONL formats whose first record must be a header: its kind, and what the tool
     /// does with a file without one.
     fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-        None
-    }
-    /// A quick reading for `list`, the same as [`read`](Self::read) but for message parts;
-    /// `None` when the format has none or these bytes need the full reader.
-    fn read_listing(&self, _bytes: &[u8]) -> Option<Listing> {
         None
     }
     /// Whether the header must be the first record (`false`: any line may hold it, as Gemini

@@ -30,9 +30,9 @@
 
 mod foreign;
 mod keys;
-mod listing;
 mod read;
 mod synthetic;
+pub(crate) mod two_pass;
 mod write;
 
 #[cfg(test)]
@@ -44,8 +44,8 @@ use serde_json::Value;
 
 use super::judge::file_name;
 use super::{
-    Confidence, Format, Input, Keys, Listing, OpenCall, ReadError, ReadOutcome, WriteError,
-    WriteOptions, Written, trim_start,
+    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
+    Written, trim_start,
 };
 use crate::model::{Meta, Session, Usage};
 
@@ -191,10 +191,6 @@ impl Format for QwenJsonl {
 
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
         keys::qwen_keys(record)
-    }
-
-    fn read_listing(&self, bytes: &[u8]) -> Option<Listing> {
-        listing::read(bytes)
     }
 
     fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {

@@ -17,7 +17,7 @@ use crate::engine::view::View;
 use crate::engine::{FileSource, Source};
 use crate::formats::{self, Input};
 use crate::ids::sha256_hex;
-use crate::model::{Message, Meta, Role, Session};
+use crate::model::{Meta, Role, Session};
 
 /// One session as `list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -288,27 +288,23 @@ fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
     match formats::detect(Some(path), bytes) {
         Some(format) => {
             e.format = Some(format.name());
-            // Read only what is shown where the format can (the same as a full reading).
-            match format.read_listing(bytes) {
-                Some(listing) => describe(e, &listing.session, |i, _| listing.text(i)),
-                None => match format.read(&input) {
-                    Ok(outcome) => describe(e, &outcome.session, |_, m| m.text()),
-                    Err(err) => {
-                        e.findings.push(err.to_string());
-                        // A document cut off by a crash: its complete part still names the
-                        // session (id, times, first prompt), as a repair will keep it.
-                        let saved = format.salvage(bytes).and_then(|s| {
-                            let input = Input {
-                                bytes: &s.document,
-                                ..input
-                            };
-                            format.read(&input).ok()
-                        });
-                        if let Some(outcome) = saved {
-                            describe(e, &outcome.session, |_, m| m.text());
-                        }
+            match format.read(&input) {
+                Ok(outcome) => describe(e, &outcome.session),
+                Err(err) => {
+                    e.findings.push(err.to_string());
+                    // A document cut off by a crash: its complete part still names the
+                    // session (id, times, first prompt), as a repair will keep it.
+                    let saved = format.salvage(bytes).and_then(|s| {
+                        let input = Input {
+                            bytes: &s.document,
+                            ..input
+                        };
+                        format.read(&input).ok()
+                    });
+                    if let Some(outcome) = saved {
+                        describe(e, &outcome.session);
                     }
-                },
+                }
             }
         }
         None => e.findings.push("no format recognises this file".into()),
@@ -362,7 +358,7 @@ fn database_entries(home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
             };
             match database::read(&address, format) {
                 Ok(outcome) => {
-                    describe(&mut e, &outcome.session, |_, m| m.text());
+                    describe(&mut e, &outcome.session);
                     let worst = outcome.diagnostics.iter().map(|d| d.severity).max();
                     e.health = match worst {
                         Some(Severity::Error) => Health::Broken,
@@ -384,8 +380,8 @@ fn database_entries(home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
     out
 }
 
-/// Fills in what `session` says; `text(i, m)` is the text of message `m`, node `i`.
-fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> String) {
+/// Fills in what `session` says.
+fn describe(e: &mut Entry, session: &Session) {
     let format = e.format.and_then(formats::by_name);
     describe_meta(e, &session.meta);
     let tree = session.tree();
@@ -398,7 +394,7 @@ fn describe(e: &mut Entry, session: &Session, text: impl Fn(usize, &Message) -> 
             e.messages += 1;
         }
         if e.first_prompt.is_none() && m.role == Role::User {
-            let text = text(i, m);
+            let text = m.text();
             if is_first_prompt(format, &text) {
                 e.first_prompt = Some(one_line(&text, 80));
             }

@@ -99,12 +99,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         Body::Event(Event::Title { title, .. }) => title.clone(),
         _ => None,
     });
-    diagnostics.sort_by_key(|d| {
-        (
-            d.location.line.unwrap_or(u64::MAX),
-            d.location.offset.unwrap_or(u64::MAX),
-        )
-    });
+    crate::diag::sort_in_file_order(&mut diagnostics);
     Ok(ReadOutcome {
         session: Session { meta, nodes },
         diagnostics,

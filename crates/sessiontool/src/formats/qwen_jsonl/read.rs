@@ -29,7 +29,7 @@ enum Slot<'a> {
 }
 
 /// One record of a group: its fields, where it is, and its text.
-type Member<'a> = (Map<String, Value>, Span, Cow<'a, [u8]>);
+pub(super) type Member<'a> = (Map<String, Value>, Span, Cow<'a, [u8]>);
 
 struct Group<'a> {
     uuid: String,
@@ -56,12 +56,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
             Ok(v) => v,
             Err(e) => {
                 parsed = false;
-                diagnostics.push(Diagnostic {
-                    code: "qwen-unparseable",
-                    severity: Severity::Warning,
-                    location: at(&span),
-                    message: format!("record cannot be parsed ({e}); kept as is"),
-                });
+                diagnostics.push(unparseable(at(&span), e));
                 Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
             }
         };
@@ -70,25 +65,12 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
             _ => None,
         };
         let Some(uuid) = uuid else {
-            let message = if value.is_object() {
-                "record has no string `uuid`; kept as is (Qwen Code cannot place it in the history)"
-            } else {
-                "record is not a JSON object; kept as is"
-            };
             if parsed {
-                diagnostics.push(Diagnostic {
-                    code: "qwen-not-a-record",
-                    severity: Severity::Warning,
-                    location: at(&span),
-                    message: message.into(),
-                });
+                diagnostics.push(not_a_record(at(&span), value.is_object()));
             }
             let n = per_line.entry(span.line).or_insert(0);
             *n += 1;
-            let id = match *n {
-                1 => format!("line-{}", span.line),
-                k => format!("line-{}.{k}", span.line),
-            };
+            let id = whole_id(span.line, *n);
             slots.push(Slot::Whole {
                 id,
                 value,
@@ -148,22 +130,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                 text,
                 span,
             } => {
-                let mut hints = Extra::new();
-                let text = String::from_utf8_lossy(&text);
-                if serde_json::to_string(&value).ok().as_deref() != Some(&*text) {
-                    hints.insert(HINT_RAW.into(), text.into_owned().into());
-                }
-                nodes.push(Node {
-                    id,
-                    parent: None,
-                    timestamp: None,
-                    body: Body::Event(Event::Custom {
-                        kind: RECORD.into(),
-                        data: value,
-                    }),
-                    extra: Extra::new(),
-                    hints,
-                });
+                nodes.push(whole_node(id, value, &text));
                 locations.push(at(&span));
             }
             Slot::Group(g) => {
@@ -176,76 +143,38 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                     let map = merge(records, &uuid, &location, &mut diagnostics);
                     (map, None)
                 };
-                if matches!(map.get("sessionId"), Some(Value::String(s)) if Some(s) != common.session_id.as_ref())
-                {
+                if is_foreign(&map, &common) {
                     foreign_sessions += 1;
                 }
-                let layout = Layout::of(&map);
-                let (mut node, unknown) = read_record(map, uuid, &common);
+                let (node, unknown) =
+                    group_node(map, uuid, text.as_deref(), &common, Some(&defaults));
                 if let Some(kind) = unknown {
-                    diagnostics.push(Diagnostic {
-                        code: "qwen-unknown-record",
-                        severity: Severity::Info,
-                        location: location.clone(),
-                        message: format!(
-                            "record of type {kind} is unknown to this version; kept as is"
-                        ),
-                    });
+                    diagnostics.push(unknown_record(&kind, location.clone()));
                 }
-                layout_hints(&mut node, &layout, text.as_deref(), &defaults);
                 nodes.push(node);
                 locations.push(location);
             }
         }
     }
     if let (Some(span), Some(_)) = (tail_without_uuid, &head) {
-        diagnostics.push(Diagnostic {
-            code: "qwen-tail-without-uuid",
-            severity: Severity::Warning,
-            location: at(&span),
-            message: "the last record has no uuid: Qwen Code starts its history from the last \
-                      record and will find nothing to resume"
-                .into(),
-        });
+        diagnostics.push(tail_without_uuid_said(at(&span)));
     }
     if foreign_sessions > 0 {
-        diagnostics.push(Diagnostic {
-            code: "qwen-mixed-sessions",
-            severity: Severity::Warning,
-            location: Location::file(input.name),
-            message: format!(
-                "{foreign_sessions} records name another sessionId than the first record ({})",
-                common.session_id.as_deref().unwrap_or("none")
-            ),
-        });
+        diagnostics.push(mixed_sessions(input.name, foreign_sessions, &common));
     }
     let ids: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
     for (node, location) in nodes.iter().zip(&locations) {
         if let Some(p) = &node.parent
             && !ids.contains(p.as_str())
         {
-            diagnostics.push(Diagnostic {
-                code: "qwen-missing-parent",
-                severity: Severity::Warning,
-                location: location.clone(),
-                message: format!(
-                    "record {} names parent {p}, which is not in the file; Qwen Code's history \
-                     stops here and loses everything before it",
-                    node.id
-                ),
-            });
+            diagnostics.push(missing_parent(&node.id, p, location.clone()));
         }
     }
     let title = nodes.iter().rev().find_map(|n| match &n.body {
         Body::Event(Event::Title { title, .. }) => title.clone(),
         _ => None,
     });
-    diagnostics.sort_by_key(|d| {
-        (
-            d.location.line.unwrap_or(u64::MAX),
-            d.location.offset.unwrap_or(u64::MAX),
-        )
-    });
+    crate::diag::sort_in_file_order(&mut diagnostics);
     let meta = Meta {
         id: common.session_id,
         cwd: common.cwd,
@@ -264,9 +193,131 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     })
 }
 
+/// The id of a record kept whole: its line, and which record of the line it is when a line
+/// holds several (`k`, from 1).
+pub(super) fn whole_id(line: u64, k: usize) -> String {
+    match k {
+        1 => format!("line-{line}"),
+        k => format!("line-{line}.{k}"),
+    }
+}
+
+/// A record kept whole (not an object, or no string `uuid`) as its node: written back from
+/// its value, or from its text when the value would not give the same bytes.
+pub(super) fn whole_node(id: String, value: Value, text: &[u8]) -> Node {
+    let mut hints = Extra::new();
+    let text = String::from_utf8_lossy(text);
+    if serde_json::to_string(&value).ok().as_deref() != Some(&*text) {
+        hints.insert(HINT_RAW.into(), text.into_owned().into());
+    }
+    Node {
+        id,
+        parent: None,
+        timestamp: None,
+        body: Body::Event(Event::Custom {
+            kind: RECORD.into(),
+            data: value,
+        }),
+        extra: Extra::new(),
+        hints,
+    }
+}
+
+/// The node of a uuid's records (`map`: the one record, or the group merged; `text`: the one
+/// record's bytes), with the hints that make the writer give back its bytes when `defaults`
+/// are given (only this format's writer reads them); and the record's type when it is
+/// unknown.
+pub(super) fn group_node(
+    map: Map<String, Value>,
+    uuid: String,
+    text: Option<&[u8]>,
+    common: &Common,
+    defaults: Option<&Defaults>,
+) -> (Node, Option<String>) {
+    let Some(defaults) = defaults else {
+        return read_record(map, uuid, common);
+    };
+    let layout = Layout::of(&map);
+    let (mut node, unknown) = read_record(map, uuid, common);
+    layout_hints(&mut node, &layout, text, defaults);
+    (node, unknown)
+}
+
+/// Whether a record (or merged group) names another session than the first record.
+pub(super) fn is_foreign(map: &Map<String, Value>, common: &Common) -> bool {
+    matches!(map.get("sessionId"), Some(Value::String(s)) if Some(s) != common.session_id.as_ref())
+}
+
+pub(super) fn unparseable(location: Location, e: impl std::fmt::Display) -> Diagnostic {
+    Diagnostic {
+        code: "qwen-unparseable",
+        severity: Severity::Warning,
+        location,
+        message: format!("record cannot be parsed ({e}); kept as is"),
+    }
+}
+
+pub(super) fn not_a_record(location: Location, is_object: bool) -> Diagnostic {
+    let message = if is_object {
+        "record has no string `uuid`; kept as is (Qwen Code cannot place it in the history)"
+    } else {
+        "record is not a JSON object; kept as is"
+    };
+    Diagnostic {
+        code: "qwen-not-a-record",
+        severity: Severity::Warning,
+        location,
+        message: message.into(),
+    }
+}
+
+pub(super) fn unknown_record(kind: &str, location: Location) -> Diagnostic {
+    Diagnostic {
+        code: "qwen-unknown-record",
+        severity: Severity::Info,
+        location,
+        message: format!("record of type {kind} is unknown to this version; kept as is"),
+    }
+}
+
+pub(super) fn tail_without_uuid_said(location: Location) -> Diagnostic {
+    Diagnostic {
+        code: "qwen-tail-without-uuid",
+        severity: Severity::Warning,
+        location,
+        message: "the last record has no uuid: Qwen Code starts its history from the last \
+                  record and will find nothing to resume"
+            .into(),
+    }
+}
+
+pub(super) fn mixed_sessions(file: &str, count: usize, common: &Common) -> Diagnostic {
+    Diagnostic {
+        code: "qwen-mixed-sessions",
+        severity: Severity::Warning,
+        location: Location::file(file),
+        message: format!(
+            "{count} records name another sessionId than the first record ({})",
+            common.session_id.as_deref().unwrap_or("none")
+        ),
+    }
+}
+
+pub(super) fn missing_parent(id: &str, parent: &str, location: Location) -> Diagnostic {
+    Diagnostic {
+        code: "qwen-missing-parent",
+        severity: Severity::Warning,
+        location,
+        message: format!(
+            "record {id} names parent {parent}, which is not in the file; Qwen Code's history \
+             stops here and loses everything before it"
+        ),
+    }
+}
+
 /// Merges the records of one uuid the way Qwen Code's `aggregateRecords` does. Fields only
 /// later records have are kept (the tool drops them); conflicting ones keep the first value.
-fn merge(
+pub(super) fn merge(
     records: Vec<Member>,
     uuid: &str,
     location: &Location,
@@ -377,6 +428,24 @@ fn merge(
     base
 }
 
+/// The type of a record (or merged group) the reader does not know, as the diagnostic names
+/// it: neither a message (`user`, `assistant`, `tool_result`) nor a `system` record with a
+/// string `subtype`.
+pub(super) fn unknown_kind(rec: &Map<String, Value>) -> Option<String> {
+    let kind = rec.get("type").and_then(Value::as_str).unwrap_or("");
+    let message = matches!(kind, "user" | "assistant" | "tool_result");
+    let system = kind == "system" && rec.get("subtype").is_some_and(Value::is_string);
+    if message || system {
+        return None;
+    }
+    Some(match rec.get("type") {
+        Some(Value::String(s)) if s == "system" => "\"system\" without a subtype".into(),
+        Some(Value::String(s)) => format!("{s:?}"),
+        Some(_) => "(not a string)".into(),
+        None => "(none)".into(),
+    })
+}
+
 /// One record (or merged group) as a node. Returns the record type when it is unknown (the
 /// node then keeps the record whole).
 pub(super) fn read_record(
@@ -392,21 +461,13 @@ pub(super) fn read_record(
         .get("timestamp")
         .and_then(Value::as_str)
         .map(String::from);
-    let kind = rec.get("type").and_then(Value::as_str).unwrap_or("");
-    let role = match kind {
+    let role = match rec.get("type").and_then(Value::as_str).unwrap_or("") {
         "user" => Some(Role::User),
         "assistant" => Some(Role::Assistant),
         "tool_result" => Some(Role::Tool),
         _ => None,
     };
-    let system = kind == "system" && rec.get("subtype").is_some_and(Value::is_string);
-    if role.is_none() && !system {
-        let kind = match rec.get("type") {
-            Some(Value::String(s)) if s == "system" => "\"system\" without a subtype".into(),
-            Some(Value::String(s)) => format!("{s:?}"),
-            Some(_) => "(not a string)".into(),
-            None => "(none)".into(),
-        };
+    if let Some(kind) = unknown_kind(&rec) {
         let node = Node {
             id,
             parent,

@@ -1,126 +1,182 @@
-//! The quick reading against the full reader: the same nodes (ids, parents, roles), metadata,
-//! title and user texts, on the fixtures, on every prefix of the Qwen ones, on hand-made edge
-//! cases and on generated sessions full of merges, repeated keys and damage.
+//! Pass one and the nodes made one at a time against the whole reader: the same metadata,
+//! diagnostics, ids, parents, head, kinds and nodes (hints included), on the fixtures and
+//! every prefix of them, on generated sessions full of merges, whole records, repeated keys
+//! and damage, with blocks of every size (groups whose records lie in several blocks), from
+//! memory and from a file.
 
 use std::path::Path;
 
-use super::{Listing, RAW_VALUE_TOKEN, read};
+use super::{Known, Scanner};
+use crate::engine::pass1::{self, Pass1Options};
+use crate::engine::reading::{Reading, each_node};
+use crate::engine::{Bytes, FileSource, MadeFor, Source};
 use crate::formats::qwen_jsonl::QwenJsonl;
 use crate::formats::{Format, Input};
-use crate::model::{Role, Session};
+use crate::model::{Body, Node, Role};
 
-/// Reads `bytes` both ways and compares; returns whether the quick reading answered.
-fn same(bytes: &[u8], what: &str) -> bool {
-    let input = Input {
-        name: "test.jsonl",
-        path: None,
-        bytes,
+const NAME: &str = "t.jsonl";
+
+fn known(source: &dyn Source, block_size: usize) -> Known {
+    let scanner = Scanner { name: NAME, source };
+    pass1::known(source, NAME, &scanner, Pass1Options { block_size })
+        .unwrap()
+        .unwrap()
+}
+
+fn same(bytes: &[u8], what: &str) {
+    let whole = QwenJsonl
+        .read(&Input {
+            name: NAME,
+            path: None,
+            bytes,
+        })
+        .expect("the qwen reader reads anything");
+    let s = &whole.session;
+    let said = |d: &[crate::diag::Diagnostic]| -> Vec<String> {
+        d.iter().map(|d| format!("{d}")).collect()
     };
-    let full = QwenJsonl
-        .read(&input)
-        .expect("the qwen reader reads anything")
-        .session;
-    let Some(quick) = read(bytes) else {
-        // It gives up on the raw-value token, and on JSON that only JSON.parse takes (a
-        // lone surrogate escape, a number beyond a double), which the full reader reads.
-        assert!(
-            only_js(bytes)
-                || bytes
-                    .windows(RAW_VALUE_TOKEN.len())
-                    .any(|w| w == RAW_VALUE_TOKEN.as_bytes()),
-            "{what}: the quick reading gave up without the raw-value token"
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(NAME);
+    std::fs::write(&path, bytes).unwrap();
+    let file = FileSource::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let memory = Bytes(bytes);
+    for (source, block_size) in [
+        (&memory as &dyn Source, 4 << 20),
+        (&memory, 1),
+        (&memory, 97),
+        (&file, 1),
+        (&file, 4 << 20),
+    ] {
+        let at = |x: &str| format!("{what} (block {block_size}): {x}");
+        let k = known(source, block_size);
+        assert_eq!(s.meta, *k.meta(), "{}", at("meta"));
+        assert_eq!(
+            said(&whole.diagnostics),
+            said(k.diagnostics()),
+            "{}",
+            at("diagnostics")
         );
-        return false;
-    };
-    compare(&full, &quick, what);
-    true
-}
-
-/// Whether a line holds JSON only `JSON.parse` takes (serde_json refuses it).
-fn only_js(bytes: &[u8]) -> bool {
-    bytes.split(|&b| b == b'\n').any(|l| {
-        serde_json::from_slice::<serde_json::Value>(l).is_err()
-            && crate::json::scan::validate(l).is_ok()
-    })
-}
-
-fn compare(full: &Session, quick: &Listing, what: &str) {
-    let (a, b) = (&full.meta, &quick.session.meta);
-    assert_eq!(a.id, b.id, "{what}: id");
-    assert_eq!(a.cwd, b.cwd, "{what}: cwd");
-    assert_eq!(a.start_time, b.start_time, "{what}: start");
-    assert_eq!(a.last_updated, b.last_updated, "{what}: last update");
-    assert_eq!(a.title, b.title, "{what}: title");
-    assert_eq!(a.summary, b.summary, "{what}: summary");
-    assert_eq!(a.head, b.head, "{what}: head");
-    assert_eq!(a.directories, b.directories, "{what}: directories");
-    assert_eq!(a.project_hash, b.project_hash, "{what}: project hash");
-    let ids = |s: &Session| -> Vec<(String, Option<String>, Option<Role>)> {
-        s.nodes
-            .iter()
-            .map(|n| (n.id.clone(), n.parent.clone(), n.message().map(|m| m.role)))
-            .collect()
-    };
-    assert_eq!(ids(full), ids(&quick.session), "{what}: nodes");
-    for (i, n) in full.nodes.iter().enumerate() {
-        if let Some(m) = n.message()
-            && m.role == Role::User
-        {
-            assert_eq!(m.text(), quick.text(i), "{what}: text of node {i}");
+        assert_eq!(s.nodes.len(), k.spots().len(), "{}", at("nodes"));
+        let sk = k.skeleton();
+        for (i, n) in s.nodes.iter().enumerate() {
+            let i = i as u32;
+            assert_eq!(n.id, sk.name(i), "{}", at("id"));
+            let parent = sk.parent_id(i).map(|p| sk.ids.name(p).to_string());
+            assert_eq!(n.parent, parent, "{}", at("parent"));
+            assert_eq!(
+                matches!(n.body, Body::Message(_)),
+                k.is_message(i),
+                "{}",
+                at("kind")
+            );
         }
+        let tree = s.tree();
+        let head = k.head().or_else(|| (s.nodes.len() as u32).checked_sub(1));
+        assert_eq!(tree.head(), head.map(|h| h as usize), "{}", at("head"));
+        // What `list` shows of the head branch.
+        let path = tree.head().map(|h| tree.path_to(h)).unwrap_or_default();
+        let prompt = |t: &str| t.trim().len() > 3;
+        let mut want = (0, None);
+        for &i in &path {
+            if let Some(m) = s.nodes[i].message() {
+                want.0 += usize::from(matches!(m.role, Role::User | Role::Assistant));
+                if want.1.is_none() && m.role == Role::User && prompt(&m.text()) {
+                    want.1 = Some(m.text());
+                }
+            }
+        }
+        let path: Vec<u32> = path.iter().map(|&i| i as u32).collect();
+        let got = k.head_branch(source, &path, &prompt).unwrap();
+        assert_eq!(
+            want,
+            (got.messages, got.first_prompt),
+            "{}",
+            at("head branch")
+        );
+        let all: Vec<u32> = (0..s.nodes.len() as u32).collect();
+        let mut made = 0;
+        each_node(&k, source, &all, MadeFor::OwnWriter, |i, node| {
+            assert_eq!(s.nodes[i as usize], node, "{}", at(&format!("node {i}")));
+            made += 1;
+        })
+        .unwrap();
+        assert_eq!(made, s.nodes.len(), "{}", at("nodes made"));
+        // For anyone else: the same nodes, but for the hints only this format's writer reads.
+        let bare = |n: &Node| Node {
+            hints: Default::default(),
+            ..n.clone()
+        };
+        each_node(&k, source, &all, MadeFor::Anyone, |i, node| {
+            assert_eq!(
+                bare(&s.nodes[i as usize]),
+                bare(&node),
+                "{}",
+                at(&format!("node {i} for anyone"))
+            );
+        })
+        .unwrap();
     }
 }
 
 fn fixtures() -> Vec<(String, Vec<u8>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    let samples = root.join("../../../shared/samples");
-    // The fixtures are read either way; the real samples when they are here.
-    crate::prerequisite::present(
-        samples.is_dir(),
-        &format!("the real samples: {} is absent", samples.display()),
-    );
-    for dir in [root.join("fixtures"), samples]
-        .into_iter()
-        .filter(|d| d.is_dir())
-    {
-        for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-            let entry = entry.expect("fixtures are readable");
-            if entry.file_type().is_file() {
-                let path = entry.path();
-                let bytes = std::fs::read(path).expect("fixture");
-                files.push((path.display().to_string(), bytes));
-            }
-        }
-    }
-    assert!(files.len() > 20, "fixtures found: {}", files.len());
-    files
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/qwen-jsonl");
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            (path.display().to_string(), std::fs::read(&path).unwrap())
+        })
+        .collect();
+    out.sort();
+    assert!(out.len() >= 5);
+    out
 }
 
 #[test]
-fn every_fixture_reads_the_same() {
+fn every_fixture_and_every_prefix_of_one_reads_as_the_whole_reader_reads_it() {
     for (name, bytes) in fixtures() {
         same(&bytes, &name);
-    }
-}
-
-#[test]
-fn every_prefix_of_the_qwen_fixtures_reads_the_same() {
-    for (name, bytes) in fixtures() {
-        let qwen = name.contains("qwen") || name.contains("/damaged/");
-        if !qwen || !name.ends_with(".jsonl") {
-            continue;
-        }
-        // Every offset near the start and the end, a sample between.
-        let step = (bytes.len() / 300).max(1);
-        for cut in (0..=bytes.len()).filter(|&c| c < 64 || c + 64 > bytes.len() || c % step == 0) {
+        // Prefixes: cut inside records and at line ends.
+        let step = (bytes.len() / 25).max(1);
+        for cut in (0..bytes.len()).step_by(step) {
             same(&bytes[..cut], &format!("{name} cut at {cut}"));
         }
     }
 }
 
 #[test]
-fn edge_cases_read_the_same() {
+fn merged_groups_whole_records_and_damage_read_as_the_whole_reader_reads_them() {
+    let cases: &[&str] = &[
+        // A group over lines far apart, its later records changing what it is.
+        "{\"uuid\":\"a\",\"type\":\"user\",\"sessionId\":\"s\",\"message\":{\"parts\":[\"one\"]}}\n{\"uuid\":\"b\",\"parentUuid\":\"a\",\"type\":\"assistant\"}\n{\"uuid\":\"a\",\"type\":\"assistant\",\"parentUuid\":\"x\",\"message\":{\"parts\":[\"two\"]},\"sessionId\":\"t\"}\n",
+        "{\"uuid\":\"a\",\"type\":\"system\"}\n{\"uuid\":\"b\",\"parentUuid\":\"a\",\"type\":\"system\",\"subtype\":\"custom_title\",\"systemPayload\":{\"customTitle\":\"kept?\"}}\n{\"uuid\":\"a\",\"subtype\":\"custom_title\",\"systemPayload\":{\"customTitle\":\"late\"}}\n",
+        "{\"uuid\":\"a\",\"type\":\"system\",\"subtype\":\"custom_title\",\"systemPayload\":{\"customTitle\":\"first\"}}\n{\"uuid\":\"b\",\"type\":\"note\"}\n{\"uuid\":\"b\",\"type\":\"system\",\"subtype\":\"x\"}\n",
+        "{\"uuid\":\"a\",\"sessionId\":\"s\"}\n{\"uuid\":\"b\"}\n{\"uuid\":\"b\",\"sessionId\":\"other\"}\n{\"uuid\":\"c\",\"sessionId\":\"other\"}\n",
+        // Whole records and names that collide with them.
+        "[1,2]\n\"str\"\n{\"no\":\"uuid\"}{\"uuid\":\"line-1\",\"type\":\"user\"}\n{\"uuid\":\"line-3\",\"parentUuid\":\"line-1\",\"type\":\"user\"}\n{\"uuid\":\"line-1\",\"message\":{\"parts\":[\"merged\"]}}\n{\"x\":1}",
+        // A lone surrogate, a number beyond a double, nesting past serde's limit.
+        "{\"uuid\":\"a\",\"type\":\"user\",\"s\":\"\\ud800\",\"n\":1e999}\n{\"uuid\":\"a\",\"message\":{\"parts\":[\"\\udc00\"]}}\n",
+        &format!(
+            "{{\"uuid\":\"a\",\"type\":\"user\",\"d\":{}{}}}\n{{\"uuid\":\"b\",\"parentUuid\":\"a\",\"type\":\"user\"}}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        ),
+        // Damage the records layer names.
+        "\u{feff}{\"uuid\":\"a\",\"type\":\"user\"}\r\n{\"uuid\":\"a\",\"type\":\"user\"}\0\0\n{\"uuid\":\"b\",\"ty",
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        same(case.as_bytes(), &format!("case {i}: {case}"));
+    }
+    same(
+        b"{\"uuid\":\"a\",\"type\":\"user\",\"message\":{\"parts\":[\"\xff\"]}}\n{\"uuid\":\"a\"}\xff\n",
+        "invalid UTF-8",
+    );
+}
+
+/// Repeated keys, parts of every kind, merges, titles, whole records and names colliding with
+/// them, what only `JSON.parse` takes, damage, timestamps, escaped keys.
+#[test]
+fn edge_cases_read_as_the_whole_reader_reads_them() {
     let cases: &[&str] = &[
         // Repeated keys: the last value counts.
         r#"{"uuid":"a","uuid":"b","type":"user","message":{"parts":[{"text":"x"}]}}"#,
@@ -166,45 +222,20 @@ fn edge_cases_read_the_same() {
         "{\"\\u0075uid\":\"a\",\"type\":\"user\",\"message\":{\"part\\u0073\":[\"x\"]}}",
     ];
     for (i, case) in cases.iter().enumerate() {
-        assert!(
-            same(case.as_bytes(), &format!("case {i}: {case}")) || only_js(case.as_bytes()),
-            "case {i}"
+        same(case.as_bytes(), &format!("edge case {i}: {case}"));
+    }
+}
+
+#[test]
+fn generated_sessions_read_as_the_whole_reader_reads_them() {
+    let mut rng = Rng(0x2a55_0e0f_9b1d_7c33);
+    for n in 0..400 {
+        let bytes = session(&mut rng);
+        same(
+            &bytes,
+            &format!("generated {n}: {}", String::from_utf8_lossy(&bytes)),
         );
     }
-    // Bytes that are not UTF-8, inside and outside strings.
-    for case in [
-        &b"{\"uuid\":\"a\",\"type\":\"user\",\"message\":{\"parts\":[\"\xff\"]}}\n"[..],
-        &b"{\"uuid\":\"a\",\"type\":\"user\"}\xff\n"[..],
-    ] {
-        assert!(same(case, "invalid UTF-8"));
-    }
-    // Nesting deeper than a `Value` takes.
-    let deep = format!(
-        "{{\"uuid\":\"a\",\"type\":\"user\",\"d\":{}{}}}\n{{\"uuid\":\"b\",\"type\":\"user\"}}",
-        "[".repeat(200),
-        "]".repeat(200)
-    );
-    // serde_json refuses it (its limit is 128), so the quick reading leaves it to the full one.
-    assert!(!same(deep.as_bytes(), "deep") && only_js(deep.as_bytes()));
-    let full = QwenJsonl
-        .read(&Input {
-            name: "deep.jsonl",
-            path: None,
-            bytes: deep.as_bytes(),
-        })
-        .unwrap()
-        .session;
-    assert_eq!(full.nodes.len(), 2, "JSON.parse reads a record 200 deep");
-    let fine = format!(
-        "{{\"uuid\":\"a\",\"type\":\"user\",\"d\":{}{}}}",
-        "[".repeat(100),
-        "]".repeat(100)
-    );
-    assert!(same(fine.as_bytes(), "nested"));
-    // The raw-value token: left to the full reader.
-    let token =
-        format!("{{\"uuid\":\"a\",\"type\":\"user\",\"x\":{{\"{RAW_VALUE_TOKEN}\":\"{{}}\"}}}}");
-    assert!(!same(token.as_bytes(), "token"));
 }
 
 /// A small deterministic generator (xorshift).
@@ -390,16 +421,4 @@ fn session(rng: &mut Rng) -> Vec<u8> {
         out.truncate(cut);
     }
     out
-}
-
-#[test]
-fn generated_sessions_read_the_same() {
-    let mut rng = Rng(0x5eed_cafe_f00d_1234);
-    for n in 0..3000 {
-        let bytes = session(&mut rng);
-        same(
-            &bytes,
-            &format!("generated {n}: {}", String::from_utf8_lossy(&bytes)),
-        );
-    }
 }

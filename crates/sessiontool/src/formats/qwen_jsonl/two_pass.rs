@@ -1,0 +1,599 @@
+//! Qwen Code sessions read in two passes by the engine's views (`show`, `tree`, `list`):
+//! pass one keeps per record where it is, its uuid and parent, what kind of node it makes and
+//! which session it names, and the session-wide facts [`read`](super::read::read) gathers
+//! (the first record's fields, the latest time, the head, the title, every diagnostic); pass
+//! two makes the node of one record at a time with the very code `read` uses. What comes out
+//! is what `read` gives, node for node, in memory bounded by the number of records.
+//!
+//! Records sharing a uuid are one node, merged as Qwen Code merges them: the node's place is
+//! its first record's, and pass one keeps where the later ones are. The few such groups are
+//! merged again from their records at the end of pass one (to say what the merge says) and
+//! whenever their node is made.
+
+use std::collections::HashMap;
+use std::io;
+
+use serde_json::{Map, Value};
+
+use super::read::{
+    Member, group_node, is_foreign, merge, missing_parent, mixed_sessions, not_a_record,
+    tail_without_uuid_said, unknown_kind, unknown_record, unparseable, whole_id, whole_node,
+};
+use super::{Common, Defaults, NAME};
+use crate::diag::{Diagnostic, Location};
+use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
+use crate::engine::reading::each_node;
+use crate::engine::skeleton::Skeleton;
+use crate::engine::{MadeFor, Source, pass2};
+use crate::formats::claude_jsonl::listing::HeadBranch;
+use crate::formats::lossy_diagnostic;
+use crate::json::value::to_value;
+use crate::json::{Kind, Raw};
+use crate::model::{Body, Meta, Node};
+use crate::records::Span;
+
+/// Pass one over a Qwen Code session named `name` (in diagnostics), read from `source` (the
+/// records of a uuid's group are read again from it at the end).
+pub(crate) struct Scanner<'n> {
+    pub name: &'n str,
+    pub source: &'n dyn Source,
+}
+
+/// The node is a message (`user`, `assistant` or `tool_result`).
+const MESSAGE: u8 = 1;
+/// The node is a record kept whole (no string `uuid`, or not an object).
+const WHOLE: u8 = 2;
+/// The record did not parse (kept as its text).
+const UNPARSED: u8 = 4;
+/// A type the reader does not know (the node keeps the record whole).
+const UNKNOWN: u8 = 8;
+/// A `user` or an `assistant` message (what `list` counts).
+const TALK: u8 = 16;
+/// A `user` message.
+const USER: u8 = 32;
+
+/// What pass one keeps of a record within its block.
+struct Rec {
+    line: u64,
+    offset: u64,
+    flags: u8,
+    /// The uuid, for a record that has one.
+    uuid: Option<Box<str>>,
+    parent: Option<Box<str>>,
+    /// Its `sessionId`, an index into the block's `sessions`.
+    session: Option<u32>,
+    /// The title of a `custom_title` record.
+    title: Option<Box<str>>,
+    /// What an unknown type is called in the diagnostic.
+    unknown: Option<Box<str>>,
+}
+
+/// The fields of the first record with a uuid: the session's.
+#[derive(Clone, Default)]
+struct First {
+    common: Common,
+    start_time: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct Block {
+    recs: Vec<Rec>,
+    /// What reading each record said (lossy values, unparseable lines, records without a
+    /// uuid), in record order.
+    said: Vec<(u64, Diagnostic)>,
+    sessions: Vec<String>,
+    first: Option<First>,
+    last_updated: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct Acc {
+    skeleton: Skeleton,
+    /// Per node: its first record (an index into pass one's spots), and its flags.
+    first_record: Vec<u32>,
+    flags: Vec<u8>,
+    /// Per node: the session it names, an index into `sessions`.
+    session: Vec<u32>,
+    sessions: Vec<String>,
+    /// The node each uuid names (ids of records kept whole are not uuids).
+    by_uuid: HashMap<u32, u32>,
+    /// The later records of the nodes made of several, by node.
+    more: HashMap<u32, Vec<u32>>,
+    /// The titles of `custom_title` records, by node, in node order.
+    titles: Vec<(u32, Box<str>)>,
+    /// Unknown record types, by node.
+    unknown: Vec<(u32, Box<str>)>,
+    said: Vec<Diagnostic>,
+    first: Option<First>,
+    last_updated: Option<String>,
+    /// The uuid of the last record that has one.
+    head: Option<Box<str>>,
+    /// The last record has no uuid: its place.
+    tail_without_uuid: Option<(u64, u64)>,
+    /// Records kept whole on the current line (their ids count them).
+    line: (u64, usize),
+}
+
+const NO_SESSION: u32 = u32::MAX;
+
+impl Scan for Scanner<'_> {
+    type Block = Block;
+    type Acc = Acc;
+    type Known = io::Result<Known>;
+
+    fn record(&self, block: &mut Block, record: Noted<'_>, span: Span) {
+        let raw = record.raw;
+        let at = || Location::at(self.name, span.line, span.offset);
+        let mut rec = Rec {
+            line: span.line,
+            offset: span.offset,
+            flags: WHOLE,
+            uuid: None,
+            parent: None,
+            session: None,
+            title: None,
+            unknown: None,
+        };
+        // Read as `record_value` reads it: a value built only when serde_json might read the
+        // text otherwise than `JSON.parse`, to say so; the fields are read from `raw`.
+        if !record.facts.serde_reads_it() {
+            match to_value(raw.text().as_bytes()) {
+                Ok((_, lossy)) if !lossy.is_lossless() => {
+                    block.said.push((span.line, lossy_diagnostic(&lossy, at())));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    block.said.push((span.line, unparseable(at(), e)));
+                    rec.flags |= UNPARSED;
+                    block.recs.push(rec);
+                    return;
+                }
+            }
+        }
+        let is_object = raw.kind() == Kind::Object;
+        let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
+        let [uuid, parent, kind, timestamp, session, subtype, payload] = if is_object {
+            record.pick([
+                "uuid",
+                "parentUuid",
+                "type",
+                "timestamp",
+                "sessionId",
+                "subtype",
+                "systemPayload",
+            ])
+        } else {
+            [None; 7]
+        };
+        let Some(uuid) = string(uuid) else {
+            block.said.push((span.line, not_a_record(at(), is_object)));
+            block.recs.push(rec);
+            return;
+        };
+        let timestamp = string(timestamp);
+        if block.first.is_none() {
+            let [cwd, version, git_branch] = record.pick(["cwd", "version", "gitBranch"]);
+            block.first = Some(First {
+                common: Common {
+                    session_id: string(session),
+                    cwd: string(cwd),
+                    version: string(version),
+                    git_branch: string(git_branch),
+                },
+                start_time: timestamp.clone(),
+            });
+        }
+        if let Some(ts) = timestamp
+            && block
+                .last_updated
+                .as_deref()
+                .is_none_or(|l| l < ts.as_str())
+        {
+            block.last_updated = Some(ts);
+        }
+        rec.flags = 0;
+        let type_text = kind.and_then(Raw::as_str).map(|t| t.value);
+        if let Some(role @ ("user" | "assistant" | "tool_result")) = type_text.as_deref() {
+            rec.flags |= match role {
+                "user" => MESSAGE | TALK | USER,
+                "assistant" => MESSAGE | TALK,
+                _ => MESSAGE,
+            };
+        } else {
+            let subtype_text = subtype.and_then(Raw::as_str).map(|t| t.value);
+            let system = type_text.as_deref() == Some("system") && subtype_text.is_some();
+            if !system {
+                rec.flags |= UNKNOWN;
+                rec.unknown = Some(
+                    match (kind.map(Raw::kind), type_text.as_deref()) {
+                        (_, Some("system")) => "\"system\" without a subtype".into(),
+                        (_, Some(s)) => format!("{s:?}"),
+                        (Some(_), None) => "(not a string)".into(),
+                        (None, None) => "(none)".into(),
+                    }
+                    .into(),
+                );
+            } else if subtype_text.as_deref() == Some("custom_title") {
+                rec.title = payload
+                    .and_then(|p| p.get("customTitle"))
+                    .and_then(Raw::as_str)
+                    .map(|t| t.value.into_owned().into());
+            }
+        }
+        rec.parent = string(parent).map(Into::into);
+        rec.session =
+            string(session).map(
+                |s| match block.sessions.iter().position(|known| *known == s) {
+                    Some(k) => k as u32,
+                    None => {
+                        block.sessions.push(s);
+                        (block.sessions.len() - 1) as u32
+                    }
+                },
+            );
+        rec.uuid = Some(uuid.into());
+        block.recs.push(rec);
+    }
+
+    fn merge(&self, acc: &mut Acc, block: &mut Block, first: usize) {
+        let block = std::mem::take(block);
+        acc.said.extend(block.said.into_iter().map(|(_, d)| d));
+        if acc.first.is_none() {
+            acc.first = block.first;
+        }
+        if let Some(ts) = block.last_updated
+            && acc.last_updated.as_deref().is_none_or(|l| l < ts.as_str())
+        {
+            acc.last_updated = Some(ts);
+        }
+        let sessions: Vec<u32> = block
+            .sessions
+            .into_iter()
+            .map(
+                |s| match acc.sessions.iter().position(|known| *known == s) {
+                    Some(k) => k as u32,
+                    None => {
+                        acc.sessions.push(s);
+                        (acc.sessions.len() - 1) as u32
+                    }
+                },
+            )
+            .collect();
+        for (k, rec) in block.recs.into_iter().enumerate() {
+            let record = (first + k) as u32;
+            let Some(uuid) = rec.uuid else {
+                // Kept whole: a node of its own, named by its line.
+                if acc.line.0 != rec.line {
+                    acc.line = (rec.line, 0);
+                }
+                acc.line.1 += 1;
+                let id = acc.skeleton.intern(&whole_id(rec.line, acc.line.1));
+                acc.skeleton.push(id, None);
+                acc.first_record.push(record);
+                acc.flags.push(rec.flags);
+                acc.session.push(NO_SESSION);
+                acc.tail_without_uuid = Some((rec.line, rec.offset));
+                continue;
+            };
+            acc.tail_without_uuid = None;
+            let id = acc.skeleton.intern(&uuid);
+            acc.head = Some(uuid);
+            if let Some(&node) = acc.by_uuid.get(&id) {
+                acc.more.entry(node).or_default().push(record);
+                continue;
+            }
+            let node = acc.skeleton.len() as u32;
+            acc.by_uuid.insert(id, node);
+            let parent = rec.parent.map(|p| acc.skeleton.intern(&p));
+            acc.skeleton.push(id, parent);
+            acc.first_record.push(record);
+            acc.flags.push(rec.flags);
+            acc.session
+                .push(rec.session.map_or(NO_SESSION, |s| sessions[s as usize]));
+            if let Some(title) = rec.title {
+                acc.titles.push((node, title));
+            }
+            if let Some(kind) = rec.unknown {
+                acc.unknown.push((node, kind));
+            }
+        }
+    }
+
+    fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> io::Result<Known> {
+        let Pass1 { spots, acc, .. } = pass;
+        let first = acc.first.unwrap_or_default();
+        let defaults = Defaults::from_common(&first.common);
+        let sk = acc.skeleton;
+        let at = |record: u32| {
+            let s = spots[record as usize];
+            Location::at(self.name, s.line, s.offset)
+        };
+        let node_spots: Vec<Spot> = acc
+            .first_record
+            .iter()
+            .map(|&r| spots[r as usize])
+            .collect();
+        let more: HashMap<u32, Vec<Spot>> = acc
+            .more
+            .into_iter()
+            .map(|(node, records)| (node, records.iter().map(|&r| spots[r as usize]).collect()))
+            .collect();
+
+        let mut diagnostics = findings;
+        diagnostics.extend(acc.said);
+        // Per node, what the reader says as it makes it: a group's merge, an unknown type, a
+        // foreign session; a group's are said of its records merged (read again here).
+        let mut titles = acc.titles;
+        let mut unknown = acc.unknown.into_iter().peekable();
+        let common_session = first
+            .common
+            .session_id
+            .as_ref()
+            .and_then(|s| acc.sessions.iter().position(|known| known == s))
+            .map(|k| k as u32);
+        let mut foreign = 0usize;
+        let mut merged: Vec<u32> = more.keys().copied().collect();
+        merged.sort_unstable();
+        let mut merged = merged.into_iter().peekable();
+        for node in 0..sk.len() as u32 {
+            let location = || at(acc.first_record[node as usize]);
+            if merged.peek() == Some(&node) {
+                merged.next();
+                while unknown.next_if(|(n, _)| *n == node).is_some() {}
+                let map = self.merged(
+                    &sk.name(node),
+                    node_spots[node as usize],
+                    &more[&node],
+                    &mut diagnostics,
+                )?;
+                foreign += usize::from(is_foreign(&map, &first.common));
+                let (kind, title) = group_facts(&map);
+                if let Some(kind) = kind {
+                    diagnostics.push(unknown_record(&kind, location()));
+                }
+                titles.retain(|(n, _)| *n != node);
+                if let Some(title) = title {
+                    titles.push((node, title.into()));
+                }
+                continue;
+            }
+            if let Some((_, kind)) = unknown.next_if(|(n, _)| *n == node) {
+                diagnostics.push(unknown_record(&kind, location()));
+            }
+            let session = acc.session[node as usize];
+            foreign += usize::from(session != NO_SESSION && Some(session) != common_session);
+        }
+        if let (Some((line, offset)), Some(_)) = (acc.tail_without_uuid, &acc.head) {
+            diagnostics.push(tail_without_uuid_said(Location::at(
+                self.name, line, offset,
+            )));
+        }
+        if foreign > 0 {
+            diagnostics.push(mixed_sessions(self.name, foreign, &first.common));
+        }
+        for node in 0..sk.len() as u32 {
+            if let Some(p) = sk.parent_id(node)
+                && sk.node_of(p).is_none()
+            {
+                let parent = sk.ids.name(p).to_string();
+                diagnostics.push(missing_parent(
+                    &sk.name(node),
+                    &parent,
+                    at(acc.first_record[node as usize]),
+                ));
+            }
+        }
+        crate::diag::sort_in_file_order(&mut diagnostics);
+        titles.sort_by_key(|(n, _)| *n);
+        let meta = Meta {
+            id: first.common.session_id.clone(),
+            cwd: first.common.cwd.clone(),
+            tool_version: first.common.version.clone(),
+            git_branch: first.common.git_branch.clone(),
+            start_time: first.start_time,
+            last_updated: acc.last_updated,
+            title: titles.last().map(|(_, t)| t.to_string()),
+            head: acc.head.as_deref().map(String::from),
+            source_format: Some(NAME.into()),
+            ..Meta::default()
+        };
+        let head = acc.head.as_deref().and_then(|h| sk.index_of(h));
+        Ok(Known {
+            meta,
+            diagnostics,
+            skeleton: sk,
+            head,
+            spots: node_spots,
+            more,
+            flags: acc.flags,
+            common: first.common,
+            defaults,
+        })
+    }
+}
+
+impl Scanner<'_> {
+    /// The records of a group merged as the reader merges them; what the merge says is said.
+    fn merged(
+        &self,
+        uuid: &str,
+        first: Spot,
+        more: &[Spot],
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> io::Result<Map<String, Value>> {
+        let spots: Vec<Spot> = std::iter::once(first).chain(more.iter().copied()).collect();
+        let records = records_of(self.source, &spots)?;
+        let location = Location::at(self.name, first.line, first.offset);
+        Ok(merge(
+            members(&records, &spots),
+            uuid,
+            &location,
+            diagnostics,
+        ))
+    }
+}
+
+/// The bytes of the records at `spots`, as pass two reads them.
+fn records_of(source: &dyn Source, spots: &[Spot]) -> io::Result<Vec<Vec<u8>>> {
+    let order: Vec<u32> = (0..spots.len() as u32).collect();
+    let mut out = Vec::with_capacity(spots.len());
+    pass2::each_record(source, spots, &order, |_, bytes| out.push(bytes.to_vec()))?;
+    Ok(out)
+}
+
+/// A group's records as the reader's merge takes them (each an object with a uuid: pass one
+/// saw it).
+fn members<'a>(records: &'a [impl AsRef<[u8]>], spots: &[Spot]) -> Vec<Member<'a>> {
+    records
+        .iter()
+        .zip(spots)
+        .map(|(bytes, s)| {
+            let bytes = bytes.as_ref();
+            let map = match to_value(bytes) {
+                Ok((Value::Object(map), _)) => map,
+                _ => Map::new(),
+            };
+            let span = Span {
+                line: s.line,
+                offset: s.offset,
+                len: u64::from(s.len),
+            };
+            (map, span, std::borrow::Cow::Borrowed(bytes))
+        })
+        .collect()
+}
+
+/// What a merged group's fields make of its node: an unknown type (named as the diagnostic
+/// names it), or a title.
+fn group_facts(map: &Map<String, Value>) -> (Option<String>, Option<String>) {
+    if let Some(kind) = unknown_kind(map) {
+        return (Some(kind), None);
+    }
+    let title = (map.get("type").and_then(Value::as_str) == Some("system")
+        && map.get("subtype").and_then(Value::as_str) == Some("custom_title"))
+    .then(|| map.get("systemPayload")?.get("customTitle")?.as_str())
+    .flatten()
+    .map(String::from);
+    (None, title)
+}
+
+/// A Qwen Code session as pass one knows it.
+pub(crate) struct Known {
+    meta: Meta,
+    diagnostics: Vec<Diagnostic>,
+    skeleton: Skeleton,
+    head: Option<u32>,
+    /// Each node's first record.
+    spots: Vec<Spot>,
+    /// The later records of the nodes made of several.
+    more: HashMap<u32, Vec<Spot>>,
+    flags: Vec<u8>,
+    common: Common,
+    defaults: Defaults,
+}
+
+impl Known {
+    /// Node `index` from its records' bytes, as `read` makes it (with the hints this format's
+    /// writer reads only when it is `made_for` it).
+    fn make(&self, index: u32, records: &[&[u8]], made_for: MadeFor) -> Node {
+        let i = index as usize;
+        let id = self.skeleton.name(index);
+        let first = records[0];
+        if self.flags[i] & WHOLE != 0 {
+            let value = match to_value(first) {
+                Ok((v, _)) if self.flags[i] & UNPARSED == 0 => v,
+                _ => Value::String(String::from_utf8_lossy(first).into_owned()),
+            };
+            return whole_node(id, value, first);
+        }
+        let (map, text) = if records.len() == 1 {
+            let map = match to_value(first) {
+                Ok((Value::Object(map), _)) => map,
+                _ => Map::new(),
+            };
+            (map, Some(first))
+        } else {
+            let mut spots = vec![self.spots[i]];
+            spots.extend(self.more[&index].iter().copied());
+            let map = merge(
+                members(records, &spots),
+                &id,
+                &Location::file(""),
+                &mut Vec::new(),
+            );
+            (map, None)
+        };
+        let defaults = (made_for == MadeFor::OwnWriter).then_some(&self.defaults);
+        group_node(map, id, text, &self.common, defaults).0
+    }
+}
+
+impl crate::engine::reading::Reading for Known {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn spots(&self) -> &[Spot] {
+        &self.spots
+    }
+
+    fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    fn head(&self) -> Option<u32> {
+        self.head
+    }
+
+    fn is_message(&self, index: u32) -> bool {
+        self.flags[index as usize] & MESSAGE != 0
+    }
+
+    fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
+        self.make(index, &[bytes], made_for)
+    }
+
+    fn more_records(&self, index: u32) -> &[Spot] {
+        self.more.get(&index).map_or(&[], Vec::as_slice)
+    }
+
+    fn node_of_records(&self, index: u32, records: &[&[u8]], made_for: MadeFor) -> Node {
+        self.make(index, records, made_for)
+    }
+
+    /// The messages counted from pass one's kinds; nodes made only for the user messages
+    /// looked at for the prompt, one at a time until one is taken.
+    fn head_branch(
+        &self,
+        source: &dyn Source,
+        path: &[u32],
+        prompt: &dyn Fn(&str) -> bool,
+    ) -> io::Result<HeadBranch> {
+        let flag = |i: u32, f: u8| self.flags[i as usize] & f != 0;
+        let mut out = HeadBranch {
+            messages: path.iter().filter(|&&i| flag(i, TALK)).count(),
+            ..HeadBranch::default()
+        };
+        for &i in path.iter().filter(|&&i| flag(i, USER)) {
+            each_node(self, source, &[i], MadeFor::Counting, |_, node| {
+                if let Body::Message(m) = &node.body {
+                    let text = m.text();
+                    if prompt(&text) {
+                        out.first_prompt = Some(text);
+                    }
+                }
+            })?;
+            if out.first_prompt.is_some() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests;
