@@ -853,6 +853,10 @@ mod view;
 #[path = "engine/rollout.rs"]
 mod rollout;
 
+/// Qwen Code sessions into Claude Code.
+#[path = "engine/qwen.rs"]
+mod qwen;
+
 /// An entry nested too deep to parse is a node of its text on both paths, also when it is the
 /// leaf asked for: a writer that does not read the field holding the depth (Codex's) must not
 /// make a message of it.

@@ -141,6 +141,9 @@ enum Route {
     ToClaude {
         known: Box<dyn Reading>,
         writer: Box<ForeignStream>,
+        /// Count the calls no result answers from the nodes as they are written (for a
+        /// reader whose pass one does not read messages' parts).
+        count_calls: bool,
     },
 }
 
@@ -354,10 +357,11 @@ enum Kind {
     RolloutSame,
     RolloutToClaude,
     RolloutToGemini(Layout),
+    QwenToClaude,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
-    use crate::formats::{claude_jsonl, codex_jsonl, gemini_json, gemini_jsonl};
+    use crate::formats::{claude_jsonl, codex_jsonl, gemini_json, gemini_jsonl, qwen_jsonl};
     match (from.name(), to.name()) {
         (claude_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::Same),
         (claude_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::ToCodex),
@@ -367,6 +371,7 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (codex_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::RolloutToClaude),
         (codex_jsonl::NAME, gemini_json::NAME) => Some(Kind::RolloutToGemini(Layout::Document)),
         (codex_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::RolloutToGemini(Layout::Lines)),
+        (qwen_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::QwenToClaude),
         _ => None,
     }
 }
@@ -416,6 +421,7 @@ pub fn plan<'a>(
         Kind::RolloutSame => plan_rollout(job, adjust, from),
         Kind::RolloutToClaude => plan_rollout_to_claude(job, adjust, from),
         Kind::RolloutToGemini(layout) => plan_rollout_to_gemini(job, adjust, from, layout),
+        Kind::QwenToClaude => plan_qwen_to_claude(job, adjust, from),
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -525,6 +531,49 @@ fn plan_rollout_to_claude<'a>(
         route: Route::ToClaude {
             known: Box::new(known),
             writer: Box::new(writer),
+            count_calls: false,
+        },
+    }))
+}
+
+/// Pass one of a Qwen Code session written as Claude Code: every node, in file order, as the
+/// whole path writes them (a tree stays a tree). Pass one does not read parts: the calls no
+/// result answers are counted from the nodes as they are written.
+fn plan_qwen_to_claude<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &'static dyn Format,
+) -> Result<Option<Plan<'a>>, PlanError> {
+    let to = job.to;
+    // Closing the calls no result answers adds nodes: the whole path does that.
+    if job.options.close_open_calls && to.resumable() && !to.answers_open_calls_itself() {
+        return Ok(None);
+    }
+    let scanner = crate::formats::qwen_jsonl::two_pass::Scanner {
+        name: job.name,
+        source: job.source,
+    };
+    let known = first_pass(&job, &scanner)??;
+    // The writer writes every node, but a leaf that is not there is the whole path's error.
+    if let Some(wanted) = job.options.leaf.as_deref() {
+        known.skeleton().find(wanted).map_err(ConvertError::Leaf)?;
+    }
+    let Some(meta) = adjusted(&job, known.meta(), from, adjust)? else {
+        return Ok(None);
+    };
+    let writer = ForeignStream::new(&meta, job.options).map_err(|source| ConvertError::Write {
+        to: to.name(),
+        source,
+    })?;
+    let diagnostics = known.diagnostics().to_vec();
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route: Route::ToClaude {
+            known: Box::new(known),
+            writer: Box::new(writer),
+            count_calls: true,
         },
     }))
 }
@@ -653,8 +702,11 @@ fn plan_claude<'a>(
                 stream: Box::new(stream),
             }
         }
-        Kind::RolloutSame | Kind::RolloutToClaude | Kind::RolloutToGemini(_) => {
-            unreachable!("planned by plan_rollout")
+        Kind::RolloutSame
+        | Kind::RolloutToClaude
+        | Kind::RolloutToGemini(_)
+        | Kind::QwenToClaude => {
+            unreachable!("planned by plan_rollout and plan_qwen_to_claude")
         }
         Kind::ToGemini(layout) => {
             let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
@@ -717,10 +769,45 @@ fn node_of(
     made_for: MadeFor,
 ) -> io::Result<crate::model::Node> {
     let mut node = None;
-    pass2::each_record(job.source, known.spots(), &[index], |i, bytes| {
-        node = Some(known.node(i, bytes, made_for))
-    })?;
-    Ok(node.expect("each_record reads every index it is given"))
+    reading::each_node(known, job.source, &[index], made_for, |_, n| node = Some(n))?;
+    Ok(node.expect("each_node makes every index it is given"))
+}
+
+/// The tool calls of the nodes written and the results among them, to count the calls no
+/// result answers as [`crate::check::document::unanswered_calls`] counts them (a session of a
+/// reader that names no inherited calls).
+#[derive(Default)]
+struct Calls {
+    calls: Vec<Box<str>>,
+    answered: std::collections::HashSet<Box<str>>,
+}
+
+impl Calls {
+    fn note(&mut self, node: &crate::model::Node) {
+        use crate::model::Content;
+        for part in node
+            .message()
+            .map(|m| m.parts.as_slice())
+            .unwrap_or_default()
+        {
+            match &part.content {
+                Content::ToolCall { id: Some(id), .. } => self.calls.push(id.as_str().into()),
+                Content::ToolResult {
+                    call_id: Some(id), ..
+                } => {
+                    self.answered.insert(id.as_str().into());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn open(&self) -> usize {
+        self.calls
+            .iter()
+            .filter(|c| !self.answered.contains(*c))
+            .count()
+    }
 }
 
 /// The records outside the conversation counted by what they are, as
@@ -768,7 +855,7 @@ impl Plan<'_> {
         let Plan {
             job,
             from,
-            diagnostics,
+            mut diagnostics,
             route,
         } = self;
         let job = &job;
@@ -811,17 +898,28 @@ impl Plan<'_> {
                 out.put(&buf)?;
                 losses
             }
-            Route::ToClaude { known, writer } => {
+            Route::ToClaude {
+                known,
+                writer,
+                count_calls,
+            } => {
                 let mut w = *writer;
                 let all: Vec<u32> = (0..known.spots().len() as u32).collect();
                 let mut buf = Vec::new();
+                let mut calls = Calls::default();
                 each_branch_node(job, &*known, &all, MadeFor::Counting, |nodes| {
                     buf.clear();
                     for node in nodes.iter() {
                         w.node(node, &mut buf);
+                        if count_calls {
+                            calls.note(node);
+                        }
                     }
                     out.put(&buf)
                 })?;
+                if count_calls {
+                    diagnostics.extend(unanswered_diagnostic(calls.open(), job.to, job.name));
+                }
                 w.finish()
             }
             Route::RolloutSame { known, meta_line } => {
@@ -1013,11 +1111,12 @@ fn each_branch_run<T: Send>(
             .map(|run| {
                 let thread = bins.empty_own();
                 let mut nodes = Vec::with_capacity(run.len());
-                pass2::each_record(
+                reading::each_node(
+                    known,
                     job.source,
-                    known.spots(),
                     &branch[run.clone()],
-                    |i, bytes| nodes.push(known.node(i, bytes, made_for)),
+                    made_for,
+                    |_, node| nodes.push(node),
                 )?;
                 Ok((thread, finish(nodes)))
             })

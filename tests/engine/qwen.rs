@@ -1,0 +1,147 @@
+//! Qwen Code sessions into Claude Code through the two passes, against the whole-session
+//! path: every Qwen fixture and real sample, and Qwen sessions made from the generated Claude
+//! Code ones (tool calls, branches, titles) with records that share a uuid (a line written
+//! twice, a later record adding parts), records kept whole, and leaves.
+
+use std::path::Path;
+
+use sessiontool::convert;
+use sessiontool::formats::Input;
+
+use super::{agree, fmt, generated, no_adjust, options};
+
+/// The node ids of a Qwen session to name as leaves (whole and starts), and one not there.
+fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
+    let mut out = vec![None, Some("no-such-node".to_string())];
+    if let Ok(o) = fmt("qwen-jsonl").read(&Input {
+        name: "x",
+        path: None,
+        bytes,
+    }) {
+        let n = o.session.nodes.len();
+        for node in o.session.nodes.iter().step_by((n / 3).max(1)) {
+            out.push(Some(node.id.clone()));
+            out.push(Some(node.id.chars().take(2).collect()));
+        }
+    }
+    out
+}
+
+/// `bytes` (a Qwen session) into Claude Code, detected and forced, with each leaf: every
+/// conversion taken by the engine, and equal to the whole path's.
+fn converts(name: &str, bytes: &[u8]) {
+    let claude = fmt("claude-jsonl");
+    for from in [None, Some(fmt("qwen-jsonl"))] {
+        for leaf in leaves(bytes) {
+            let o = options(leaf.as_deref());
+            assert!(
+                agree(name, bytes, from, claude, &o, &no_adjust),
+                "{name} (leaf {leaf:?}, from {:?}): not taken by the engine:\n{}",
+                from.map(|f| f.name()),
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+}
+
+#[test]
+fn every_qwen_fixture_and_sample_converts_into_claude_code_as_the_whole_session_path_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = super::files(&root.join("fixtures/qwen-jsonl"));
+    if let Some(samples) = super::common::prerequisite::shared("qwen") {
+        all.extend(super::files(&samples));
+    }
+    let mut n = 0;
+    for path in all {
+        let bytes = std::fs::read(&path).unwrap();
+        if bytes.is_empty() {
+            continue;
+        }
+        converts(&path.display().to_string(), &bytes);
+        n += 1;
+    }
+    assert!(n >= 7, "{n} Qwen files");
+}
+
+#[test]
+fn generated_qwen_sessions_with_merged_records_convert_into_claude_code_as_a_whole() {
+    let mut n = 0;
+    for seed in (0..150).step_by(5) {
+        let input = Input {
+            name: "g.jsonl",
+            path: None,
+            bytes: &generated(seed),
+        };
+        let Ok(c) = convert::convert_whole(
+            &input,
+            Some(fmt("claude-jsonl")),
+            fmt("qwen-jsonl"),
+            &options(None),
+            |_| {},
+        ) else {
+            continue;
+        };
+        let text = String::from_utf8(c.bytes).unwrap();
+        if text.is_empty() {
+            // No format's: nothing for the engine to take.
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let name = format!("qwen from generated {seed}");
+        converts(&name, text.as_bytes());
+        if lines.len() < 3 {
+            continue;
+        }
+        // A line written twice, one written again at the end with more parts, a record that
+        // is not one and a glued pair: records sharing a uuid are one node.
+        let k = (seed as usize) % lines.len();
+        let mut varied: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        varied.insert(k + 1, lines[k].to_string());
+        if let Some(uuid) = lines[1]
+            .split("\"uuid\":\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+        {
+            varied.push(format!(
+                r#"{{"uuid":"{uuid}","message":{{"parts":[{{"text":"added later"}}]}},"timestamp":"2030-01-01T00:00:00Z"}}"#
+            ));
+        }
+        varied.push("[1,2]".into());
+        let last = varied.len() - 1;
+        varied[last - 2] = format!("{}{}", varied[last - 2], lines[0]);
+        let varied = varied.join("\n") + "\n";
+        converts(&format!("{name}, varied"), varied.as_bytes());
+        n += 1;
+    }
+    assert!(n >= 20, "{n} generated sessions");
+}
+
+/// Closing unanswered calls adds nodes: the whole path converts that.
+#[test]
+fn closing_calls_of_a_qwen_session_goes_through_the_whole_session() {
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/qwen-jsonl/tools.jsonl"),
+    )
+    .unwrap();
+    let cut = &bytes[..bytes.len() / 2];
+    let cut = &cut[..cut.iter().rposition(|&b| b == b'\n').unwrap() + 1];
+    let mut o = options(None);
+    o.close_open_calls = true;
+    assert!(!agree(
+        "cut.jsonl",
+        cut,
+        None,
+        fmt("claude-jsonl"),
+        &o,
+        &no_adjust
+    ));
+    o.close_open_calls = false;
+    assert!(agree(
+        "cut.jsonl",
+        cut,
+        None,
+        fmt("claude-jsonl"),
+        &o,
+        &no_adjust
+    ));
+}
