@@ -34,7 +34,18 @@ pub fn single_jobs(fmt: Fmt) -> &'static [&'static str] {
             "show-first",
             "list",
         ],
-        Fmt::Qwen | Fmt::Codex => &[
+        Fmt::Qwen => &[
+            "ceiling",
+            "jq",
+            "fsck",
+            "convert-claude",
+            "convert-codex",
+            "convert-same",
+            "show",
+            "show-first",
+            "list",
+        ],
+        Fmt::Codex => &[
             "ceiling",
             "jq",
             "fsck",
@@ -83,6 +94,7 @@ fn conversions(fmt: Fmt) -> Vec<Conversion> {
         // with the file (it takes it for Claude Code's and stops: no messages).
         Fmt::Qwen => vec![
             c("convert-claude", "claude-jsonl", PeerJob::Resume("cc")),
+            c("convert-codex", "codex-jsonl", PeerJob::Resume("cod")),
             c(
                 "convert-same",
                 "qwen-jsonl",

@@ -1,5 +1,5 @@
-//! Qwen Code sessions into Claude Code through the two passes, against the whole-session
-//! path: every Qwen fixture and real sample, and Qwen sessions made from the generated Claude
+//! Qwen Code sessions into Claude Code and into a Codex rollout through the two passes,
+//! against the whole-session path: every Qwen fixture and real sample, and Qwen sessions made from the generated Claude
 //! Code ones (tool calls, branches, titles) with records that share a uuid (a line written
 //! twice, a later record adding parts), records kept whole, and leaves.
 
@@ -27,25 +27,29 @@ fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
     out
 }
 
-/// `bytes` (a Qwen session) into Claude Code, detected and forced, with each leaf: every
+/// The targets the engine takes a Qwen session into.
+const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
+
+/// `bytes` (a Qwen session) into each target, detected and forced, with each leaf: every
 /// conversion taken by the engine, and equal to the whole path's.
 fn converts(name: &str, bytes: &[u8]) {
-    let claude = fmt("claude-jsonl");
-    for from in [None, Some(fmt("qwen-jsonl"))] {
-        for leaf in leaves(bytes) {
-            let o = options(leaf.as_deref());
-            assert!(
-                agree(name, bytes, from, claude, &o, &no_adjust),
-                "{name} (leaf {leaf:?}, from {:?}): not taken by the engine:\n{}",
-                from.map(|f| f.name()),
-                String::from_utf8_lossy(bytes)
-            );
+    for to in TARGETS {
+        for from in [None, Some(fmt("qwen-jsonl"))] {
+            for leaf in leaves(bytes) {
+                let o = options(leaf.as_deref());
+                assert!(
+                    agree(name, bytes, from, fmt(to), &o, &no_adjust),
+                    "{name} -> {to} (leaf {leaf:?}, from {:?}): not taken by the engine:\n{}",
+                    from.map(|f| f.name()),
+                    String::from_utf8_lossy(bytes)
+                );
+            }
         }
     }
 }
 
 #[test]
-fn every_qwen_fixture_and_sample_converts_into_claude_code_as_the_whole_session_path_does() {
+fn every_qwen_fixture_and_sample_converts_as_the_whole_session_path_converts_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut all = super::files(&root.join("fixtures/qwen-jsonl"));
     if let Some(samples) = super::common::prerequisite::shared("qwen") {
@@ -64,7 +68,7 @@ fn every_qwen_fixture_and_sample_converts_into_claude_code_as_the_whole_session_
 }
 
 #[test]
-fn generated_qwen_sessions_with_merged_records_convert_into_claude_code_as_a_whole() {
+fn generated_qwen_sessions_with_merged_records_convert_as_the_whole_session_path_converts_them() {
     let mut n = 0;
     for seed in (0..150).step_by(5) {
         let input = Input {
@@ -116,7 +120,8 @@ fn generated_qwen_sessions_with_merged_records_convert_into_claude_code_as_a_who
     assert!(n >= 20, "{n} generated sessions");
 }
 
-/// Closing unanswered calls adds nodes: the whole path converts that.
+/// Closing unanswered calls adds nodes: the whole path converts that (Claude Code; Codex
+/// answers them itself).
 #[test]
 fn closing_calls_of_a_qwen_session_goes_through_the_whole_session() {
     let bytes = std::fs::read(
@@ -125,23 +130,17 @@ fn closing_calls_of_a_qwen_session_goes_through_the_whole_session() {
     .unwrap();
     let cut = &bytes[..bytes.len() / 2];
     let cut = &cut[..cut.iter().rposition(|&b| b == b'\n').unwrap() + 1];
-    let mut o = options(None);
-    o.close_open_calls = true;
-    assert!(!agree(
-        "cut.jsonl",
-        cut,
-        None,
-        fmt("claude-jsonl"),
-        &o,
-        &no_adjust
-    ));
-    o.close_open_calls = false;
-    assert!(agree(
-        "cut.jsonl",
-        cut,
-        None,
-        fmt("claude-jsonl"),
-        &o,
-        &no_adjust
-    ));
+    for to in TARGETS {
+        let mut o = options(None);
+        o.close_open_calls = true;
+        // Only a target whose tool does not answer open calls itself gets them closed.
+        let closes = fmt(to).resumable() && !fmt(to).answers_open_calls_itself();
+        assert_eq!(
+            agree("cut.jsonl", cut, None, fmt(to), &o, &no_adjust),
+            !closes,
+            "{to}"
+        );
+        o.close_open_calls = false;
+        assert!(agree("cut.jsonl", cut, None, fmt(to), &o, &no_adjust));
+    }
 }

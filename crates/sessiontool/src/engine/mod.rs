@@ -113,13 +113,13 @@ pub struct Plan<'a> {
 enum Route {
     /// Claude Code to Claude Code: each entry copied, or rebuilt with other session fields.
     Same {
-        known: Known,
+        known: Box<Known>,
         rewrite: Option<Rewrite>,
         drop_final_newline: bool,
     },
-    /// Claude Code to a Codex rollout: the branch's nodes, one run at a time.
+    /// Claude Code or Qwen Code to a Codex rollout: the branch's nodes, one run at a time.
     ToCodex {
-        known: Known,
+        known: Box<dyn Reading>,
         branch: Vec<u32>,
         left_out: LeftOut,
         stream: Box<RolloutStream>,
@@ -358,6 +358,7 @@ enum Kind {
     RolloutToClaude,
     RolloutToGemini(Layout),
     QwenToClaude,
+    QwenToCodex,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -372,6 +373,7 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (codex_jsonl::NAME, gemini_json::NAME) => Some(Kind::RolloutToGemini(Layout::Document)),
         (codex_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::RolloutToGemini(Layout::Lines)),
         (qwen_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::QwenToClaude),
+        (qwen_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::QwenToCodex),
         _ => None,
     }
 }
@@ -421,7 +423,7 @@ pub fn plan<'a>(
         Kind::RolloutSame => plan_rollout(job, adjust, from),
         Kind::RolloutToClaude => plan_rollout_to_claude(job, adjust, from),
         Kind::RolloutToGemini(layout) => plan_rollout_to_gemini(job, adjust, from, layout),
-        Kind::QwenToClaude => plan_qwen_to_claude(job, adjust, from),
+        Kind::QwenToClaude | Kind::QwenToCodex => plan_qwen(job, adjust, from, kind),
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -536,13 +538,15 @@ fn plan_rollout_to_claude<'a>(
     }))
 }
 
-/// Pass one of a Qwen Code session written as Claude Code: every node, in file order, as the
-/// whole path writes them (a tree stays a tree). Pass one does not read parts: the calls no
-/// result answers are counted from the nodes as they are written.
-fn plan_qwen_to_claude<'a>(
+/// Pass one of a Qwen Code session written as Claude Code (every node, in file order, as the
+/// whole path writes them: a tree stays a tree) or as a Codex rollout (the branch). Pass one
+/// does not read parts: into Claude Code, the calls no result answers are counted from the
+/// nodes as they are written; Codex answers them itself (nothing to say of them).
+fn plan_qwen<'a>(
     job: Job<'a>,
     adjust: &mut dyn FnMut(&mut Meta),
     from: &'static dyn Format,
+    kind: Kind,
 ) -> Result<Option<Plan<'a>>, PlanError> {
     let to = job.to;
     // Closing the calls no result answers adds nodes: the whole path does that.
@@ -554,27 +558,53 @@ fn plan_qwen_to_claude<'a>(
         source: job.source,
     };
     let known = first_pass(&job, &scanner)??;
-    // The writer writes every node, but a leaf that is not there is the whole path's error.
-    if let Some(wanted) = job.options.leaf.as_deref() {
-        known.skeleton().find(wanted).map_err(ConvertError::Leaf)?;
-    }
+    // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.
+    let leaf = match job.options.leaf.as_deref() {
+        Some(wanted) => {
+            let sk = known.skeleton();
+            Some(
+                sk.find(wanted)
+                    .map(|i| sk.name(i))
+                    .map_err(ConvertError::Leaf)?,
+            )
+        }
+        None => None,
+    };
     let Some(meta) = adjusted(&job, known.meta(), from, adjust)? else {
         return Ok(None);
     };
-    let writer = ForeignStream::new(&meta, job.options).map_err(|source| ConvertError::Write {
+    let write_error = |source: WriteError| ConvertError::Write {
         to: to.name(),
         source,
-    })?;
+    };
     let diagnostics = known.diagnostics().to_vec();
+    let route = match kind {
+        Kind::QwenToCodex => {
+            debug_assert!(unanswered_diagnostic(1, to, job.name).is_none());
+            let options = WriteOptions {
+                leaf: leaf.clone(),
+                ..job.options.clone()
+            };
+            let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
+            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
+            Route::ToCodex {
+                known: Box::new(known),
+                branch,
+                left_out,
+                stream: Box::new(stream),
+            }
+        }
+        _ => Route::ToClaude {
+            writer: Box::new(ForeignStream::new(&meta, job.options).map_err(write_error)?),
+            known: Box::new(known),
+            count_calls: true,
+        },
+    };
     Ok(Some(Plan {
         job,
         from,
         diagnostics,
-        route: Route::ToClaude {
-            known: Box::new(known),
-            writer: Box::new(writer),
-            count_calls: true,
-        },
+        route,
     }))
 }
 
@@ -684,7 +714,7 @@ fn plan_claude<'a>(
             let rewrite = known.rewrite(&meta, job.tuning.rebuild_unchanged);
             Route::Same {
                 drop_final_newline: Known::drops_final_newline(&meta),
-                known,
+                known: Box::new(known),
                 rewrite,
             }
         }
@@ -696,7 +726,7 @@ fn plan_claude<'a>(
             let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
             let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
             Route::ToCodex {
-                known,
+                known: Box::new(known),
                 branch,
                 left_out,
                 stream: Box::new(stream),
@@ -705,8 +735,9 @@ fn plan_claude<'a>(
         Kind::RolloutSame
         | Kind::RolloutToClaude
         | Kind::RolloutToGemini(_)
-        | Kind::QwenToClaude => {
-            unreachable!("planned by plan_rollout and plan_qwen_to_claude")
+        | Kind::QwenToClaude
+        | Kind::QwenToCodex => {
+            unreachable!("planned by plan_rollout and plan_qwen")
         }
         Kind::ToGemini(layout) => {
             let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
@@ -743,12 +774,12 @@ fn plan_claude<'a>(
 /// The branch to write (`leaf`'s, else the head's) and what it leaves out.
 fn branch_of(
     job: &Job,
-    known: &Known,
+    known: &dyn Reading,
     leaf: Option<&str>,
 ) -> Result<(Vec<u32>, LeftOut), PlanError> {
     let chosen = known
-        .skeleton
-        .branch(leaf, known.head, |i| !known.is_message(i))
+        .skeleton()
+        .branch(leaf, known.head(), |i| !known.is_message(i))
         .map_err(|e| ConvertError::Write {
             to: job.to.name(),
             source: WriteError(e),
@@ -812,14 +843,10 @@ impl Calls {
 
 /// The records outside the conversation counted by what they are, as
 /// [`crate::tree::Tree::outside_summary`] counts them (each record read again for its name).
-fn outside_kinds(job: &Job, known: &Known, outside: &[u32]) -> io::Result<String> {
+fn outside_kinds(job: &Job, known: &dyn Reading, outside: &[u32]) -> io::Result<String> {
     let mut names = Vec::with_capacity(outside.len());
-    pass2::each_record(job.source, &known.spots, outside, |i, bytes| {
-        names.push(crate::tree::record_name(&known.node(
-            i,
-            bytes,
-            MadeFor::Anyone,
-        )))
+    reading::each_node(known, job.source, outside, MadeFor::Anyone, |_, node| {
+        names.push(crate::tree::record_name(&node))
     })?;
     Ok(crate::tree::kinds_summary(names))
 }
@@ -876,7 +903,7 @@ impl Plan<'_> {
                 branch,
                 left_out,
                 stream,
-            } => to_codex(job, &known, &branch, &left_out, &stream, out)?,
+            } => to_codex(job, &*known, &branch, &left_out, &stream, out)?,
             Route::ToGemini {
                 known,
                 branch,
@@ -1042,7 +1069,7 @@ fn copy_records<'b>(
 /// (each line depends on the ones before it).
 fn to_codex(
     job: &Job,
-    known: &Known,
+    known: &dyn Reading,
     branch: &[u32],
     left_out: &LeftOut,
     stream: &RolloutStream,

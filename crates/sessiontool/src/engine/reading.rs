@@ -28,6 +28,8 @@ pub(crate) trait Reading: Send + Sync {
     fn head(&self) -> Option<u32>;
     /// Whether node `index` is a message (else an event).
     fn is_message(&self, index: u32) -> bool;
+    /// Whether node `index` has a time (`node.timestamp` is set).
+    fn timed(&self, index: u32) -> bool;
     /// Node `index`, made from its record's `bytes` as the whole reader makes it.
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node;
     /// The records after the first that node `index` is made of: Qwen Code merges the

@@ -754,6 +754,10 @@ impl crate::engine::reading::Reading for Known {
         Known::is_message(self, index)
     }
 
+    fn timed(&self, index: u32) -> bool {
+        Known::timed(self, index)
+    }
+
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         Known::node(self, index, bytes, made_for)
     }

@@ -51,6 +51,8 @@ const UNKNOWN: u8 = 8;
 const TALK: u8 = 16;
 /// A `user` message.
 const USER: u8 = 32;
+/// A string `timestamp` (in any of the node's records: the merge keeps the latest).
+const TIMED: u8 = 64;
 
 /// What pass one keeps of a record within its block.
 struct Rec {
@@ -171,6 +173,7 @@ impl Scan for Scanner<'_> {
             return;
         };
         let timestamp = string(timestamp);
+        let timed = if timestamp.is_some() { TIMED } else { 0 };
         if block.first.is_none() {
             let [cwd, version, git_branch] = record.pick(["cwd", "version", "gitBranch"]);
             block.first = Some(First {
@@ -191,7 +194,7 @@ impl Scan for Scanner<'_> {
         {
             block.last_updated = Some(ts);
         }
-        rec.flags = 0;
+        rec.flags = timed;
         let type_text = kind.and_then(Raw::as_str).map(|t| t.value);
         if let Some(role @ ("user" | "assistant" | "tool_result")) = type_text.as_deref() {
             rec.flags |= match role {
@@ -280,6 +283,7 @@ impl Scan for Scanner<'_> {
             acc.head = Some(uuid);
             if let Some(&node) = acc.by_uuid.get(&id) {
                 acc.more.entry(node).or_default().push(record);
+                acc.flags[node as usize] |= rec.flags & TIMED;
                 continue;
             }
             let node = acc.skeleton.len() as u32;
@@ -551,6 +555,10 @@ impl crate::engine::reading::Reading for Known {
 
     fn is_message(&self, index: u32) -> bool {
         self.flags[index as usize] & MESSAGE != 0
+    }
+
+    fn timed(&self, index: u32) -> bool {
+        self.flags[index as usize] & TIMED != 0
     }
 
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {

@@ -69,6 +69,7 @@ fn same(bytes: &[u8], what: &str) {
                 "{}",
                 at("kind")
             );
+            assert_eq!(n.timestamp.is_some(), k.timed(i), "{}", at("timed"));
         }
         let tree = s.tree();
         let head = k.head().or_else(|| (s.nodes.len() as u32).checked_sub(1));
