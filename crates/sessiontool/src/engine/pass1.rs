@@ -33,7 +33,7 @@ pub trait Scan: Sync {
     fn record(&self, block: &mut Self::Block, record: Noted<'_>, span: Span);
     /// The next block, in file order; its first record is record number `first`. Takes from
     /// `block` what it keeps: the rest is freed by the thread that made the block (see
-    /// [`super::bins`]).
+    /// `engine::bins`).
     fn merge(&self, acc: &mut Self::Acc, block: &mut Self::Block, first: usize);
     /// [`Self::Known`] from pass one's facts; `findings` are the records layer's diagnostics
     /// as the whole reader gives them.

@@ -167,7 +167,7 @@ impl<'s> View<'s> {
     /// Nodes are made in runs of records, several runs at once on the thread pool (on a
     /// thread of their own, a window of runs ahead), and handed to `each` in order on the
     /// caller's thread (which may hold what cannot leave it, such as a lock on standard
-    /// output); each is freed by the thread that made it ([`super::bins`]). In memory: the
+    /// output); each is freed by the thread that made it (`engine::bins`). In memory: the
     /// nodes of about three windows of runs.
     pub fn each_node(
         &self,

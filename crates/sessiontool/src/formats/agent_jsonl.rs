@@ -7,8 +7,8 @@
 //!
 //! Reading: the header becomes [`Meta`](crate::model::Meta) (`version` and unknown fields kept in
 //! `extra`); `message` entries become messages (`tool_result` ones a `Tool` message with one
-//! tool result part); `compaction` becomes [`Event::Compaction`]; `branch` and every other entry
-//! an [`Event::Custom`] named by its type holding the entry whole. Writing a session read from
+//! tool result part); `compaction` becomes [`Event::Compaction`](crate::model::Event::Compaction); `branch` and every other entry
+//! an [`Event::Custom`](crate::model::Event::Custom) named by its type holding the entry whole. Writing a session read from
 //! this format gives back its bytes (a line the writer would not rebuild byte for byte is kept
 //! as a hint). Sessions from other formats become one branch of `message` and `compaction`
 //! entries (see `foreign`).

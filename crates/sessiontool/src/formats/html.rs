@@ -3,7 +3,7 @@
 //! as `markdown`: the head branch first, then every other branch from where it leaves what was
 //! already shown. Roles are colour-coded, thoughts and long details fold in `<details>`.
 //!
-//! Every piece of session text goes through [`esc`], so hostile content (`</script>`, `<img
+//! Every piece of session text goes through `esc`, so hostile content (`</script>`, `<img
 //! onerror>`) is shown as text, never run.
 
 use std::fmt::Write as _;

@@ -316,7 +316,7 @@ pub type Rewrite = (PathBuf, Vec<u8>, String);
 /// each `.project_root` marker naming a moved project rewritten, as (file, new bytes, what
 /// changed). Empty when nothing names a moved project. Refused (the problems, in words) when
 /// the registry is damaged, or when a moved project would land on a path that has a slug
-/// folder of its own: two folders would claim it (see [`claims_after`]).
+/// folder of its own: two folders would claim it (see `claims_after`).
 pub fn rekeyed(
     gemini: &Path,
     map: &dyn Fn(&str) -> Option<String>,

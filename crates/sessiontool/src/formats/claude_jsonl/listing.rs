@@ -2,7 +2,7 @@
 //! ([`crate::engine::view::View`]): how many user and assistant messages it has, and the text
 //! of its first prompt, without making a node of every entry.
 //!
-//! A message's role is what [`super::read`] gives it (`chain_node`): an `assistant` entry's is
+//! A message's role is what `claude_jsonl::read` gives it (`chain_node`): an `assistant` entry's is
 //! the assistant's; a `user` entry's is the tool's when a block of its content becomes a tool
 //! result (`part_from_block`'s shape), else the user's. That is read from the entry's text
 //! through `json::Raw`, which reads the same JSON as the whole reader's values; an entry

@@ -1,6 +1,6 @@
 //! Message text for a Markdown export: its Markdown kept (emphasis, lists, code, links), but
 //! what a renderer would take as raw HTML or an entity reference shown as the characters
-//! written. A prompt about "the <audio> element" must not become an `<audio>` element, a
+//! written. A prompt about "the `<audio>` element" must not become an `<audio>` element, a
 //! `</details>` must not close the fold a thought is in, and `&amp;` must read `&amp;`.
 //!
 //! A CommonMark parser (pulldown-cmark) finds the HTML and the entity references; each `<`

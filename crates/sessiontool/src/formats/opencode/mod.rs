@@ -7,7 +7,7 @@
 //! `part(id, message_id, session_id, time_created, time_updated, data)`, where `data` is the
 //! message or part as JSON without its ids (`message-v2.ts`). OpenCode reads a session's
 //! messages by `(time_created, id)` and their parts by `(message_id, id)`; so does this reader
-//! ([`rows`]). How parts become the model: [`map`].
+//! (`rows`). How parts become the model: `map`.
 //!
 //! A session is named `PATH#SESSION_ID` ([`crate::formats::database::Address`]).
 
