@@ -120,8 +120,8 @@ fn generated_qwen_sessions_with_merged_records_convert_as_the_whole_session_path
     assert!(n >= 20, "{n} generated sessions");
 }
 
-/// Closing unanswered calls adds nodes: the whole path converts that (Claude Code; Codex
-/// answers them itself).
+/// Closing unanswered calls adds nodes: the whole path converts that (for a target whose tool
+/// does not answer them itself); a session with none to close stays with the engine.
 #[test]
 fn closing_calls_of_a_qwen_session_goes_through_the_whole_session() {
     let bytes = std::fs::read(
@@ -138,6 +138,10 @@ fn closing_calls_of_a_qwen_session_goes_through_the_whole_session() {
         assert_eq!(
             agree("cut.jsonl", cut, None, fmt(to), &o, &no_adjust),
             !closes,
+            "{to}"
+        );
+        assert!(
+            agree("whole.jsonl", &bytes, None, fmt(to), &o, &no_adjust),
             "{to}"
         );
         o.close_open_calls = false;

@@ -141,9 +141,6 @@ enum Route {
     ToClaude {
         known: Box<dyn Reading>,
         writer: Box<ForeignStream>,
-        /// Count the calls no result answers from the nodes as they are written (for a
-        /// reader whose pass one does not read messages' parts).
-        count_calls: bool,
     },
 }
 
@@ -533,15 +530,14 @@ fn plan_rollout_to_claude<'a>(
         route: Route::ToClaude {
             known: Box::new(known),
             writer: Box::new(writer),
-            count_calls: false,
         },
     }))
 }
 
 /// Pass one of a Qwen Code session written as Claude Code (every node, in file order, as the
-/// whole path writes them: a tree stays a tree) or as a Codex rollout (the branch). Pass one
-/// does not read parts: into Claude Code, the calls no result answers are counted from the
-/// nodes as they are written; Codex answers them itself (nothing to say of them).
+/// whole path writes them: a tree stays a tree) or as a Codex rollout (the branch). (Into
+/// Gemini a Qwen session is written by the whole writer: it is of the Gemini family, whose own
+/// fields and layout are written back.)
 fn plan_qwen<'a>(
     job: Job<'a>,
     adjust: &mut dyn FnMut(&mut Meta),
@@ -549,15 +545,14 @@ fn plan_qwen<'a>(
     kind: Kind,
 ) -> Result<Option<Plan<'a>>, PlanError> {
     let to = job.to;
-    // Closing the calls no result answers adds nodes: the whole path does that.
-    if job.options.close_open_calls && to.resumable() && !to.answers_open_calls_itself() {
-        return Ok(None);
-    }
     let scanner = crate::formats::qwen_jsonl::two_pass::Scanner {
         name: job.name,
         source: job.source,
     };
     let known = first_pass(&job, &scanner)??;
+    if closes_calls(&job, known.meta(), known.open_calls) {
+        return Ok(None);
+    }
     // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.
     let leaf = match job.options.leaf.as_deref() {
         Some(wanted) => {
@@ -577,10 +572,9 @@ fn plan_qwen<'a>(
         to: to.name(),
         source,
     };
-    let diagnostics = known.diagnostics().to_vec();
+    let diagnostics = said(&job, known.diagnostics(), known.open_calls);
     let route = match kind {
         Kind::QwenToCodex => {
-            debug_assert!(unanswered_diagnostic(1, to, job.name).is_none());
             let options = WriteOptions {
                 leaf: leaf.clone(),
                 ..job.options.clone()
@@ -597,7 +591,6 @@ fn plan_qwen<'a>(
         _ => Route::ToClaude {
             writer: Box::new(ForeignStream::new(&meta, job.options).map_err(write_error)?),
             known: Box::new(known),
-            count_calls: true,
         },
     };
     Ok(Some(Plan {
@@ -804,43 +797,6 @@ fn node_of(
     Ok(node.expect("each_node makes every index it is given"))
 }
 
-/// The tool calls of the nodes written and the results among them, to count the calls no
-/// result answers as [`crate::check::document::unanswered_calls`] counts them (a session of a
-/// reader that names no inherited calls).
-#[derive(Default)]
-struct Calls {
-    calls: Vec<Box<str>>,
-    answered: std::collections::HashSet<Box<str>>,
-}
-
-impl Calls {
-    fn note(&mut self, node: &crate::model::Node) {
-        use crate::model::Content;
-        for part in node
-            .message()
-            .map(|m| m.parts.as_slice())
-            .unwrap_or_default()
-        {
-            match &part.content {
-                Content::ToolCall { id: Some(id), .. } => self.calls.push(id.as_str().into()),
-                Content::ToolResult {
-                    call_id: Some(id), ..
-                } => {
-                    self.answered.insert(id.as_str().into());
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn open(&self) -> usize {
-        self.calls
-            .iter()
-            .filter(|c| !self.answered.contains(*c))
-            .count()
-    }
-}
-
 /// The records outside the conversation counted by what they are, as
 /// [`crate::tree::Tree::outside_summary`] counts them (each record read again for its name).
 fn outside_kinds(job: &Job, known: &dyn Reading, outside: &[u32]) -> io::Result<String> {
@@ -882,7 +838,7 @@ impl Plan<'_> {
         let Plan {
             job,
             from,
-            mut diagnostics,
+            diagnostics,
             route,
         } = self;
         let job = &job;
@@ -925,28 +881,17 @@ impl Plan<'_> {
                 out.put(&buf)?;
                 losses
             }
-            Route::ToClaude {
-                known,
-                writer,
-                count_calls,
-            } => {
+            Route::ToClaude { known, writer } => {
                 let mut w = *writer;
                 let all: Vec<u32> = (0..known.spots().len() as u32).collect();
                 let mut buf = Vec::new();
-                let mut calls = Calls::default();
                 each_branch_node(job, &*known, &all, MadeFor::Counting, |nodes| {
                     buf.clear();
                     for node in nodes.iter() {
                         w.node(node, &mut buf);
-                        if count_calls {
-                            calls.note(node);
-                        }
                     }
                     out.put(&buf)
                 })?;
-                if count_calls {
-                    diagnostics.extend(unanswered_diagnostic(calls.open(), job.to, job.name));
-                }
                 w.finish()
             }
             Route::RolloutSame { known, meta_line } => {

@@ -29,7 +29,7 @@ use crate::formats::claude_jsonl::listing::HeadBranch;
 use crate::formats::lossy_diagnostic;
 use crate::json::value::to_value;
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Meta, Node};
+use crate::model::{Body, Content, Meta, Node};
 use crate::records::Span;
 
 /// Pass one over a Qwen Code session named `name` (in diagnostics), read from `source` (the
@@ -54,6 +54,9 @@ const USER: u8 = 32;
 /// A string `timestamp` (in any of the node's records: the merge keeps the latest).
 const TIMED: u8 = 64;
 
+/// A tool call: its id (when a string) and its name.
+type Call = (Option<Box<str>>, Box<str>);
+
 /// What pass one keeps of a record within its block.
 struct Rec {
     line: u64,
@@ -68,6 +71,9 @@ struct Rec {
     title: Option<Box<str>>,
     /// What an unknown type is called in the diagnostic.
     unknown: Option<Box<str>>,
+    /// The tool calls of a message and the call ids its results answer.
+    calls: Vec<Call>,
+    results: Vec<Box<str>>,
 }
 
 /// The fields of the first record with a uuid: the session's.
@@ -105,6 +111,10 @@ pub(crate) struct Acc {
     titles: Vec<(u32, Box<str>)>,
     /// Unknown record types, by node.
     unknown: Vec<(u32, Box<str>)>,
+    /// Each node's tool calls (node, id, name), in node order, and the call ids results
+    /// answer.
+    calls: Vec<(u32, Option<Box<str>>, Box<str>)>,
+    answered: std::collections::HashSet<Box<str>>,
     said: Vec<Diagnostic>,
     first: Option<First>,
     last_updated: Option<String>,
@@ -135,6 +145,8 @@ impl Scan for Scanner<'_> {
             session: None,
             title: None,
             unknown: None,
+            calls: Vec::new(),
+            results: Vec::new(),
         };
         // Read as `record_value` reads it: a value built only when serde_json might read the
         // text otherwise than `JSON.parse`, to say so; the fields are read from `raw`.
@@ -154,7 +166,16 @@ impl Scan for Scanner<'_> {
         }
         let is_object = raw.kind() == Kind::Object;
         let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
-        let [uuid, parent, kind, timestamp, session, subtype, payload] = if is_object {
+        let [
+            uuid,
+            parent,
+            kind,
+            timestamp,
+            session,
+            subtype,
+            payload,
+            message,
+        ] = if is_object {
             record.pick([
                 "uuid",
                 "parentUuid",
@@ -163,9 +184,10 @@ impl Scan for Scanner<'_> {
                 "sessionId",
                 "subtype",
                 "systemPayload",
+                "message",
             ])
         } else {
-            [None; 7]
+            [None; 8]
         };
         let Some(uuid) = string(uuid) else {
             block.said.push((span.line, not_a_record(at(), is_object)));
@@ -202,6 +224,10 @@ impl Scan for Scanner<'_> {
                 "assistant" => MESSAGE | TALK,
                 _ => MESSAGE,
             };
+            if let Some(m) = message.filter(|m| m.kind() == Kind::Object) {
+                let [parts] = record.pick_within(m, ["parts"]);
+                message_calls(parts, &mut rec);
+            }
         } else {
             let subtype_text = subtype.and_then(Raw::as_str).map(|t| t.value);
             let system = type_text.as_deref() == Some("system") && subtype_text.is_some();
@@ -300,11 +326,14 @@ impl Scan for Scanner<'_> {
             if let Some(kind) = rec.unknown {
                 acc.unknown.push((node, kind));
             }
+            acc.calls
+                .extend(rec.calls.into_iter().map(|(id, name)| (node, id, name)));
+            acc.answered.extend(rec.results);
         }
     }
 
     fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> io::Result<Known> {
-        let Pass1 { spots, acc, .. } = pass;
+        let Pass1 { spots, mut acc, .. } = pass;
         let first = acc.first.unwrap_or_default();
         let defaults = Defaults::from_common(&first.common);
         let sk = acc.skeleton;
@@ -352,6 +381,13 @@ impl Scan for Scanner<'_> {
                 )?;
                 foreign += usize::from(is_foreign(&map, &first.common));
                 let (kind, title) = group_facts(&map);
+                // Its calls and results are those of its records' parts joined.
+                let (node_made, _) = group_node(map, sk.name(node), None, &first.common, None);
+                let (calls, results) = node_calls(&node_made);
+                acc.calls.retain(|(n, _, _)| *n != node);
+                acc.calls
+                    .extend(calls.into_iter().map(|(id, name)| (node, id, name)));
+                acc.answered.extend(results);
                 if let Some(kind) = kind {
                     diagnostics.push(unknown_record(&kind, location()));
                 }
@@ -389,6 +425,12 @@ impl Scan for Scanner<'_> {
         }
         crate::diag::sort_in_file_order(&mut diagnostics);
         titles.sort_by_key(|(n, _)| *n);
+        let mut calls = acc.calls;
+        calls.sort_by_key(|(n, _, _)| *n);
+        let open_calls = calls
+            .iter()
+            .filter(|(_, id, _)| id.as_ref().is_some_and(|id| !acc.answered.contains(id)))
+            .count();
         let meta = Meta {
             id: first.common.session_id.clone(),
             cwd: first.common.cwd.clone(),
@@ -412,6 +454,9 @@ impl Scan for Scanner<'_> {
             flags: acc.flags,
             common: first.common,
             defaults,
+            #[cfg(test)]
+            calls,
+            open_calls,
         })
     }
 }
@@ -481,6 +526,55 @@ fn group_facts(map: &Map<String, Value>) -> (Option<String>, Option<String>) {
     (None, title)
 }
 
+/// The tool calls and results of a message's `parts` (an array), as the reader's
+/// `parts_from_union` makes them: a part with a string `text` is text; else one whose
+/// `functionCall` is an object with a string `name` is a call (its id when a string); else
+/// one whose `functionResponse` is an object is a result (of the call its string `id` names).
+fn message_calls(parts: Option<Raw>, rec: &mut Rec) {
+    let Some(items) = parts.and_then(Raw::items) else {
+        return;
+    };
+    let string = |r: Option<Raw>| r.and_then(Raw::as_str).map(|t| t.value.into_owned().into());
+    for item in items {
+        if item.kind() != Kind::Object {
+            continue;
+        }
+        let [text, call, response] = item.pick(["text", "functionCall", "functionResponse"]);
+        if text.is_some_and(|t| t.kind() == Kind::String) {
+            continue;
+        }
+        if let Some(call) = call.filter(|c| c.kind() == Kind::Object) {
+            let [id, name] = call.pick(["id", "name"]);
+            if let Some(name) = string(name) {
+                rec.calls.push((string(id), name));
+                continue;
+            }
+        }
+        if let Some(response) = response.filter(|r| r.kind() == Kind::Object)
+            && let Some(id) = string(response.get("id"))
+        {
+            rec.results.push(id);
+        }
+    }
+}
+
+/// The tool calls (id, name) and answered call ids of a node made whole.
+fn node_calls(node: &Node) -> (Vec<Call>, Vec<Box<str>>) {
+    let (mut calls, mut results) = (Vec::new(), Vec::new());
+    for p in node.message().map_or(&[][..], |m| &m.parts) {
+        match &p.content {
+            Content::ToolCall { id, name, .. } => {
+                calls.push((id.as_deref().map(Into::into), name.as_str().into()))
+            }
+            Content::ToolResult {
+                call_id: Some(id), ..
+            } => results.push(id.as_str().into()),
+            _ => {}
+        }
+    }
+    (calls, results)
+}
+
 /// A Qwen Code session as pass one knows it.
 pub(crate) struct Known {
     meta: Meta,
@@ -494,6 +588,13 @@ pub(crate) struct Known {
     flags: Vec<u8>,
     common: Common,
     defaults: Defaults,
+    /// Each node's tool calls (node, id, name), in node order: what the open calls were
+    /// counted from (kept for the tests to hold them to the reader's).
+    #[cfg(test)]
+    calls: Vec<(u32, Option<Box<str>>, Box<str>)>,
+    /// Tool calls with an id no result in the session answers (as
+    /// [`crate::check::document::unanswered_calls`] counts them).
+    pub open_calls: usize,
 }
 
 impl Known {

@@ -11,7 +11,7 @@ use crate::engine::pass1::{self, Pass1Options};
 use crate::engine::reading::{Reading, each_node};
 use crate::engine::{Bytes, FileSource, MadeFor, Source};
 use crate::formats::qwen_jsonl::QwenJsonl;
-use crate::formats::{Format, Input};
+use crate::formats::{Format, Input, gemini_content};
 use crate::model::{Body, Node, Role};
 
 const NAME: &str = "t.jsonl";
@@ -71,6 +71,23 @@ fn same(bytes: &[u8], what: &str) {
             );
             assert_eq!(n.timestamp.is_some(), k.timed(i), "{}", at("timed"));
         }
+        // The calls pass one knows: each node's, and those no result answers.
+        for (i, n) in s.nodes.iter().enumerate() {
+            let known: Vec<String> = k
+                .calls
+                .iter()
+                .filter(|c| c.0 == i as u32)
+                .map(|c| c.2.to_string())
+                .collect();
+            assert_eq!(gemini_content::calls_of(n), known, "{}", at("calls"));
+        }
+        let all: Vec<u32> = (0..s.nodes.len() as u32).collect();
+        assert_eq!(
+            crate::check::document::unanswered_calls(s).len(),
+            k.open_calls,
+            "{}",
+            at("open calls")
+        );
         let tree = s.tree();
         let head = k.head().or_else(|| (s.nodes.len() as u32).checked_sub(1));
         assert_eq!(tree.head(), head.map(|h| h as usize), "{}", at("head"));
@@ -94,7 +111,6 @@ fn same(bytes: &[u8], what: &str) {
             "{}",
             at("head branch")
         );
-        let all: Vec<u32> = (0..s.nodes.len() as u32).collect();
         let mut made = 0;
         each_node(&k, source, &all, MadeFor::OwnWriter, |i, node| {
             assert_eq!(s.nodes[i as usize], node, "{}", at(&format!("node {i}")));
@@ -161,6 +177,24 @@ fn merged_groups_whole_records_and_damage_read_as_the_whole_reader_reads_them() 
             "{{\"uuid\":\"a\",\"type\":\"user\",\"d\":{}{}}}\n{{\"uuid\":\"b\",\"parentUuid\":\"a\",\"type\":\"user\"}}\n",
             "[".repeat(200),
             "]".repeat(200)
+        ),
+        // Tool calls: answered, not, answered only by a merged record, named twice, no id,
+        // a part that is text first.
+        concat!(
+            r#"{"uuid":"a","type":"assistant","message":{"parts":[{"functionCall":{"id":"c1","name":"ls"}},{"functionCall":{"id":"c2","name":"cat","name":"cat2"}},{"functionCall":{"name":"noid"}},{"text":"t","functionCall":{"id":"c9","name":"x"}},{"functionCall":{"id":5,"name":"n"}},{"functionCall":{"id":"c3","name":7}}]}}"#,
+            "\n",
+            r#"{"uuid":"b","parentUuid":"a","type":"tool_result","message":{"parts":[{"functionResponse":{"id":"c1","name":"ls","response":{}}}]}}"#,
+            "\n",
+            r#"{"uuid":"c","parentUuid":"b","type":"assistant","message":{"parts":[{"functionCall":{"id":"c1","name":"again"}},{"functionCall":{"id":"c4","name":"grep"}}]}}"#,
+            "\n",
+            r#"{"uuid":"b","message":{"parts":[{"functionResponse":{"id":"c2","response":{}}}]}}"#,
+            "\n",
+            r#"{"uuid":"d","parentUuid":"c","type":"system","subtype":"x","message":{"parts":[{"functionResponse":{"id":"c4"}}]}}"#,
+            "\n",
+            r#"{"uuid":"e","type":"user"}"#,
+            "\n",
+            r#"{"uuid":"e","type":"user","message":{"parts":[{"functionCall":{"id":"c5","name":"late"}}]}}"#,
+            "\n",
         ),
         // Damage the records layer names.
         "\u{feff}{\"uuid\":\"a\",\"type\":\"user\"}\r\n{\"uuid\":\"a\",\"type\":\"user\"}\0\0\n{\"uuid\":\"b\",\"ty",
