@@ -545,9 +545,11 @@ fn plan_qwen<'a>(
     kind: Kind,
 ) -> Result<Option<Plan<'a>>, PlanError> {
     let to = job.to;
+    // The calls no result answers matter only to a target whose tool does not answer them.
     let scanner = crate::formats::qwen_jsonl::two_pass::Scanner {
         name: job.name,
         source: job.source,
+        calls: to.resumable() && !to.answers_open_calls_itself(),
     };
     let known = first_pass(&job, &scanner)??;
     if closes_calls(&job, known.meta(), known.open_calls) {

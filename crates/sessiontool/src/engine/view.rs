@@ -61,7 +61,11 @@ impl<'s> View<'s> {
                 Box::new(pass1::known(source, name, &scanner, options)?)
             }
             formats::qwen_jsonl::NAME => {
-                let scanner = formats::qwen_jsonl::two_pass::Scanner { name, source };
+                let scanner = formats::qwen_jsonl::two_pass::Scanner {
+                    name,
+                    source,
+                    calls: false,
+                };
                 Box::new(pass1::known(source, name, &scanner, options)??)
             }
             _ => return Ok(None),

@@ -37,6 +37,9 @@ use crate::records::Span;
 pub(crate) struct Scanner<'n> {
     pub name: &'n str,
     pub source: &'n dyn Source,
+    /// Read each message's tool calls and results, to count the calls no result answers
+    /// ([`Known::open_calls`]; else 0).
+    pub calls: bool,
 }
 
 /// The node is a message (`user`, `assistant` or `tool_result`).
@@ -224,7 +227,7 @@ impl Scan for Scanner<'_> {
                 "assistant" => MESSAGE | TALK,
                 _ => MESSAGE,
             };
-            if let Some(m) = message.filter(|m| m.kind() == Kind::Object) {
+            if let Some(m) = message.filter(|m| self.calls && m.kind() == Kind::Object) {
                 let [parts] = record.pick_within(m, ["parts"]);
                 message_calls(parts, &mut rec);
             }
@@ -382,12 +385,14 @@ impl Scan for Scanner<'_> {
                 foreign += usize::from(is_foreign(&map, &first.common));
                 let (kind, title) = group_facts(&map);
                 // Its calls and results are those of its records' parts joined.
-                let (node_made, _) = group_node(map, sk.name(node), None, &first.common, None);
-                let (calls, results) = node_calls(&node_made);
-                acc.calls.retain(|(n, _, _)| *n != node);
-                acc.calls
-                    .extend(calls.into_iter().map(|(id, name)| (node, id, name)));
-                acc.answered.extend(results);
+                if self.calls {
+                    let (made, _) = group_node(map, sk.name(node), None, &first.common, None);
+                    let (calls, results) = node_calls(&made);
+                    acc.calls.retain(|(n, _, _)| *n != node);
+                    acc.calls
+                        .extend(calls.into_iter().map(|(id, name)| (node, id, name)));
+                    acc.answered.extend(results);
+                }
                 if let Some(kind) = kind {
                     diagnostics.push(unknown_record(&kind, location()));
                 }

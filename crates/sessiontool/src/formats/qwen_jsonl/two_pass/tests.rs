@@ -17,7 +17,11 @@ use crate::model::{Body, Node, Role};
 const NAME: &str = "t.jsonl";
 
 fn known(source: &dyn Source, block_size: usize) -> Known {
-    let scanner = Scanner { name: NAME, source };
+    let scanner = Scanner {
+        name: NAME,
+        source,
+        calls: true,
+    };
     pass1::known(source, NAME, &scanner, Pass1Options { block_size })
         .unwrap()
         .unwrap()
