@@ -1,5 +1,5 @@
 //! Qwen Code sessions into Claude Code and into a Codex rollout through the two passes,
-//! against the whole-session path: every Qwen fixture (../shared/samples holds no Qwen Code
+//! against the whole-session path: every Qwen fixture (the real samples hold no Qwen Code
 //! session), and Qwen sessions made from the generated Claude Code ones (tool calls, branches,
 //! titles) with records that share a uuid (a line written twice, a later record adding
 //! parts), records kept whole, and leaves.
@@ -52,7 +52,7 @@ fn converts(name: &str, bytes: &[u8]) {
 #[test]
 fn every_qwen_fixture_converts_as_the_whole_session_path_converts_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // (../shared/samples holds no Qwen Code session.)
+    // (The real samples hold no Qwen Code session.)
     let all = super::files(&root.join("fixtures/qwen-jsonl"));
     let mut n = 0;
     for path in all {
