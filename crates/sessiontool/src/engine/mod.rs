@@ -576,20 +576,7 @@ fn plan_qwen<'a>(
     };
     let diagnostics = said(&job, known.diagnostics(), known.open_calls);
     let route = match kind {
-        Kind::QwenToCodex => {
-            let options = WriteOptions {
-                leaf: leaf.clone(),
-                ..job.options.clone()
-            };
-            let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
-            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
-            Route::ToCodex {
-                known: Box::new(known),
-                branch,
-                left_out,
-                stream: Box::new(stream),
-            }
-        }
+        Kind::QwenToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
         _ => Route::ToClaude {
             writer: Box::new(ForeignStream::new(&meta, job.options).map_err(write_error)?),
             known: Box::new(known),
@@ -700,10 +687,6 @@ fn plan_claude<'a>(
         return Ok(None);
     };
     let diagnostics = said(&job, &known.diagnostics, known.open_calls);
-    let write_error = |source: WriteError| ConvertError::Write {
-        to: to.name(),
-        source,
-    };
     let route = match kind {
         Kind::Same => {
             let rewrite = known.rewrite(&meta, job.tuning.rebuild_unchanged);
@@ -713,20 +696,7 @@ fn plan_claude<'a>(
                 rewrite,
             }
         }
-        Kind::ToCodex => {
-            let options = WriteOptions {
-                leaf: leaf.clone(),
-                ..job.options.clone()
-            };
-            let stream = RolloutStream::new(meta, &options).map_err(write_error)?;
-            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
-            Route::ToCodex {
-                known: Box::new(known),
-                branch,
-                left_out,
-                stream: Box::new(stream),
-            }
-        }
+        Kind::ToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
         Kind::RolloutSame
         | Kind::RolloutToClaude
         | Kind::RolloutToGemini(_)
@@ -764,6 +734,31 @@ fn plan_claude<'a>(
         diagnostics,
         route,
     }))
+}
+
+/// Into a Codex rollout: the branch to `leaf` (a whole id), else the head's, written by one
+/// rollout writer for `meta`.
+fn codex_route(
+    job: &Job,
+    known: Box<dyn Reading>,
+    meta: Meta,
+    leaf: Option<String>,
+) -> Result<Route, PlanError> {
+    let options = WriteOptions {
+        leaf,
+        ..job.options.clone()
+    };
+    let stream = RolloutStream::new(meta, &options).map_err(|source| ConvertError::Write {
+        to: job.to.name(),
+        source,
+    })?;
+    let (branch, left_out) = branch_of(job, &*known, options.leaf.as_deref())?;
+    Ok(Route::ToCodex {
+        known,
+        branch,
+        left_out,
+        stream: Box::new(stream),
+    })
 }
 
 /// The branch to write (`leaf`'s, else the head's) and what it leaves out.
