@@ -555,18 +555,7 @@ fn plan_qwen<'a>(
     if closes_calls(&job, known.meta(), known.open_calls) {
         return Ok(None);
     }
-    // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.
-    let leaf = match job.options.leaf.as_deref() {
-        Some(wanted) => {
-            let sk = known.skeleton();
-            Some(
-                sk.find(wanted)
-                    .map(|i| sk.name(i))
-                    .map_err(ConvertError::Leaf)?,
-            )
-        }
-        None => None,
-    };
+    let leaf = leaf_id(&job, known.skeleton())?;
     let Some(meta) = adjusted(&job, known.meta(), from, adjust)? else {
         return Ok(None);
     };
@@ -672,17 +661,7 @@ fn plan_claude<'a>(
     if closes_calls(&job, &known.meta, known.open_calls) {
         return Ok(None);
     }
-    // `--leaf` takes the start of an id too, as the whole path's `Tree::find` does.
-    let leaf = match job.options.leaf.as_deref() {
-        Some(wanted) => Some(
-            known
-                .skeleton
-                .find(wanted)
-                .map(|i| known.skeleton.name(i))
-                .map_err(ConvertError::Leaf)?,
-        ),
-        None => None,
-    };
+    let leaf = leaf_id(&job, &known.skeleton)?;
     let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
         return Ok(None);
     };
@@ -734,6 +713,18 @@ fn plan_claude<'a>(
         diagnostics,
         route,
     }))
+}
+
+/// The node `--leaf` names, as its whole id: it takes the start of an id too, as the whole
+/// path's `Tree::find` does.
+fn leaf_id(job: &Job, skeleton: &skeleton::Skeleton) -> Result<Option<String>, PlanError> {
+    match job.options.leaf.as_deref() {
+        Some(wanted) => {
+            let i = skeleton.find(wanted).map_err(ConvertError::Leaf)?;
+            Ok(Some(skeleton.name(i)))
+        }
+        None => Ok(None),
+    }
 }
 
 /// Into a Codex rollout: the branch to `leaf` (a whole id), else the head's, written by one

@@ -70,6 +70,14 @@ pub fn each_record(
     Ok(())
 }
 
+/// The bytes of the records at `spots`, in that order (a node made of several records).
+pub fn records_at(source: &dyn Source, spots: &[Spot]) -> io::Result<Vec<Vec<u8>>> {
+    let order: Vec<u32> = (0..spots.len() as u32).collect();
+    let mut out = Vec::with_capacity(spots.len());
+    each_record(source, spots, &order, |_, bytes| out.push(bytes.to_vec()))?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

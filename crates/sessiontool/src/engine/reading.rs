@@ -9,7 +9,7 @@ use super::skeleton::Skeleton;
 use super::{MadeFor, Source, pass2};
 use crate::diag::Diagnostic;
 use crate::formats::claude_jsonl::listing::HeadBranch;
-use crate::model::{Body, Meta, Node, Role};
+use crate::model::{Body, Meta, Node};
 
 pub(crate) trait Reading: Send + Sync {
     /// The session's metadata, as the whole reader gives it.
@@ -59,15 +59,8 @@ pub(crate) trait Reading: Send + Sync {
             .collect();
         let mut out = HeadBranch::default();
         each_node(self, source, &messages, MadeFor::Counting, |_, node| {
-            let Body::Message(m) = &node.body else {
-                return;
-            };
-            out.messages += usize::from(matches!(m.role, Role::User | Role::Assistant));
-            if out.first_prompt.is_none() && m.role == Role::User {
-                let text = m.text();
-                if prompt(&text) {
-                    out.first_prompt = Some(text);
-                }
+            if let Body::Message(m) = &node.body {
+                out.note(m, prompt);
             }
         })?;
         Ok(out)
@@ -94,10 +87,8 @@ pub(crate) fn each_node<R: Reading + ?Sized>(
         if failed.is_some() {
             return;
         }
-        let order: Vec<u32> = (0..more.len() as u32).collect();
-        let mut rest: Vec<Vec<u8>> = Vec::with_capacity(more.len());
-        match pass2::each_record(source, more, &order, |_, b| rest.push(b.to_vec())) {
-            Ok(()) => {
+        match pass2::records_at(source, more) {
+            Ok(rest) => {
                 let mut all: Vec<&[u8]> = vec![bytes];
                 all.extend(rest.iter().map(Vec::as_slice));
                 each(i, reading.node_of_records(i, &all, made_for));

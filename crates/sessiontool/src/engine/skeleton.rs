@@ -64,8 +64,7 @@ impl Skeleton {
 
     /// The node an id names (its first one).
     pub fn index_of(&self, id: &str) -> Option<u32> {
-        let n = self.ids.get(&Ident::new(id))?;
-        Some(self.first[n as usize]).filter(|&i| i != NONE)
+        self.node_of(self.ids.get(&Ident::new(id))?)
     }
 
     /// The node `wanted` names, as [`crate::tree::Tree::find`] finds it in the whole session:

@@ -14,6 +14,44 @@ pub(crate) use super::fields::take_string;
 use crate::diag::LossReport;
 use crate::model::{Content, Extra, Node, Part, Role, Session};
 
+/// What [`part_from_json`] makes of a part, as far as tool calls go, read from its text
+/// (`Raw`) without building it: a call (its id when a string, its name), a result (the call
+/// id it answers, when a string), or neither. The same rules: a string `text` makes text
+/// first; a `functionCall` object with a string `name` makes a call; else a
+/// `functionResponse` object makes a result.
+pub(crate) enum CallPart {
+    Call { id: Option<String>, name: String },
+    Result { call_id: Option<String> },
+    Neither,
+}
+
+pub(crate) fn call_part(part: crate::json::Raw) -> CallPart {
+    use crate::json::{Kind, Raw};
+    if part.kind() != Kind::Object {
+        return CallPart::Neither;
+    }
+    let string = |r: Option<Raw>| r.and_then(Raw::as_str).map(|t| t.value.into_owned());
+    let [text, call, response] = part.pick(["text", "functionCall", "functionResponse"]);
+    if text.is_some_and(|t| t.kind() == Kind::String) {
+        return CallPart::Neither;
+    }
+    if let Some(call) = call.filter(|c| c.kind() == Kind::Object) {
+        let [id, name] = call.pick(["id", "name"]);
+        if let Some(name) = string(name) {
+            return CallPart::Call {
+                id: string(id),
+                name,
+            };
+        }
+    }
+    match response.filter(|r| r.kind() == Kind::Object) {
+        Some(r) => CallPart::Result {
+            call_id: string(r.get("id")),
+        },
+        None => CallPart::Neither,
+    }
+}
+
 /// Reads one Part object (or a bare string, which the API treats as a text part).
 pub fn part_from_json(value: &Value) -> Part {
     let obj = match value {

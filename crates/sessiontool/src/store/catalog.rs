@@ -15,9 +15,10 @@ use crate::check::{self, CheckOptions};
 use crate::diag::Severity;
 use crate::engine::view::View;
 use crate::engine::{FileSource, Source};
+use crate::formats::claude_jsonl::listing::HeadBranch;
 use crate::formats::{self, Input};
 use crate::ids::sha256_hex;
-use crate::model::{Meta, Role, Session};
+use crate::model::{Meta, Session};
 
 /// One session as `list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -386,20 +387,17 @@ fn describe(e: &mut Entry, session: &Session) {
     describe_meta(e, &session.meta);
     let tree = session.tree();
     let path = tree.head().map(|h| tree.path_to(h)).unwrap_or_default();
+    let mut branch = HeadBranch::default();
     for &i in &path {
-        let Some(m) = tree.node(i).message() else {
-            continue;
-        };
-        if matches!(m.role, Role::User | Role::Assistant) {
-            e.messages += 1;
-        }
-        if e.first_prompt.is_none() && m.role == Role::User {
-            let text = m.text();
-            if is_first_prompt(format, &text) {
-                e.first_prompt = Some(one_line(&text, 80));
-            }
+        if let Some(m) = tree.node(i).message() {
+            branch.note(m, |text| is_first_prompt(format, text));
         }
     }
+    e.messages += branch.messages;
+    e.first_prompt = e
+        .first_prompt
+        .take()
+        .or(branch.first_prompt.map(|t| one_line(&t, 80)));
 }
 
 /// Whether the text of a user message is the prompt `list` shows: not empty, and not the

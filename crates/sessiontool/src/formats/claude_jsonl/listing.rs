@@ -26,6 +26,20 @@ pub struct HeadBranch {
     pub first_prompt: Option<String>,
 }
 
+impl HeadBranch {
+    /// The next message of the branch: counted when it is the user's or the assistant's;
+    /// its text the first prompt when it is the first user message whose text `prompt` takes.
+    pub fn note(&mut self, m: &crate::model::Message, prompt: impl Fn(&str) -> bool) {
+        self.messages += usize::from(matches!(m.role, Role::User | Role::Assistant));
+        if self.first_prompt.is_none() && m.role == Role::User {
+            let text = m.text();
+            if prompt(&text) {
+                self.first_prompt = Some(text);
+            }
+        }
+    }
+}
+
 /// [`HeadBranch`] of the nodes of `path`; `prompt` says whether a user message's text is the
 /// first prompt.
 pub(crate) fn head_branch(

@@ -428,22 +428,29 @@ pub(super) fn merge(
     base
 }
 
-/// The type of a record (or merged group) the reader does not know, as the diagnostic names
-/// it: neither a message (`user`, `assistant`, `tool_result`) nor a `system` record with a
-/// string `subtype`.
-pub(super) fn unknown_kind(rec: &Map<String, Value>) -> Option<String> {
-    let kind = rec.get("type").and_then(Value::as_str).unwrap_or("");
-    let message = matches!(kind, "user" | "assistant" | "tool_result");
-    let system = kind == "system" && rec.get("subtype").is_some_and(Value::is_string);
-    if message || system {
-        return None;
+/// What a record's `type` makes of it.
+pub(super) enum RecordType {
+    /// `user`, `assistant` or `tool_result`: a message.
+    Message(Role),
+    /// `system` with a string `subtype`: an event.
+    System,
+    /// Anything else, named as the `qwen-unknown-record` diagnostic names it: kept whole.
+    Unknown(String),
+}
+
+/// What `kind` (the `type` value: `None` when absent, `Some(None)` when not a string) makes of
+/// a record whose `subtype` is a string or not.
+pub(super) fn record_type(kind: Option<Option<&str>>, subtype_is_string: bool) -> RecordType {
+    match kind {
+        Some(Some("user")) => RecordType::Message(Role::User),
+        Some(Some("assistant")) => RecordType::Message(Role::Assistant),
+        Some(Some("tool_result")) => RecordType::Message(Role::Tool),
+        Some(Some("system")) if subtype_is_string => RecordType::System,
+        Some(Some("system")) => RecordType::Unknown("\"system\" without a subtype".into()),
+        Some(Some(s)) => RecordType::Unknown(format!("{s:?}")),
+        Some(None) => RecordType::Unknown("(not a string)".into()),
+        None => RecordType::Unknown("(none)".into()),
     }
-    Some(match rec.get("type") {
-        Some(Value::String(s)) if s == "system" => "\"system\" without a subtype".into(),
-        Some(Value::String(s)) => format!("{s:?}"),
-        Some(_) => "(not a string)".into(),
-        None => "(none)".into(),
-    })
 }
 
 /// One record (or merged group) as a node. Returns the record type when it is unknown (the
@@ -461,26 +468,28 @@ pub(super) fn read_record(
         .get("timestamp")
         .and_then(Value::as_str)
         .map(String::from);
-    let role = match rec.get("type").and_then(Value::as_str).unwrap_or("") {
-        "user" => Some(Role::User),
-        "assistant" => Some(Role::Assistant),
-        "tool_result" => Some(Role::Tool),
-        _ => None,
+    let kind = record_type(
+        rec.get("type").map(Value::as_str),
+        rec.get("subtype").is_some_and(Value::is_string),
+    );
+    let role = match kind {
+        RecordType::Message(role) => Some(role),
+        RecordType::System => None,
+        RecordType::Unknown(kind) => {
+            let node = Node {
+                id,
+                parent,
+                timestamp,
+                body: Body::Event(Event::Custom {
+                    kind: RECORD.into(),
+                    data: Value::Object(rec),
+                }),
+                extra: Extra::new(),
+                hints: Extra::new(),
+            };
+            return (node, Some(kind));
+        }
     };
-    if let Some(kind) = unknown_kind(&rec) {
-        let node = Node {
-            id,
-            parent,
-            timestamp,
-            body: Body::Event(Event::Custom {
-                kind: RECORD.into(),
-                data: Value::Object(rec),
-            }),
-            extra: Extra::new(),
-            hints: Extra::new(),
-        };
-        return (node, Some(kind));
-    }
     rec.shift_remove("uuid");
     rec.shift_remove("type");
     if matches!(rec.get("parentUuid"), Some(Value::String(_) | Value::Null)) {

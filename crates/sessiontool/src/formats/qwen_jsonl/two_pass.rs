@@ -16,8 +16,9 @@ use std::io;
 use serde_json::{Map, Value};
 
 use super::read::{
-    Member, group_node, is_foreign, merge, missing_parent, mixed_sessions, not_a_record,
-    tail_without_uuid_said, unknown_kind, unknown_record, unparseable, whole_id, whole_node,
+    Member, RecordType, group_node, is_foreign, merge, missing_parent, mixed_sessions,
+    not_a_record, record_type, tail_without_uuid_said, unknown_record, unparseable, whole_id,
+    whole_node,
 };
 use super::{Common, Defaults, NAME};
 use crate::diag::{Diagnostic, Location};
@@ -26,10 +27,11 @@ use crate::engine::reading::each_node;
 use crate::engine::skeleton::Skeleton;
 use crate::engine::{MadeFor, Source, pass2};
 use crate::formats::claude_jsonl::listing::HeadBranch;
+use crate::formats::gemini_content::{CallPart, call_part};
 use crate::formats::lossy_diagnostic;
 use crate::json::value::to_value;
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Content, Meta, Node};
+use crate::model::{Body, Content, Event, Meta, Node, Role};
 use crate::records::Span;
 
 /// Pass one over a Qwen Code session named `name` (in diagnostics), read from `source` (the
@@ -56,6 +58,8 @@ const TALK: u8 = 16;
 const USER: u8 = 32;
 /// A string `timestamp` (in any of the node's records: the merge keeps the latest).
 const TIMED: u8 = 64;
+/// A `sessionId` other than the first record's (for a node of one record).
+const FOREIGN: u8 = 128;
 
 /// A tool call: its id (when a string) and its name.
 type Call = (Option<Box<str>>, Box<str>);
@@ -69,7 +73,7 @@ struct Rec {
     uuid: Option<Box<str>>,
     parent: Option<Box<str>>,
     /// Its `sessionId`, an index into the block's `sessions`.
-    session: Option<u32>,
+    session: Option<usize>,
     /// The title of a `custom_title` record.
     title: Option<Box<str>>,
     /// What an unknown type is called in the diagnostic.
@@ -91,8 +95,9 @@ pub(crate) struct Block {
     recs: Vec<Rec>,
     /// What reading each record said (lossy values, unparseable lines, records without a
     /// uuid), in record order.
-    said: Vec<(u64, Diagnostic)>,
-    sessions: Vec<String>,
+    said: Vec<Diagnostic>,
+    /// The `sessionId`s the block's records name.
+    sessions: indexmap::IndexSet<String>,
     first: Option<First>,
     last_updated: Option<String>,
 }
@@ -103,9 +108,6 @@ pub(crate) struct Acc {
     /// Per node: its first record (an index into pass one's spots), and its flags.
     first_record: Vec<u32>,
     flags: Vec<u8>,
-    /// Per node: the session it names, an index into `sessions`.
-    session: Vec<u32>,
-    sessions: Vec<String>,
     /// The node each uuid names (ids of records kept whole are not uuids).
     by_uuid: HashMap<u32, u32>,
     /// The later records of the nodes made of several, by node.
@@ -128,8 +130,6 @@ pub(crate) struct Acc {
     /// Records kept whole on the current line (their ids count them).
     line: (u64, usize),
 }
-
-const NO_SESSION: u32 = u32::MAX;
 
 impl Scan for Scanner<'_> {
     type Block = Block;
@@ -156,11 +156,11 @@ impl Scan for Scanner<'_> {
         if !record.facts.serde_reads_it() {
             match to_value(raw.text().as_bytes()) {
                 Ok((_, lossy)) if !lossy.is_lossless() => {
-                    block.said.push((span.line, lossy_diagnostic(&lossy, at())));
+                    block.said.push(lossy_diagnostic(&lossy, at()));
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    block.said.push((span.line, unparseable(at(), e)));
+                    block.said.push(unparseable(at(), e));
                     rec.flags |= UNPARSED;
                     block.recs.push(rec);
                     return;
@@ -193,7 +193,7 @@ impl Scan for Scanner<'_> {
             [None; 8]
         };
         let Some(uuid) = string(uuid) else {
-            block.said.push((span.line, not_a_record(at(), is_object)));
+            block.said.push(not_a_record(at(), is_object));
             block.recs.push(rec);
             return;
         };
@@ -220,56 +220,44 @@ impl Scan for Scanner<'_> {
             block.last_updated = Some(ts);
         }
         rec.flags = timed;
-        let type_text = kind.and_then(Raw::as_str).map(|t| t.value);
-        if let Some(role @ ("user" | "assistant" | "tool_result")) = type_text.as_deref() {
-            rec.flags |= match role {
-                "user" => MESSAGE | TALK | USER,
-                "assistant" => MESSAGE | TALK,
-                _ => MESSAGE,
-            };
-            if let Some(m) = message.filter(|m| self.calls && m.kind() == Kind::Object) {
-                let [parts] = record.pick_within(m, ["parts"]);
-                message_calls(parts, &mut rec);
+        let type_text = kind.map(|k| k.as_str().map(|t| t.value));
+        let subtype_text = subtype.and_then(Raw::as_str).map(|t| t.value);
+        match record_type(
+            type_text.as_ref().map(|t| t.as_deref()),
+            subtype_text.is_some(),
+        ) {
+            RecordType::Message(role) => {
+                rec.flags |= match role {
+                    Role::User => MESSAGE | TALK | USER,
+                    Role::Assistant => MESSAGE | TALK,
+                    _ => MESSAGE,
+                };
+                if let Some(m) = message.filter(|m| self.calls && m.kind() == Kind::Object) {
+                    let [parts] = record.pick_within(m, ["parts"]);
+                    message_calls(parts, &mut rec);
+                }
             }
-        } else {
-            let subtype_text = subtype.and_then(Raw::as_str).map(|t| t.value);
-            let system = type_text.as_deref() == Some("system") && subtype_text.is_some();
-            if !system {
-                rec.flags |= UNKNOWN;
-                rec.unknown = Some(
-                    match (kind.map(Raw::kind), type_text.as_deref()) {
-                        (_, Some("system")) => "\"system\" without a subtype".into(),
-                        (_, Some(s)) => format!("{s:?}"),
-                        (Some(_), None) => "(not a string)".into(),
-                        (None, None) => "(none)".into(),
-                    }
-                    .into(),
-                );
-            } else if subtype_text.as_deref() == Some("custom_title") {
+            RecordType::System if subtype_text.as_deref() == Some("custom_title") => {
                 rec.title = payload
                     .and_then(|p| p.get("customTitle"))
                     .and_then(Raw::as_str)
                     .map(|t| t.value.into_owned().into());
             }
+            RecordType::System => {}
+            RecordType::Unknown(kind) => {
+                rec.flags |= UNKNOWN;
+                rec.unknown = Some(kind.into());
+            }
         }
         rec.parent = string(parent).map(Into::into);
-        rec.session =
-            string(session).map(
-                |s| match block.sessions.iter().position(|known| *known == s) {
-                    Some(k) => k as u32,
-                    None => {
-                        block.sessions.push(s);
-                        (block.sessions.len() - 1) as u32
-                    }
-                },
-            );
+        rec.session = string(session).map(|s| block.sessions.insert_full(s).0);
         rec.uuid = Some(uuid.into());
         block.recs.push(rec);
     }
 
     fn merge(&self, acc: &mut Acc, block: &mut Block, first: usize) {
         let block = std::mem::take(block);
-        acc.said.extend(block.said.into_iter().map(|(_, d)| d));
+        acc.said.extend(block.said);
         if acc.first.is_none() {
             acc.first = block.first;
         }
@@ -278,18 +266,16 @@ impl Scan for Scanner<'_> {
         {
             acc.last_updated = Some(ts);
         }
-        let sessions: Vec<u32> = block
+        // The first record with a uuid is in this block or an earlier one (blocks come in
+        // file order): whether a session is another is known here.
+        let first_session = acc
+            .first
+            .as_ref()
+            .and_then(|f| f.common.session_id.as_ref());
+        let foreign: Vec<bool> = block
             .sessions
-            .into_iter()
-            .map(
-                |s| match acc.sessions.iter().position(|known| *known == s) {
-                    Some(k) => k as u32,
-                    None => {
-                        acc.sessions.push(s);
-                        (acc.sessions.len() - 1) as u32
-                    }
-                },
-            )
+            .iter()
+            .map(|s| Some(s) != first_session)
             .collect();
         for (k, rec) in block.recs.into_iter().enumerate() {
             let record = (first + k) as u32;
@@ -303,7 +289,6 @@ impl Scan for Scanner<'_> {
                 acc.skeleton.push(id, None);
                 acc.first_record.push(record);
                 acc.flags.push(rec.flags);
-                acc.session.push(NO_SESSION);
                 acc.tail_without_uuid = Some((rec.line, rec.offset));
                 continue;
             };
@@ -320,9 +305,9 @@ impl Scan for Scanner<'_> {
             let parent = rec.parent.map(|p| acc.skeleton.intern(&p));
             acc.skeleton.push(id, parent);
             acc.first_record.push(record);
-            acc.flags.push(rec.flags);
-            acc.session
-                .push(rec.session.map_or(NO_SESSION, |s| sessions[s as usize]));
+            let foreign = rec.session.is_some_and(|s| foreign[s]);
+            acc.flags
+                .push(rec.flags | if foreign { FOREIGN } else { 0 });
             if let Some(title) = rec.title {
                 acc.titles.push((node, title));
             }
@@ -357,56 +342,47 @@ impl Scan for Scanner<'_> {
 
         let mut diagnostics = findings;
         diagnostics.extend(acc.said);
-        // Per node, what the reader says as it makes it: a group's merge, an unknown type, a
-        // foreign session; a group's are said of its records merged (read again here).
-        let mut titles = acc.titles;
-        let mut unknown = acc.unknown.into_iter().peekable();
-        let common_session = first
-            .common
-            .session_id
-            .as_ref()
-            .and_then(|s| acc.sessions.iter().position(|known| known == s))
-            .map(|k| k as u32);
-        let mut foreign = 0usize;
+        // A node made of several records is what its records merged make of it: its merge
+        // said (read again here), and its kind, title, session and calls taken from the node
+        // of the merged records instead of its first record's.
         let mut merged: Vec<u32> = more.keys().copied().collect();
         merged.sort_unstable();
-        let mut merged = merged.into_iter().peekable();
-        for node in 0..sk.len() as u32 {
-            let location = || at(acc.first_record[node as usize]);
-            if merged.peek() == Some(&node) {
-                merged.next();
-                while unknown.next_if(|(n, _)| *n == node).is_some() {}
-                let map = self.merged(
-                    &sk.name(node),
-                    node_spots[node as usize],
-                    &more[&node],
-                    &mut diagnostics,
-                )?;
-                foreign += usize::from(is_foreign(&map, &first.common));
-                let (kind, title) = group_facts(&map);
-                // Its calls and results are those of its records' parts joined.
-                if self.calls {
-                    let (made, _) = group_node(map, sk.name(node), None, &first.common, None);
-                    let (calls, results) = node_calls(&made);
-                    acc.calls.retain(|(n, _, _)| *n != node);
-                    acc.calls
-                        .extend(calls.into_iter().map(|(id, name)| (node, id, name)));
-                    acc.answered.extend(results);
-                }
-                if let Some(kind) = kind {
-                    diagnostics.push(unknown_record(&kind, location()));
-                }
-                titles.retain(|(n, _)| *n != node);
-                if let Some(title) = title {
-                    titles.push((node, title.into()));
-                }
-                continue;
+        let of_one = |n: &u32| !more.contains_key(n);
+        let mut titles = acc.titles;
+        titles.retain(|(n, _)| of_one(n));
+        let mut unknown = acc.unknown;
+        unknown.retain(|(n, _)| of_one(n));
+        acc.calls.retain(|(n, _, _)| of_one(n));
+        let mut foreign = (0..sk.len())
+            .filter(|&n| acc.flags[n] & FOREIGN != 0 && of_one(&(n as u32)))
+            .count();
+        for &node in &merged {
+            let map = self.merged(
+                &sk.name(node),
+                node_spots[node as usize],
+                &more[&node],
+                &mut diagnostics,
+            )?;
+            foreign += usize::from(is_foreign(&map, &first.common));
+            let (made, kind) = group_node(map, sk.name(node), None, &first.common, None);
+            if let Some(kind) = kind {
+                unknown.push((node, kind.into()));
             }
-            if let Some((_, kind)) = unknown.next_if(|(n, _)| *n == node) {
-                diagnostics.push(unknown_record(&kind, location()));
+            if let Body::Event(Event::Title { title: Some(t), .. }) = &made.body {
+                titles.push((node, t.as_str().into()));
             }
-            let session = acc.session[node as usize];
-            foreign += usize::from(session != NO_SESSION && Some(session) != common_session);
+            if self.calls {
+                let (calls, results) = node_calls(&made);
+                acc.calls
+                    .extend(calls.into_iter().map(|(id, name)| (node, id, name)));
+                acc.answered.extend(results);
+            }
+        }
+        // Said after every merge's words, as the whole reader says them (one place's words
+        // keep their order when the diagnostics are sorted by place).
+        unknown.sort_by_key(|(n, _)| *n);
+        for (node, kind) in &unknown {
+            diagnostics.push(unknown_record(kind, at(acc.first_record[*node as usize])));
         }
         if let (Some((line, offset)), Some(_)) = (acc.tail_without_uuid, &acc.head) {
             diagnostics.push(tail_without_uuid_said(Location::at(
@@ -476,7 +452,7 @@ impl Scanner<'_> {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> io::Result<Map<String, Value>> {
         let spots: Vec<Spot> = std::iter::once(first).chain(more.iter().copied()).collect();
-        let records = records_of(self.source, &spots)?;
+        let records = pass2::records_at(self.source, &spots)?;
         let location = Location::at(self.name, first.line, first.offset);
         Ok(merge(
             members(&records, &spots),
@@ -485,14 +461,6 @@ impl Scanner<'_> {
             diagnostics,
         ))
     }
-}
-
-/// The bytes of the records at `spots`, as pass two reads them.
-fn records_of(source: &dyn Source, spots: &[Spot]) -> io::Result<Vec<Vec<u8>>> {
-    let order: Vec<u32> = (0..spots.len() as u32).collect();
-    let mut out = Vec::with_capacity(spots.len());
-    pass2::each_record(source, spots, &order, |_, bytes| out.push(bytes.to_vec()))?;
-    Ok(out)
 }
 
 /// A group's records as the reader's merge takes them (each an object with a uuid: pass one
@@ -517,48 +485,16 @@ fn members<'a>(records: &'a [impl AsRef<[u8]>], spots: &[Spot]) -> Vec<Member<'a
         .collect()
 }
 
-/// What a merged group's fields make of its node: an unknown type (named as the diagnostic
-/// names it), or a title.
-fn group_facts(map: &Map<String, Value>) -> (Option<String>, Option<String>) {
-    if let Some(kind) = unknown_kind(map) {
-        return (Some(kind), None);
-    }
-    let title = (map.get("type").and_then(Value::as_str) == Some("system")
-        && map.get("subtype").and_then(Value::as_str) == Some("custom_title"))
-    .then(|| map.get("systemPayload")?.get("customTitle")?.as_str())
-    .flatten()
-    .map(String::from);
-    (None, title)
-}
-
-/// The tool calls and results of a message's `parts` (an array), as the reader's
-/// `parts_from_union` makes them: a part with a string `text` is text; else one whose
-/// `functionCall` is an object with a string `name` is a call (its id when a string); else
-/// one whose `functionResponse` is an object is a result (of the call its string `id` names).
+/// The tool calls and results of a message's `parts` (an array), as the reader makes them
+/// ([`call_part`]).
 fn message_calls(parts: Option<Raw>, rec: &mut Rec) {
-    let Some(items) = parts.and_then(Raw::items) else {
-        return;
-    };
-    let string = |r: Option<Raw>| r.and_then(Raw::as_str).map(|t| t.value.into_owned().into());
-    for item in items {
-        if item.kind() != Kind::Object {
-            continue;
-        }
-        let [text, call, response] = item.pick(["text", "functionCall", "functionResponse"]);
-        if text.is_some_and(|t| t.kind() == Kind::String) {
-            continue;
-        }
-        if let Some(call) = call.filter(|c| c.kind() == Kind::Object) {
-            let [id, name] = call.pick(["id", "name"]);
-            if let Some(name) = string(name) {
-                rec.calls.push((string(id), name));
-                continue;
-            }
-        }
-        if let Some(response) = response.filter(|r| r.kind() == Kind::Object)
-            && let Some(id) = string(response.get("id"))
-        {
-            rec.results.push(id);
+    for part in parts.and_then(Raw::items).into_iter().flatten() {
+        match call_part(part) {
+            CallPart::Call { id, name } => rec.calls.push((id.map(Into::into), name.into())),
+            CallPart::Result {
+                call_id: Some(id), ..
+            } => rec.results.push(id.into()),
+            CallPart::Result { call_id: None } | CallPart::Neither => {}
         }
     }
 }
