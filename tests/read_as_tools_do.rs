@@ -362,3 +362,44 @@ fn codex_and_fsck_agree_on_the_lines_serde_json_refuses() {
     );
     assert_eq!(fsck(&untouched).1, Vec::<String>::new());
 }
+
+/// A record a same-format conversion does not change is written back as its bytes, even where
+/// a value tree cannot hold what `JSON.parse` took: a lone surrogate escape and a repeated key
+/// in the middle of a session of every JSONL format read by a JavaScript tool.
+#[test]
+fn a_same_format_conversion_gives_back_what_json_parse_took() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, file) in [
+        ("claude-jsonl", "claude-jsonl/tools.jsonl"),
+        ("gemini-jsonl", "gemini-jsonl/plain.jsonl"),
+        ("llxprt-jsonl", "llxprt-jsonl/plain.jsonl"),
+        ("pi-jsonl", "pi-jsonl/v3.jsonl"),
+        ("qwen-jsonl", "qwen-jsonl/plain.jsonl"),
+        ("qwen-jsonl", "qwen-jsonl/unknown-fields.jsonl"),
+        ("agent-jsonl", "agent-jsonl/plain.jsonl"),
+    ] {
+        let original = fixture(file);
+        let mut lines: Vec<String> = original.lines().map(String::from).collect();
+        assert!(lines.len() >= 3, "{file}: {} lines", lines.len());
+        // The first text after the first line: half an emoji in it, and a field of its
+        // record named twice.
+        let (k, at) = (1..lines.len())
+            .find_map(|k| {
+                ["\"text\":\"", "\"content\":\""]
+                    .iter()
+                    .find_map(|m| lines[k].find(m).map(|i| (k, i + m.len())))
+            })
+            .unwrap_or_else(|| panic!("{file}: no text after line 1"));
+        let cut = format!("{}cut \\ud83d{}", &lines[k][..at], &lines[k][at..]);
+        lines[k] = format!("{{\"zz\":1,\"zz\":\"\\udc00\",{}", &cut[1..]);
+        // The last record: a lone surrogate in a string of its own.
+        let last = lines.len() - 1;
+        lines[last] = format!("{{\"yy\":\"\\ud800\",{}", &lines[last][1..]);
+        let text = lines.join("\n") + "\n";
+        let path = write(dir.path(), &format!("{format}-in.jsonl"), &text);
+        let out = dir.path().join(format!("{format}-out.jsonl"));
+        let _ = fs::remove_file(&out);
+        let written = convert(&path, format, &out);
+        assert_eq!(written, text, "{file}: --to {format} changed the records");
+    }
+}

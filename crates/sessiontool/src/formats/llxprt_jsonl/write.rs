@@ -408,7 +408,8 @@ pub(super) fn line_text(node: &Node) -> Option<Vec<u8>> {
 /// The original text of a line, while the node still reads as it did.
 fn raw_line(node: &Node) -> Option<&str> {
     let raw = node.hints.get(HINT_RAW)?.as_str()?;
-    let value: Value = serde_json::from_str(raw).ok()?;
+    // Read as the reader read it (as `JSON.parse` does): serde_json refuses a lone surrogate.
+    let (value, _) = crate::json::value::to_value(raw.as_bytes()).ok()?;
     let again = read_line(&value, node.id.clone());
     let hint = |n: &Node, k: &str| n.hints.get(k).cloned();
     let same = again.timestamp == node.timestamp
@@ -423,7 +424,7 @@ fn raw_line(node: &Node) -> Option<&str> {
 /// The original text of the `session_start` line, while the metadata still reads as it did.
 fn meta_raw(meta: &Meta) -> Option<&str> {
     let raw = meta.hints.get(META_RAW)?.as_str()?;
-    let v: Value = serde_json::from_str(raw).ok()?;
+    let (v, _) = crate::json::value::to_value(raw.as_bytes()).ok()?;
     let again = super::read::read_meta(&v, raw.as_bytes());
     let same = again.id == meta.id
         && again.project_hash == meta.project_hash

@@ -311,17 +311,22 @@ fn reorder(
 /// The original text of a record read from this format, when the node still reads as it did.
 fn raw_record<'a>(node: &'a Node, common: &Common, parent: Option<&str>) -> Option<&'a str> {
     let raw = node.hints.get(HINT_RAW)?.as_str()?;
+    // Read as the reader read it (as `JSON.parse` does): serde_json refuses a lone surrogate.
+    let read_again = || {
+        crate::json::value::to_value(raw.as_bytes())
+            .ok()
+            .map(|(v, _)| v)
+    };
     if let Body::Event(Event::Custom { kind, data }) = &node.body
         && kind == RECORD
     {
-        let same = data.as_str() == Some(raw)
-            || serde_json::from_str::<Value>(raw).is_ok_and(|v| v == *data);
+        let same = data.as_str() == Some(raw) || read_again().is_some_and(|v| v == *data);
         return same.then_some(raw);
     }
     if parent != node.parent.as_deref() {
         return None;
     }
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(raw) else {
+    let Some(Value::Object(map)) = read_again() else {
         return None;
     };
     if map.get("uuid").and_then(Value::as_str) != Some(node.id.as_str()) {
