@@ -439,13 +439,18 @@ pub(super) enum RecordType {
 }
 
 /// What `kind` (the `type` value: `None` when absent, `Some(None)` when not a string) makes of
-/// a record whose `subtype` is a string or not.
-pub(super) fn record_type(kind: Option<Option<&str>>, subtype_is_string: bool) -> RecordType {
+/// a record whose `subtype` is that string (`None` when absent or not a string).
+pub(super) fn record_type(kind: Option<Option<&str>>, subtype: Option<&str>) -> RecordType {
     match kind {
         Some(Some("user")) => RecordType::Message(Role::User),
         Some(Some("assistant")) => RecordType::Message(Role::Assistant),
         Some(Some("tool_result")) => RecordType::Message(Role::Tool),
-        Some(Some("system")) if subtype_is_string => RecordType::System,
+        // The event would take the name of a record kept whole, which the writer writes from
+        // its value alone: the record is kept whole itself.
+        Some(Some("system")) if subtype == Some(RECORD) => {
+            RecordType::Unknown(format!("\"system\" with the subtype {RECORD:?}"))
+        }
+        Some(Some("system")) if subtype.is_some() => RecordType::System,
         Some(Some("system")) => RecordType::Unknown("\"system\" without a subtype".into()),
         Some(Some(s)) => RecordType::Unknown(format!("{s:?}")),
         Some(None) => RecordType::Unknown("(not a string)".into()),
@@ -470,7 +475,7 @@ pub(super) fn read_record(
         .map(String::from);
     let kind = record_type(
         rec.get("type").map(Value::as_str),
-        rec.get("subtype").is_some_and(Value::is_string),
+        rec.get("subtype").and_then(Value::as_str),
     );
     let role = match kind {
         RecordType::Message(role) => Some(role),

@@ -889,6 +889,9 @@ fn odd_records_round_trip() {
         r#"{"uuid":"u6","parentUuid":"u5","sessionId":"s","timestamp":"t6","type":"system","cwd":"/p","version":"v","subtype":"at_command"}"#,
         r#"{"uuid":"u7","parentUuid":"u6","sessionId":"s","timestamp":"t7","type":"system","cwd":"/p","version":"v","systemPayload":{}}"#,
         r#"{"uuid":"u8","parentUuid":"u7","sessionId":"s","timestamp":"t8","type":"system","cwd":"/p","version":"v","subtype":"custom_title","systemPayload":null}"#,
+        // A subtype named as the reader names a record it keeps whole (once written back as
+        // its payload alone).
+        r#"{"uuid":"u8b","parentUuid":"u8","sessionId":"s","timestamp":"t8","type":"system","cwd":"/p","version":"v","subtype":"qwen-jsonl.record","systemPayload":{"x":1}}"#,
         // A uuid that is not a string, a bare value, escapes JavaScript would not write.
         r#"{"uuid":5,"type":"user"}"#,
         r#""just a string""#,

@@ -224,7 +224,7 @@ impl Scan for Scanner<'_> {
         let subtype_text = subtype.and_then(Raw::as_str).map(|t| t.value);
         match record_type(
             type_text.as_ref().map(|t| t.as_deref()),
-            subtype_text.is_some(),
+            subtype_text.as_deref(),
         ) {
             RecordType::Message(role) => {
                 rec.flags |= match role {
