@@ -1,4 +1,5 @@
-//! Qwen Code sessions into Claude Code and into a Codex rollout through the two passes,
+//! Qwen Code sessions into Claude Code, into a Codex rollout and back into Qwen Code through
+//! the two passes,
 //! against the whole-session path: every Qwen fixture (the real samples hold no Qwen Code
 //! session), and Qwen sessions made from the generated Claude Code ones (tool calls, branches,
 //! titles) with records that share a uuid (a line written twice, a later record adding
@@ -29,7 +30,7 @@ fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
 }
 
 /// The targets the engine takes a Qwen session into.
-const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
+const TARGETS: [&str; 3] = ["claude-jsonl", "codex-jsonl", "qwen-jsonl"];
 
 /// `bytes` (a Qwen session) into each target, detected and forced, with each leaf: every
 /// conversion taken by the engine, and equal to the whole path's.
@@ -109,6 +110,17 @@ fn generated_qwen_sessions_with_merged_records_convert_as_the_whole_session_path
                 r#"{{"uuid":"{uuid}","message":{{"parts":[{{"text":"added later"}}]}},"timestamp":"2030-01-01T00:00:00Z"}}"#
             ));
         }
+        // A record of a type not known, with a time; then a uuid written twice without a
+        // time: its merged node takes the time of the last record that has one, not the
+        // unknown one's.
+        varied.push(format!(
+            r#"{{"uuid":"odd-{seed}","type":"later","timestamp":"2031-01-01T00:00:00Z"}}"#
+        ));
+        for part in ["one", "two"] {
+            varied.push(format!(
+                r#"{{"uuid":"twice-{seed}","type":"user","message":{{"role":"user","parts":[{{"text":"{part}"}}]}}}}"#
+            ));
+        }
         varied.push("[1,2]".into());
         let last = varied.len() - 1;
         varied[last - 2] = format!("{}{}", varied[last - 2], lines[0]);
@@ -146,4 +158,43 @@ fn closing_calls_of_a_qwen_session_goes_through_the_whole_session() {
         o.close_open_calls = false;
         assert!(agree("cut.jsonl", cut, None, fmt(to), &o, &no_adjust));
     }
+}
+
+/// Back into Qwen Code with the session's fields changed (`convert --store` placing it under
+/// another project) or a first record without a `cwd` (given by `--cwd`, or not at all):
+/// every node made and written by the writer, as the whole path writes it.
+#[test]
+fn a_qwen_session_written_back_with_other_fields_is_written_as_the_whole_session_path_writes_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/qwen-jsonl");
+    let qwen = fmt("qwen-jsonl");
+    let place = |m: &mut sessiontool::model::Meta| {
+        m.cwd = Some("/elsewhere/app".into());
+    };
+    let mut taken = 0;
+    for name in [
+        "plain.jsonl",
+        "branches.jsonl",
+        "tools.jsonl",
+        "unknown-fields.jsonl",
+    ] {
+        let bytes = std::fs::read(root.join(name)).unwrap();
+        taken += usize::from(agree(name, &bytes, None, qwen, &options(None), &place));
+        // The first record without its cwd: the records that had one keep theirs.
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let first = text.lines().next().unwrap();
+        let cwd = first
+            .split(",\"cwd\":")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .nth(1)
+            .unwrap();
+        let without = text.replacen(&format!(",\"cwd\":\"{cwd}\""), "", 1);
+        assert_ne!(without, text);
+        let mut o = options(None);
+        taken += usize::from(agree(name, without.as_bytes(), None, qwen, &o, &no_adjust));
+        o.cwd = Some("/given".into());
+        taken += usize::from(agree(name, without.as_bytes(), None, qwen, &o, &no_adjust));
+    }
+    assert_eq!(taken, 12);
 }

@@ -13,9 +13,10 @@
 //!
 //! What goes through here: Claude Code JSONL to Claude Code, to Codex and to Gemini (the legacy
 //! document and the JSONL recording); a Codex rollout back into a rollout (its lines copied,
-//! the metadata line as the writer writes it), into Claude Code and into Gemini. The view
-//! ([`view`]) shows,
-//! trees and lists both formats the same way. Everything else goes through the whole-session path
+//! the metadata line as the writer writes it), into Claude Code and into Gemini; a Qwen Code
+//! session into Claude Code, into Codex and back into Qwen Code (its records copied, those
+//! merged from several written merged). The view ([`view`]) shows, trees and lists the three
+//! formats the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
 
@@ -23,6 +24,7 @@ mod bins;
 pub mod links;
 pub mod pass1;
 pub mod pass2;
+mod qwen_same;
 pub(crate) mod reading;
 pub mod skeleton;
 pub mod source;
@@ -136,6 +138,14 @@ enum Route {
     RolloutSame {
         known: Box<rollout::Known>,
         meta_line: Vec<u8>,
+    },
+    /// Qwen Code to Qwen Code: each record copied, or its node made and written, in the
+    /// writer's order.
+    QwenSame {
+        known: Box<crate::formats::qwen_jsonl::two_pass::Known>,
+        order: Vec<u32>,
+        writer: Box<crate::formats::qwen_jsonl::two_pass::RecordWriter>,
+        copies: bool,
     },
     /// A session from another format to Claude Code: every node, one run at a time.
     ToClaude {
@@ -356,6 +366,7 @@ enum Kind {
     RolloutToGemini(Layout),
     QwenToClaude,
     QwenToCodex,
+    QwenSame,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -371,6 +382,7 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (codex_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::RolloutToGemini(Layout::Lines)),
         (qwen_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::QwenToClaude),
         (qwen_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::QwenToCodex),
+        (qwen_jsonl::NAME, qwen_jsonl::NAME) => Some(Kind::QwenSame),
         _ => None,
     }
 }
@@ -420,7 +432,9 @@ pub fn plan<'a>(
         Kind::RolloutSame => plan_rollout(job, adjust, from),
         Kind::RolloutToClaude => plan_rollout_to_claude(job, adjust, from),
         Kind::RolloutToGemini(layout) => plan_rollout_to_gemini(job, adjust, from, layout),
-        Kind::QwenToClaude | Kind::QwenToCodex => plan_qwen(job, adjust, from, kind),
+        Kind::QwenToClaude | Kind::QwenToCodex | Kind::QwenSame => {
+            plan_qwen(job, adjust, from, kind)
+        }
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -535,9 +549,10 @@ fn plan_rollout_to_claude<'a>(
 }
 
 /// Pass one of a Qwen Code session written as Claude Code (every node, in file order, as the
-/// whole path writes them: a tree stays a tree) or as a Codex rollout (the branch). (Into
-/// Gemini a Qwen session is written by the whole writer: it is of the Gemini family, whose own
-/// fields and layout are written back.)
+/// whole path writes them: a tree stays a tree), as a Codex rollout (the branch) or back as
+/// Qwen Code (every node, the head last: [`qwen_same`]). (Into Gemini a Qwen session is
+/// written by the whole writer: it is of the Gemini family, whose own fields and layout are
+/// written back.)
 fn plan_qwen<'a>(
     job: Job<'a>,
     adjust: &mut dyn FnMut(&mut Meta),
@@ -566,6 +581,19 @@ fn plan_qwen<'a>(
     let diagnostics = said(&job, known.diagnostics(), known.open_calls);
     let route = match kind {
         Kind::QwenToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
+        Kind::QwenSame => {
+            let Some((mut writer, copies)) = known.same_format_writer(&meta, job.options) else {
+                return Ok(None);
+            };
+            let leaf = leaf.as_deref().and_then(|l| known.skeleton().index_of(l));
+            let order = known.write_order(leaf, writer.losses());
+            Route::QwenSame {
+                known: Box::new(known),
+                order,
+                writer: Box::new(writer),
+                copies: copies && !job.tuning.rebuild_unchanged,
+            }
+        }
         _ => Route::ToClaude {
             writer: Box::new(ForeignStream::new(&meta, job.options).map_err(write_error)?),
             known: Box::new(known),
@@ -680,7 +708,8 @@ fn plan_claude<'a>(
         | Kind::RolloutToClaude
         | Kind::RolloutToGemini(_)
         | Kind::QwenToClaude
-        | Kind::QwenToCodex => {
+        | Kind::QwenToCodex
+        | Kind::QwenSame => {
             unreachable!("planned by plan_rollout and plan_qwen")
         }
         Kind::ToGemini(layout) => {
@@ -882,6 +911,12 @@ impl Plan<'_> {
                 })?;
                 w.finish()
             }
+            Route::QwenSame {
+                known,
+                order,
+                writer,
+                copies,
+            } => qwen_same::write(job, &known, &order, *writer, copies, out)?,
             Route::RolloutSame { known, meta_line } => {
                 let before = |i| (known.meta_at == Some(i)).then_some(&meta_line[..]);
                 copy_records(job, &known.spots, out, before)?;

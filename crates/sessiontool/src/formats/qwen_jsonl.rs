@@ -122,7 +122,7 @@ impl Common {
 }
 
 /// The values written into the base fields of a record that does not carry its own.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Defaults {
     session_id: String,
     cwd: String,

@@ -20,15 +20,17 @@ use super::read::{
     not_a_record, record_type, tail_without_uuid_said, unknown_record, unparseable, whole_id,
     whole_node,
 };
+pub(crate) use super::write::RecordWriter;
+use super::write::head_last;
 use super::{Common, Defaults, NAME};
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{Diagnostic, Location, LossReport};
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::reading::each_node;
 use crate::engine::skeleton::Skeleton;
 use crate::engine::{MadeFor, Source, pass2};
 use crate::formats::claude_jsonl::listing::HeadBranch;
 use crate::formats::gemini_content::{CallPart, call_part};
-use crate::formats::lossy_diagnostic;
+use crate::formats::{WriteOptions, lossy_diagnostic};
 use crate::json::value::to_value;
 use crate::json::{Kind, Raw};
 use crate::model::{Body, Content, Event, Meta, Node, Role};
@@ -322,6 +324,7 @@ impl Scan for Scanner<'_> {
 
     fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> io::Result<Known> {
         let Pass1 { spots, mut acc, .. } = pass;
+        let clean = findings.is_empty();
         let first = acc.first.unwrap_or_default();
         let defaults = Defaults::from_common(&first.common);
         let sk = acc.skeleton;
@@ -365,7 +368,12 @@ impl Scan for Scanner<'_> {
             )?;
             foreign += usize::from(is_foreign(&map, &first.common));
             let (made, kind) = group_node(map, sk.name(node), None, &first.common, None);
+            // Kept whole or not as the merged records are (a later record can bring the
+            // subtype a system record needs).
+            let flags = &mut acc.flags[node as usize];
+            *flags &= !UNKNOWN;
             if let Some(kind) = kind {
+                *flags |= UNKNOWN;
                 unknown.push((node, kind.into()));
             }
             if let Body::Event(Event::Title { title: Some(t), .. }) = &made.body {
@@ -435,6 +443,7 @@ impl Scan for Scanner<'_> {
             flags: acc.flags,
             common: first.common,
             defaults,
+            clean,
             #[cfg(test)]
             calls,
             open_calls,
@@ -529,6 +538,9 @@ pub(crate) struct Known {
     flags: Vec<u8>,
     common: Common,
     defaults: Defaults,
+    /// The records layer found nothing to say of the lines (no CRLF, blank, glued or cut
+    /// line): each record's line ends in one `\n`.
+    clean: bool,
     /// Each node's tool calls (node, id, name), in node order: what the open calls were
     /// counted from (kept for the tests to hold them to the reader's).
     #[cfg(test)]
@@ -539,6 +551,57 @@ pub(crate) struct Known {
 }
 
 impl Known {
+    /// Whether node `index` is made of several records.
+    pub(crate) fn is_merged(&self, index: u32) -> bool {
+        self.more.contains_key(&index)
+    }
+
+    /// Whether node `index` is a record kept whole (written back from its value or text, with
+    /// no time of its own for the records after it).
+    pub(crate) fn kept_whole(&self, index: u32) -> bool {
+        self.flags[index as usize] & (WHOLE | UNKNOWN) != 0
+    }
+
+    /// The writer of this session written back as Qwen Code records (`meta` as it is to be
+    /// written: `None` when that makes it another format's), and whether it gives back each
+    /// node of one record as the record's bytes: then only the nodes merged from several
+    /// records need making.
+    pub(crate) fn same_format_writer(
+        &self,
+        meta: &Meta,
+        options: &WriteOptions,
+    ) -> Option<(RecordWriter, bool)> {
+        let first = match self.skeleton.len() {
+            0 => String::new(),
+            _ => self.skeleton.name(0),
+        };
+        let writer = RecordWriter::native(meta, options, &first)?;
+        let copies = writer.gives_back_records_read_with(&self.common);
+        Some((writer, copies))
+    }
+
+    /// The order the writer puts the nodes in: file order, with the head (`leaf`, a node,
+    /// else the session's) moved last as [`head_last`] moves it.
+    pub(crate) fn write_order(&self, leaf: Option<u32>, losses: &mut LossReport) -> Vec<u32> {
+        let sk = &self.skeleton;
+        let head = leaf.or(self.head).map(|h| h as usize);
+        let writes = |i: usize| !self.kept_whole(i as u32);
+        let has_children = |h: usize| (0..sk.len() as u32).any(|i| sk.parent(i) == Some(h as u32));
+        head_last(sk.len(), head, writes, has_children, losses)
+            .into_iter()
+            .map(|i| i as u32)
+            .collect()
+    }
+
+    /// Whether the nodes in `order` are the input's `len` bytes line by line, each a record
+    /// of its own: written back, they are the input's very bytes.
+    pub(crate) fn lines_intact(&self, order: &[u32], len: u64) -> bool {
+        self.clean
+            && self.more.is_empty()
+            && order.iter().enumerate().all(|(k, &i)| k as u32 == i)
+            && crate::engine::pass1::lines_intact(&self.spots, len)
+    }
+
     /// Node `index` from its records' bytes, as `read` makes it (with the hints this format's
     /// writer reads only when it is `made_for` it).
     fn make(&self, index: u32, records: &[&[u8]], made_for: MadeFor) -> Node {

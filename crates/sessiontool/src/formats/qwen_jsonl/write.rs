@@ -16,7 +16,7 @@ use super::{
 };
 use crate::diag::LossReport;
 use crate::ids::{derived_uuid, is_uuid};
-use crate::model::{Body, Content, Event, Message, Node, Part, Role, Session, Usage};
+use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session, Usage};
 use crate::tree::Tree;
 
 /// The fields every record starts with.
@@ -352,15 +352,15 @@ fn is_qwen_session_id(id: &str) -> bool {
 }
 
 /// Node ids as record uuids, and where the children of nodes without a record attach.
-struct Ids<'a> {
+struct Ids {
     native: bool,
-    session_id: &'a str,
+    session_id: String,
     /// Node id -> the uuid its children name as parent (skipped nodes: their own parent;
     /// split tool nodes: their last record).
     alias: HashMap<String, Option<String>>,
 }
 
-impl Ids<'_> {
+impl Ids {
     fn uuid(&self, id: &str) -> String {
         if self.native || is_uuid(id) {
             id.to_string()
@@ -398,7 +398,6 @@ fn write_order(
     losses: &mut LossReport,
 ) -> Result<Vec<usize>, WriteError> {
     let nodes = &session.nodes;
-    let mut order: Vec<usize> = (0..nodes.len()).collect();
     let head = match options.leaf.as_deref() {
         Some(l) => Some(
             tree.index_of(l)
@@ -406,14 +405,28 @@ fn write_order(
         ),
         None => session.meta.head.as_deref().and_then(|h| tree.index_of(h)),
     };
-    let Some(h) = head.filter(|&h| writes_record(&nodes[h], native)) else {
-        return Ok(order);
+    let writes = |i: usize| writes_record(&nodes[i], native);
+    let has_children = |i: usize| !tree.children(i).is_empty();
+    Ok(head_last(nodes.len(), head, writes, has_children, losses))
+}
+
+/// The order of `len` nodes in file order, with `head` moved last when it has a record and no
+/// children and is not the last node with a record (`writes`): the rule the whole writer and
+/// the engine share.
+pub(crate) fn head_last(
+    len: usize,
+    head: Option<usize>,
+    writes: impl Fn(usize) -> bool,
+    has_children: impl Fn(usize) -> bool,
+    losses: &mut LossReport,
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
+    let Some(h) = head.filter(|&h| writes(h)) else {
+        return order;
     };
-    let last = (0..nodes.len())
-        .rev()
-        .find(|&i| writes_record(&nodes[i], native));
+    let last = (0..len).rev().find(|&i| writes(i));
     if last != Some(h) {
-        if tree.children(h).is_empty() {
+        if !has_children(h) {
             order.retain(|&i| i != h);
             order.push(h);
         } else {
@@ -424,12 +437,217 @@ fn write_order(
             );
         }
     }
-    Ok(order)
+    order
 }
 
 fn push_line(out: &mut Vec<u8>, map: &Map<String, Value>) {
     serde_json::to_writer(&mut *out, map).expect("a JSON map always serializes");
     out.push(b'\n');
+}
+
+/// What writing a session's records carries from one node to the next: the session's fields,
+/// the ids given, the last time and uuid written, what was lost. The whole writer and the
+/// engine's same-format route (one node at a time) both write through it.
+pub(crate) struct RecordWriter {
+    native: bool,
+    /// The session's fields as the reader of its records takes them.
+    common: Common,
+    defaults: Defaults,
+    cwd_known: bool,
+    /// Times for records that have none (after the last one written).
+    now: Option<String>,
+    start_time: Option<String>,
+    ids: Ids,
+    last_ts: Option<String>,
+    last_uuid: Option<String>,
+    blank_cwd: usize,
+    losses: LossReport,
+}
+
+impl RecordWriter {
+    /// The writer of `meta`'s session, whose first node is `first_id` (a session without an
+    /// id gets one derived from it). `native`: the session was read from this format.
+    fn new(meta: &Meta, options: &WriteOptions, first_id: &str, mut losses: LossReport) -> Self {
+        let native = meta.source_format.as_deref() == Some(NAME);
+        let cwd = meta
+            .cwd
+            .clone()
+            .or_else(|| options.cwd.clone())
+            .or_else(|| meta.directories.as_ref().and_then(|d| d.first().cloned()));
+        let session_id = match &meta.id {
+            Some(id) if !native && !is_qwen_session_id(id) => foreign_session_id(
+                id,
+                "Qwen Code lists and resumes sessions only by UUIDs of versions 1 to 5",
+                &mut losses,
+            ),
+            Some(id) => id.clone(),
+            None => derived_uuid(&format!("{NAME}/{first_id}")),
+        };
+        RecordWriter {
+            native,
+            common: Common::from_meta(meta),
+            cwd_known: cwd.is_some(),
+            defaults: Defaults {
+                session_id: session_id.clone(),
+                cwd: cwd.unwrap_or_default(),
+                version: meta
+                    .tool_version
+                    .clone()
+                    .unwrap_or_else(|| "unknown".into()),
+                git_branch: meta.git_branch.clone(),
+            },
+            now: options.now.clone(),
+            start_time: meta.start_time.clone(),
+            ids: Ids {
+                native,
+                session_id,
+                alias: HashMap::new(),
+            },
+            last_ts: None,
+            last_uuid: None,
+            blank_cwd: 0,
+            losses,
+        }
+    }
+
+    /// The writer of a session read from this format, for the engine (`None` for any other
+    /// session): its nodes are then given to [`Self::native_node`] in the order
+    /// [`write_order`] puts them.
+    pub(crate) fn native(meta: &Meta, options: &WriteOptions, first_id: &str) -> Option<Self> {
+        let w = Self::new(meta, options, first_id, LossReport::default());
+        w.native.then_some(w)
+    }
+
+    /// Whether a record of a session read from this format, given back by the reader's
+    /// `group_node` with the defaults `read` took from its first record (`common`), is written
+    /// back as its very bytes: the session's fields are the ones read, and every record has a
+    /// `cwd` to write. (The record's text is written when rebuilding it would differ, else it
+    /// is rebuilt to those bytes; that holds for a record of its own, not for one merged from
+    /// several.)
+    pub(super) fn gives_back_records_read_with(&self, common: &Common) -> bool {
+        self.native
+            && self.cwd_known
+            && self.common == *common
+            && self.defaults == Defaults::from_common(common)
+    }
+
+    /// A record kept whole: its text, or its value when it no longer reads as its text.
+    fn whole(&self, node: &Node, data: &Value, out: &mut Vec<u8>) {
+        match raw_record(node, &self.common, None) {
+            Some(raw) => out.extend_from_slice(raw.as_bytes()),
+            None => serde_json::to_writer(&mut *out, data).expect("a JSON value always serializes"),
+        }
+        out.push(b'\n');
+    }
+
+    /// A node without a record here: what is lost, and its children attached to its parent.
+    /// `false` when the node has a record.
+    fn skipped(&mut self, node: &Node, parent: Option<String>) -> bool {
+        if writes_record(node, self.native) {
+            return false;
+        }
+        let (code, message) = match &node.body {
+            Body::Message(m) if m.role == Role::System => (
+                "system-messages",
+                "system messages (Qwen Code records have no system role)",
+            ),
+            Body::Message(_) => (
+                "notices",
+                "notices (info, warning and error messages): Qwen Code records have no place for them",
+            ),
+            Body::Event(_) => (
+                "events",
+                "session events of kinds Qwen Code does not record (model changes, other tools' events)",
+            ),
+        };
+        self.losses.add(code, 1, message);
+        self.ids.alias.insert(node.id.clone(), parent);
+        true
+    }
+
+    /// The time a node's records get: its own, else the last record's.
+    fn time_of(&mut self, node: &Node) -> String {
+        let ts = node
+            .timestamp
+            .clone()
+            .or_else(|| self.last_ts.clone())
+            .or_else(|| self.now.clone())
+            .or_else(|| self.start_time.clone());
+        if ts.is_none() && !self.native {
+            self.losses.add(
+                "timestamps",
+                1,
+                "records without any time to give them (pass --now)",
+            );
+        }
+        ts.unwrap_or_default()
+    }
+
+    /// A node of a session read from this format, as its records.
+    pub(crate) fn native_node(&mut self, node: &Node, out: &mut Vec<u8>) {
+        if let Body::Event(Event::Custom { kind, data }) = &node.body
+            && kind == RECORD
+        {
+            self.whole(node, data, out);
+            return;
+        }
+        let parent = self.ids.parent(node.parent.as_deref());
+        if self.skipped(node, parent.clone()) {
+            return;
+        }
+        let ts = self.time_of(node);
+        let uuid = self.ids.uuid(&node.id);
+        if let Some(raw) = raw_record(node, &self.common, parent.as_deref()) {
+            out.extend_from_slice(raw.as_bytes());
+            out.push(b'\n');
+            self.last_uuid = Some(uuid);
+        } else {
+            let base = Base {
+                uuid: &uuid,
+                parent: parent.as_deref(),
+                timestamp: &ts,
+                defaults: &self.defaults,
+            };
+            let record = match &node.body {
+                Body::Message(m) => Some(message_record(node, m, m.role, &m.parts, &base, true)),
+                Body::Event(e) => native_event(e)
+                    .map(|(subtype, payload)| system_record(node, subtype, payload, &base, true)),
+            };
+            if let Some(record) = record {
+                self.push(apply_hints(record, node), node, out);
+            }
+        }
+        self.last_ts = Some(ts);
+    }
+
+    /// One record on its line.
+    fn push(&mut self, record: Map<String, Value>, node: &Node, out: &mut Vec<u8>) {
+        if !self.cwd_known
+            && record.get("cwd").and_then(Value::as_str) == Some("")
+            && !node.extra.contains_key("cwd")
+        {
+            self.blank_cwd += 1;
+        }
+        self.last_uuid = record.get("uuid").and_then(Value::as_str).map(String::from);
+        push_line(out, &record);
+    }
+
+    /// What was lost so far (the caller adds what it leaves out).
+    pub(crate) fn losses(&mut self) -> &mut LossReport {
+        &mut self.losses
+    }
+
+    /// What was lost.
+    pub(crate) fn finish(mut self) -> LossReport {
+        if self.blank_cwd > 0 {
+            self.losses.add(
+                "cwd-unknown",
+                self.blank_cwd,
+                "Qwen finds sessions by the cwd in the first record; pass --cwd",
+            );
+        }
+        self.losses
+    }
 }
 
 pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
@@ -446,118 +664,40 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
         &prepared
     };
     let meta = &session.meta;
-    let common = Common::from_meta(meta);
-    let cwd = meta
-        .cwd
-        .clone()
-        .or_else(|| options.cwd.clone())
-        .or_else(|| meta.directories.as_ref().and_then(|d| d.first().cloned()));
-    let cwd_known = cwd.is_some();
-    let session_id = match &meta.id {
-        Some(id) if !native && !is_qwen_session_id(id) => foreign_session_id(
-            id,
-            "Qwen Code lists and resumes sessions only by UUIDs of versions 1 to 5",
-            &mut losses,
-        ),
-        Some(id) => id.clone(),
-        None => {
-            let first = session.nodes.first().map_or("", |n| n.id.as_str());
-            derived_uuid(&format!("{NAME}/{first}"))
-        }
-    };
-    let defaults = Defaults {
-        session_id,
-        cwd: cwd.unwrap_or_default(),
-        version: meta
-            .tool_version
-            .clone()
-            .unwrap_or_else(|| "unknown".into()),
-        git_branch: meta.git_branch.clone(),
-    };
+    let first = session.nodes.first().map_or("", |n| n.id.as_str());
+    let mut w = RecordWriter::new(meta, options, first, losses);
     let tree = session.tree();
-    let order = write_order(session, &tree, options, native, &mut losses)?;
-    let mut ids = Ids {
-        native,
-        session_id: &defaults.session_id,
-        alias: HashMap::new(),
-    };
+    let order = write_order(session, &tree, options, native, &mut w.losses)?;
     let mut out = Vec::new();
-    let mut last_ts: Option<String> = None;
-    let mut last_uuid: Option<String> = None;
     let mut wrote_title = false;
-    let mut blank_cwd = 0usize;
     for &i in &order {
         let node = &session.nodes[i];
+        if native {
+            w.native_node(node, &mut out);
+            continue;
+        }
         if let Body::Event(Event::Custom { kind, data }) = &node.body
             && kind == RECORD
         {
-            match raw_record(node, &common, None) {
-                Some(raw) => {
-                    out.extend_from_slice(raw.as_bytes());
-                    out.push(b'\n');
-                }
-                None => {
-                    serde_json::to_writer(&mut out, data).expect("a JSON value always serializes");
-                    out.push(b'\n');
-                }
-            }
+            w.whole(node, data, &mut out);
             continue;
         }
-        let parent = ids.parent(node.parent.as_deref());
-        if !writes_record(node, native) {
-            let (code, message) = match &node.body {
-                Body::Message(m) if m.role == Role::System => (
-                    "system-messages",
-                    "system messages (Qwen Code records have no system role)",
-                ),
-                Body::Message(_) => (
-                    "notices",
-                    "notices (info, warning and error messages): Qwen Code records have no place for them",
-                ),
-                Body::Event(_) => (
-                    "events",
-                    "session events of kinds Qwen Code does not record (model changes, other tools' events)",
-                ),
-            };
-            losses.add(code, 1, message);
-            ids.alias.insert(node.id.clone(), parent);
+        let parent = w.ids.parent(node.parent.as_deref());
+        if w.skipped(node, parent.clone()) {
             continue;
         }
-        let ts = node
-            .timestamp
-            .clone()
-            .or_else(|| last_ts.clone())
-            .or_else(|| options.now.clone())
-            .or_else(|| meta.start_time.clone());
-        if ts.is_none() && !native {
-            losses.add(
-                "timestamps",
-                1,
-                "records without any time to give them (pass --now)",
-            );
-        }
-        let ts = ts.unwrap_or_default();
-        let uuid = ids.uuid(&node.id);
-        if native && let Some(raw) = raw_record(node, &common, parent.as_deref()) {
-            out.extend_from_slice(raw.as_bytes());
-            out.push(b'\n');
-            last_ts = Some(ts);
-            last_uuid = Some(uuid);
-            continue;
-        }
+        let ts = w.time_of(node);
+        let uuid = w.ids.uuid(&node.id);
         let base = Base {
             uuid: &uuid,
             parent: parent.as_deref(),
             timestamp: &ts,
-            defaults: &defaults,
+            defaults: &w.defaults,
         };
         let mut records: Vec<Map<String, Value>> = Vec::with_capacity(1);
         match &node.body {
-            Body::Message(m) if native => {
-                records.push(message_record(node, m, m.role, &m.parts, &base, true));
-            }
             Body::Message(m) => {
-                let parts = api_parts(node, m, &mut losses);
+                let parts = api_parts(node, m, &mut w.losses);
                 let all_results = !parts.is_empty()
                     && parts
                         .iter()
@@ -576,7 +716,7 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
                         let id = if k == 0 {
                             uuid.clone()
                         } else {
-                            derived_uuid(&format!("{}/{}#{k}", defaults.session_id, node.id))
+                            derived_uuid(&format!("{}/{}#{k}", w.defaults.session_id, node.id))
                         };
                         let b = Base {
                             uuid: &id,
@@ -587,17 +727,12 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
                         prev = Some(id);
                     }
                     if records.len() > 1 {
-                        ids.alias.insert(node.id.clone(), prev);
+                        w.ids.alias.insert(node.id.clone(), prev);
                     }
                 }
             }
-            Body::Event(e) if native => {
-                if let Some((subtype, payload)) = native_event(e) {
-                    records.push(system_record(node, subtype, payload, &base, true));
-                }
-            }
             Body::Event(e) => {
-                let payload = foreign_event(session, &tree, i, e, &mut losses);
+                let payload = foreign_event(session, &tree, i, e, &mut w.losses);
                 if let Some((subtype, payload)) = payload {
                     wrote_title |= subtype == "custom_title";
                     records.push(system_record(node, subtype, payload, &base, false));
@@ -605,39 +740,29 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
             }
         }
         for record in records {
-            let record = if native {
-                apply_hints(record, node)
-            } else {
-                record
-            };
-            if !cwd_known
-                && record.get("cwd").and_then(Value::as_str) == Some("")
-                && !node.extra.contains_key("cwd")
-            {
-                blank_cwd += 1;
-            }
-            last_uuid = record.get("uuid").and_then(Value::as_str).map(String::from);
-            push_line(&mut out, &record);
+            w.push(record, node, &mut out);
         }
-        last_ts = Some(ts);
+        w.last_ts = Some(ts);
     }
     if !native {
         if let Some(title) = meta
             .title
             .as_ref()
-            .filter(|_| !wrote_title && last_uuid.is_some())
+            .filter(|_| !wrote_title && w.last_uuid.is_some())
         {
             // Qwen Code finds the name in a trailing custom_title record, chained to the tail.
-            let uuid = derived_uuid(&format!("{}/title", defaults.session_id));
-            let ts = last_ts
+            let uuid = derived_uuid(&format!("{}/title", w.defaults.session_id));
+            let ts = w
+                .last_ts
+                .clone()
                 .or_else(|| options.now.clone())
                 .or_else(|| meta.last_updated.clone())
                 .unwrap_or_default();
             let base = Base {
                 uuid: &uuid,
-                parent: last_uuid.as_deref(),
+                parent: w.last_uuid.as_deref(),
                 timestamp: &ts,
-                defaults: &defaults,
+                defaults: &w.defaults,
             };
             let mut r = base_map("system", &base);
             r.insert("subtype".into(), "custom_title".into());
@@ -645,30 +770,26 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
                 "systemPayload".into(),
                 json!({"customTitle": title, "titleSource": "manual"}),
             );
-            if !cwd_known {
-                blank_cwd += 1;
+            if !w.cwd_known {
+                w.blank_cwd += 1;
             }
             push_line(&mut out, &r);
         }
         if meta.summary.is_some() {
-            losses.add(
+            w.losses.add(
                 "session-summary",
                 1,
                 "the session summary (Qwen Code records have no field for it)",
             );
         }
-        losses.add(
+        w.losses.add(
             "session-fields",
             meta.extra.len(),
             "session-level fields of the source format",
         );
     }
-    if blank_cwd > 0 {
-        losses.add(
-            "cwd-unknown",
-            blank_cwd,
-            "Qwen finds sessions by the cwd in the first record; pass --cwd",
-        );
-    }
-    Ok(Written { bytes: out, losses })
+    Ok(Written {
+        bytes: out,
+        losses: w.finish(),
+    })
 }
