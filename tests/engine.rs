@@ -772,10 +772,15 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
     let codex = ["codex-jsonl"; 2]
         .into_iter()
         .zip(["tools.jsonl", "unknown.jsonl"]);
-    for (from, name) in claude.chain(codex) {
+    let qwen = ["qwen-jsonl"; 2]
+        .into_iter()
+        .zip(["tools.jsonl", "branches.jsonl"]);
+    for (from, name) in claude.chain(codex).chain(qwen) {
         let input = fixtures.join(from).join(name);
-        // A rollout goes to every target through the engine, as a Claude Code session does.
-        for to in TARGETS {
+        // A rollout goes to every target through the engine, as a Claude Code session does; a
+        // Qwen Code session back into Qwen Code too.
+        let back = (from == "qwen-jsonl").then_some(from);
+        for to in TARGETS.into_iter().chain(back) {
             let run = |args: &[&str]| {
                 let out = Command::new(bin)
                     .args(["convert", "--from", from, "--to", to])
