@@ -1,6 +1,5 @@
-//! Qwen Code sessions into Claude Code, into a Codex rollout and back into Qwen Code through
-//! the two passes,
-//! against the whole-session path: every Qwen fixture (the real samples hold no Qwen Code
+//! Qwen Code sessions into Claude Code, into a Codex rollout, into Gemini (both layouts) and
+//! back into Qwen Code through the two passes, against the whole-session path: every Qwen fixture (the real samples hold no Qwen Code
 //! session), and Qwen sessions made from the generated Claude Code ones (tool calls, branches,
 //! titles) with records that share a uuid (a line written twice, a later record adding
 //! parts), records kept whole, and leaves.
@@ -30,7 +29,13 @@ fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
 }
 
 /// The targets the engine takes a Qwen session into.
-const TARGETS: [&str; 3] = ["claude-jsonl", "codex-jsonl", "qwen-jsonl"];
+const TARGETS: [&str; 5] = [
+    "claude-jsonl",
+    "codex-jsonl",
+    "gemini-json",
+    "gemini-jsonl",
+    "qwen-jsonl",
+];
 
 /// `bytes` (a Qwen session) into each target, detected and forced, with each leaf: every
 /// conversion taken by the engine, and equal to the whole path's.

@@ -14,7 +14,7 @@
 //! What goes through here: Claude Code JSONL to Claude Code, to Codex and to Gemini (the legacy
 //! document and the JSONL recording); a Codex rollout back into a rollout (its lines copied,
 //! the metadata line as the writer writes it), into Claude Code and into Gemini; a Qwen Code
-//! session into Claude Code, into Codex and back into Qwen Code (its records copied, those
+//! session into Claude Code, into Codex, into Gemini and back into Qwen Code (its records copied, those
 //! merged from several written merged). The view ([`view`]) shows, trees and lists the three
 //! formats the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
@@ -366,6 +366,7 @@ enum Kind {
     RolloutToGemini(Layout),
     QwenToClaude,
     QwenToCodex,
+    QwenToGemini(Layout),
     QwenSame,
 }
 
@@ -383,6 +384,8 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (qwen_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::QwenToClaude),
         (qwen_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::QwenToCodex),
         (qwen_jsonl::NAME, qwen_jsonl::NAME) => Some(Kind::QwenSame),
+        (qwen_jsonl::NAME, gemini_json::NAME) => Some(Kind::QwenToGemini(Layout::Document)),
+        (qwen_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::QwenToGemini(Layout::Lines)),
         _ => None,
     }
 }
@@ -432,7 +435,7 @@ pub fn plan<'a>(
         Kind::RolloutSame => plan_rollout(job, adjust, from),
         Kind::RolloutToClaude => plan_rollout_to_claude(job, adjust, from),
         Kind::RolloutToGemini(layout) => plan_rollout_to_gemini(job, adjust, from, layout),
-        Kind::QwenToClaude | Kind::QwenToCodex | Kind::QwenSame => {
+        Kind::QwenToClaude | Kind::QwenToCodex | Kind::QwenToGemini(_) | Kind::QwenSame => {
             plan_qwen(job, adjust, from, kind)
         }
         _ => plan_claude(job, adjust, from, kind),
@@ -549,10 +552,9 @@ fn plan_rollout_to_claude<'a>(
 }
 
 /// Pass one of a Qwen Code session written as Claude Code (every node, in file order, as the
-/// whole path writes them: a tree stays a tree), as a Codex rollout (the branch) or back as
-/// Qwen Code (every node, the head last: [`qwen_same`]). (Into Gemini a Qwen session is
-/// written by the whole writer: it is of the Gemini family, whose own fields and layout are
-/// written back.)
+/// whole path writes them: a tree stays a tree), as a Codex rollout or a Gemini session (the
+/// branch; into Gemini its parts as they are, Qwen Code being of the Gemini family) or back as
+/// Qwen Code (every node, the head last: [`qwen_same`]).
 fn plan_qwen<'a>(
     job: Job<'a>,
     adjust: &mut dyn FnMut(&mut Meta),
@@ -581,6 +583,23 @@ fn plan_qwen<'a>(
     let diagnostics = said(&job, known.diagnostics(), known.open_calls);
     let route = match kind {
         Kind::QwenToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
+        Kind::QwenToGemini(layout) => {
+            let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
+                return Ok(None);
+            };
+            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
+            let timed = |i| known.timed(i);
+            let Some(times) = gemini_times(&job, &known, &stream, &branch, timed)? else {
+                return Ok(None);
+            };
+            // Its parts are kept as they are: no call names for results that name none.
+            let writer = stream.writer(Default::default(), &left_out, times, None);
+            Route::ToGemini {
+                known: Box::new(known),
+                branch,
+                writer: Box::new(writer),
+            }
+        }
         Kind::QwenSame => {
             let Some((mut writer, copies)) = known.same_format_writer(&meta, job.options) else {
                 return Ok(None);
@@ -709,6 +728,7 @@ fn plan_claude<'a>(
         | Kind::RolloutToGemini(_)
         | Kind::QwenToClaude
         | Kind::QwenToCodex
+        | Kind::QwenToGemini(_)
         | Kind::QwenSame => {
             unreachable!("planned by plan_rollout and plan_qwen")
         }

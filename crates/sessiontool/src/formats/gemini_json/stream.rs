@@ -9,7 +9,9 @@
 //! What the whole writer learns from the whole branch comes in up front: the name of each
 //! call id (a result that names no call gets it) and the document's times (the first and last
 //! message's when the session has none). Only the last message is held: a tool message's
-//! results fold into it.
+//! results fold into it. A session of the Gemini family (Qwen Code's) keeps its parts as they
+//! are, as the whole writer keeps them; a Gemini session itself goes through the whole writer
+//! (its own fields and layout are written back).
 
 use std::collections::HashMap;
 
@@ -45,13 +47,20 @@ pub(crate) struct DocumentStream {
     meta: Meta,
     options: WriteOptions,
     layout: Layout,
+    /// The session is of the Gemini family (a Qwen Code session): its parts are API parts
+    /// already, written as they are.
+    family: bool,
 }
 
 impl DocumentStream {
-    /// `None` for a session of the Gemini family (its own fields and layout are written back:
-    /// that goes through the whole writer).
+    /// `None` for a Gemini session (its own fields and layout are written back: that goes
+    /// through the whole writer).
     pub(crate) fn new(meta: Meta, options: &WriteOptions, layout: Layout) -> Option<Self> {
-        (!is_gemini_family(meta.source_format.as_deref())).then(|| DocumentStream {
+        let source = meta.source_format.as_deref();
+        let own = matches!(source, Some(super::NAME | gemini_jsonl::NAME));
+        let family = is_gemini_family(source);
+        (!own).then(|| DocumentStream {
+            family,
             meta,
             options: options.clone(),
             layout,
@@ -141,6 +150,7 @@ impl DocumentStream {
         };
         Writer {
             layout: self.layout,
+            family: self.family,
             head,
             tail,
             api: ApiParts::new(names),
@@ -158,6 +168,8 @@ impl DocumentStream {
 /// See [`DocumentStream::writer`].
 pub(crate) struct Writer {
     layout: Layout,
+    /// Parts written as they are ([`DocumentStream::family`]).
+    family: bool,
     head: Vec<u8>,
     tail: Vec<u8>,
     api: ApiParts,
@@ -188,7 +200,10 @@ impl Writer {
             (Some((id, calls)), Some(p)) if id == p => calls.as_slice(),
             _ => &[],
         };
-        self.api.node(node, parent_calls);
+        // The whole writer makes API parts of every session's but the Gemini family's.
+        if !self.family {
+            self.api.node(node, parent_calls);
+        }
         self.messages
             .push(node, &mut self.pending, &mut self.message_losses);
         while self.pending.len() > 1 {
