@@ -403,3 +403,61 @@ fn a_same_format_conversion_gives_back_what_json_parse_took() {
         assert_eq!(written, text, "{file}: --to {format} changed the records");
     }
 }
+
+/// A document written back into its own format gives back its bytes, lone surrogate escapes
+/// and all, when the conversion changes nothing; when it changes something (here `--leaf`
+/// cuts the session), the document is rebuilt and the escape read as U+FFFD, as said.
+#[test]
+fn a_document_written_back_unchanged_keeps_its_lone_surrogates() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, file, marker) in [
+        ("gemini-json", "gemini-json/plain.json", "\"content\": \""),
+        (
+            "checkpoint",
+            "checkpoint/checkpoint-array.json",
+            "\"text\": \"",
+        ),
+        (
+            "simple-agent-json",
+            "simple-agent-json/plain.json",
+            "\"content\": \"",
+        ),
+    ] {
+        let text = inserted(&fixture(file), marker, "cut \\ud83d");
+        let path = write(dir.path(), &format!("{format}-in.json"), &text);
+        let (errors, codes) = fsck(&path);
+        assert_eq!(errors, 0, "{file}: {codes:?}");
+        assert!(codes.iter().any(|c| c == "json-lossy"), "{file}: {codes:?}");
+        let out = dir.path().join(format!("{format}-out.json"));
+        assert_eq!(convert(&path, format, &out), text, "{file}");
+    }
+    // Cut at the first message: rebuilt.
+    let text = inserted(
+        &fixture("gemini-json/plain.json"),
+        "\"content\": \"",
+        "cut \\ud83d",
+    );
+    let first = serde_json::from_str::<Value>(&text.replace("\\ud83d", "")).unwrap()["messages"][0]
+        ["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = write(dir.path(), "cut.json", &text);
+    let out = dir.path().join("cut-out.json");
+    let run = tool()
+        .args(["convert", "--to", "gemini-json", "--leaf", &first, "-o"])
+        .arg(&out)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let written = fs::read_to_string(&out).unwrap();
+    assert!(written.contains("cut \u{FFFD}"), "{written}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&written).unwrap()["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}

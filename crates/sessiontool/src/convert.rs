@@ -5,7 +5,9 @@ pub mod budget;
 pub mod close_calls;
 
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
-use crate::formats::{self, Format, Input, ReadError, ReadOutcome, WriteError, WriteOptions};
+use crate::formats::{
+    self, Format, Input, LOSSY, ReadError, ReadOutcome, WriteError, WriteOptions,
+};
 use crate::ids::derived_uuid;
 use crate::model::{Meta, Session};
 
@@ -243,7 +245,10 @@ pub fn convert_read(
         ),
         None => None,
     };
-    let written = to.write(&session, options).map_err(write_error)?;
+    let mut written = to.write(&session, options).map_err(write_error)?;
+    if from == to.name() && !to.is_jsonl() && diagnostics.iter().any(|d| d.code == LOSSY) {
+        written.bytes = given_back(input.bytes, written.bytes);
+    }
     let mut losses = cut;
     for l in written.losses.losses {
         losses.add(l.code, l.count, l.message);
@@ -259,6 +264,19 @@ pub fn convert_read(
         replaced: None,
         budget,
     })
+}
+
+/// A document written back into its own format when it holds what a value cannot (a lone
+/// surrogate escape, read as U+FFFD): the input's bytes when what was `written` reads as the
+/// very values the input reads as (nothing was changed, and rebuilt the escapes are lost),
+/// else what was written. (A JSONL format's writer gives back each record it does not change
+/// as its bytes itself.)
+fn given_back(input: &[u8], written: Vec<u8>) -> Vec<u8> {
+    use crate::json::value::to_value;
+    match (to_value(input), to_value(&written)) {
+        (Ok((was, _)), Ok((is, _))) if was == is => input.to_vec(),
+        _ => written,
+    }
 }
 
 /// What a conversion says of the `open` tool calls without a result, when `to`'s tool does

@@ -145,7 +145,7 @@ impl Format for Checkpoint {
         let mut diagnostics = Vec::new();
         if !lossy.is_lossless() {
             diagnostics.push(Diagnostic {
-                code: "json-lossy",
+                code: crate::formats::LOSSY,
                 severity: Severity::Warning,
                 location: Location::file(input.name),
                 message: format!(

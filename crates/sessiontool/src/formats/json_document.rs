@@ -55,7 +55,7 @@ pub(crate) struct Document {
 pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Document, ReadError> {
     let (value, lossy) = document_value(input)?;
     let lossy = (!lossy.is_lossless()).then(|| crate::diag::Diagnostic {
-        code: "json-lossy",
+        code: crate::formats::LOSSY,
         severity: crate::diag::Severity::Warning,
         location: Location::file(input.name),
         message: format!(

@@ -491,10 +491,13 @@ pub(crate) fn record_value(
     Ok(value)
 }
 
+/// The code of what a reader says of a record or document whose value cannot hold all of it.
+pub const LOSSY: &str = "json-lossy";
+
 /// What [`record_value`] says of a record whose value cannot hold all of it.
 pub(crate) fn lossy_diagnostic(lossy: &crate::json::value::Lossy, at: Location) -> Diagnostic {
     Diagnostic {
-        code: "json-lossy",
+        code: LOSSY,
         severity: Severity::Warning,
         location: at,
         message: format!(
