@@ -8,7 +8,7 @@ use super::pass1::Spot;
 use super::skeleton::Skeleton;
 use super::{MadeFor, Source, pass2};
 use crate::diag::Diagnostic;
-use crate::formats::claude_jsonl::listing::HeadBranch;
+use crate::engine::view::HeadBranch;
 use crate::model::{Body, Meta, Node};
 
 pub(crate) trait Reading: Send + Sync {

@@ -20,7 +20,6 @@ use super::pass1::{self, Pass1Options};
 use super::reading::Reading;
 use super::{MadeFor, Source};
 use crate::diag::Diagnostic;
-use crate::formats::claude_jsonl::listing::HeadBranch;
 use crate::formats::claude_jsonl::two_pass::Scanner;
 use crate::formats::codex_jsonl::two_pass as rollout;
 use crate::formats::{self, Format};
@@ -223,5 +222,30 @@ impl<'s> View<'s> {
     pub fn head_branch(&self, prompt: impl Fn(&str) -> bool) -> io::Result<HeadBranch> {
         let path = self.head().map(|h| self.path_to(h)).unwrap_or_default();
         self.known.head_branch(self.source, &path, &prompt)
+    }
+}
+
+/// What `list` shows of the head branch (of a session in any format).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct HeadBranch {
+    /// User and assistant messages on it.
+    pub messages: usize,
+    /// The text ([`crate::model::Message::text`]) of its first user message that the caller
+    /// took as the prompt.
+    pub first_prompt: Option<String>,
+}
+
+impl HeadBranch {
+    /// The next message of the branch: counted when it is the user's or the assistant's;
+    /// its text the first prompt when it is the first user message whose text `prompt` takes.
+    pub fn note(&mut self, m: &crate::model::Message, prompt: impl Fn(&str) -> bool) {
+        use crate::model::Role;
+        self.messages += usize::from(matches!(m.role, Role::User | Role::Assistant));
+        if self.first_prompt.is_none() && m.role == Role::User {
+            let text = m.text();
+            if prompt(&text) {
+                self.first_prompt = Some(text);
+            }
+        }
     }
 }

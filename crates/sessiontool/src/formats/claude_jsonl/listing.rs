@@ -12,33 +12,10 @@
 use std::io;
 
 use super::two_pass::Known;
+use crate::engine::view::HeadBranch;
 use crate::engine::{Source, pass2};
 use crate::json::{Kind, Raw};
 use crate::model::{Body, Role};
-
-/// What `list` shows of the head branch.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct HeadBranch {
-    /// User and assistant messages on it.
-    pub messages: usize,
-    /// The text ([`crate::model::Message::text`]) of its first user message that the caller
-    /// took as the prompt.
-    pub first_prompt: Option<String>,
-}
-
-impl HeadBranch {
-    /// The next message of the branch: counted when it is the user's or the assistant's;
-    /// its text the first prompt when it is the first user message whose text `prompt` takes.
-    pub fn note(&mut self, m: &crate::model::Message, prompt: impl Fn(&str) -> bool) {
-        self.messages += usize::from(matches!(m.role, Role::User | Role::Assistant));
-        if self.first_prompt.is_none() && m.role == Role::User {
-            let text = m.text();
-            if prompt(&text) {
-                self.first_prompt = Some(text);
-            }
-        }
-    }
-}
 
 /// [`HeadBranch`] of the nodes of `path`; `prompt` says whether a user message's text is the
 /// first prompt.

@@ -743,7 +743,7 @@ impl crate::engine::reading::Reading for Known {
         source: &dyn crate::engine::Source,
         path: &[u32],
         prompt: &dyn Fn(&str) -> bool,
-    ) -> std::io::Result<super::listing::HeadBranch> {
+    ) -> std::io::Result<crate::engine::view::HeadBranch> {
         super::listing::head_branch(self, source, path, prompt)
     }
 }

@@ -25,7 +25,7 @@ use crate::diag::{Diagnostic, Location};
 use crate::engine::MadeFor;
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::skeleton::Skeleton;
-use crate::formats::claude_jsonl::listing::HeadBranch;
+use crate::engine::view::HeadBranch;
 use crate::json::{Kind, Raw};
 use crate::model::{Content, Meta, Node, Role, Usage};
 use crate::records::Span;
