@@ -584,20 +584,11 @@ fn plan_qwen<'a>(
     let route = match kind {
         Kind::QwenToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
         Kind::QwenToGemini(layout) => {
-            let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
-                return Ok(None);
-            };
-            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
-            let timed = |i| known.timed(i);
-            let Some(times) = gemini_times(&job, &known, &stream, &branch, timed)? else {
-                return Ok(None);
-            };
             // Its parts are kept as they are: no call names for results that name none.
-            let writer = stream.writer(Default::default(), &left_out, times, None);
-            Route::ToGemini {
-                known: Box::new(known),
-                branch,
-                writer: Box::new(writer),
+            let no_names = |_: &_, _: &[u32]| Default::default();
+            match gemini_route(&job, known, meta, leaf.as_deref(), layout, no_names)? {
+                Some(route) => route,
+                None => return Ok(None),
             }
         }
         Kind::QwenSame => {
@@ -733,26 +724,18 @@ fn plan_claude<'a>(
             unreachable!("planned by plan_rollout and plan_qwen")
         }
         Kind::ToGemini(layout) => {
-            let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
-                return Ok(None);
+            let calls = |known: &Known, branch: &[u32]| {
+                // The root's parent is on the branch only when the parents make a loop.
+                let root_parent = branch
+                    .first()
+                    .and_then(|&i| known.skeleton.parent(i))
+                    .filter(|p| branch.contains(p))
+                    .map(|p| (known.skeleton.name(p), known.calls_of(p)));
+                (known.call_names(branch), root_parent)
             };
-            let (branch, left_out) = branch_of(&job, &known, leaf.as_deref())?;
-            let timed = |i| known.timed(i);
-            let Some(times) = gemini_times(&job, &known, &stream, &branch, timed)? else {
-                return Ok(None);
-            };
-            // The root's parent is on the branch only when the parents make a loop.
-            let root_parent = branch
-                .first()
-                .and_then(|&i| known.skeleton.parent(i))
-                .filter(|p| branch.contains(p))
-                .map(|p| (known.skeleton.name(p), known.calls_of(p)));
-            let names = known.call_names(&branch);
-            let writer = stream.writer(names, &left_out, times, root_parent);
-            Route::ToGemini {
-                known: Box::new(known),
-                branch,
-                writer: Box::new(writer),
+            match gemini_route(&job, known, meta, leaf.as_deref(), layout, calls)? {
+                Some(route) => route,
+                None => return Ok(None),
             }
         }
     };
@@ -761,6 +744,34 @@ fn plan_claude<'a>(
         from,
         diagnostics,
         route,
+    }))
+}
+
+/// The branch (to `leaf`, else the head) into a Gemini session of `layout`; `calls` gives the
+/// branch's call names and the node its root hangs under, when the results need them
+/// ([`gemini_stream::DocumentStream::writer`]). `None` when the whole path writes it.
+fn gemini_route<K: Reading + 'static>(
+    job: &Job,
+    known: K,
+    meta: Meta,
+    leaf: Option<&str>,
+    layout: Layout,
+    calls: impl FnOnce(&K, &[u32]) -> gemini_stream::CallNames,
+) -> Result<Option<Route>, PlanError> {
+    let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
+        return Ok(None);
+    };
+    let (branch, left_out) = branch_of(job, &known, leaf)?;
+    let timed = |i| known.timed(i);
+    let Some(times) = gemini_times(job, &known, &stream, &branch, timed)? else {
+        return Ok(None);
+    };
+    let (names, root_parent) = calls(&known, &branch);
+    let writer = stream.writer(names, &left_out, times, root_parent);
+    Ok(Some(Route::ToGemini {
+        known: Box::new(known),
+        branch,
+        writer: Box::new(writer),
     }))
 }
 

@@ -42,6 +42,11 @@ pub(crate) enum Layout {
     Lines,
 }
 
+/// What the writer needs of a branch's calls: the name of each call id, and the id and call
+/// names of the node the branch's root hangs under when that node is on the branch (see
+/// [`DocumentStream::writer`]).
+pub(crate) type CallNames = (HashMap<String, String>, Option<(String, Vec<String>)>);
+
 /// What the writer of one session reads of it: its metadata, never its nodes.
 pub(crate) struct DocumentStream {
     meta: Meta,
