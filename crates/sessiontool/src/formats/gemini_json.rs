@@ -149,8 +149,7 @@ impl Format for GeminiJson {
         };
         let mut nodes: Vec<Node> = Vec::with_capacity(messages.len() * 2);
         let mut seen = std::collections::HashSet::new();
-        for (i, m) in messages.values(input).enumerate() {
-            let m = m?;
+        for (i, m) in messages.into_iter().enumerate() {
             let parent = nodes.last().map(|n| n.id.clone());
             let mut new = message_to_nodes(m, i, parent, &mut diagnostics, input.name);
             for n in &mut new {

@@ -10,7 +10,6 @@ use serde_json::{Map, Value};
 
 use super::{DAMAGED_HINT, Input, ReadError, ends_with_newline, ordered, to_pretty_js, trim_start};
 use crate::diag::{Location, LossReport};
-use crate::json::Raw;
 use crate::model::{Body, Event, Extra, Message, Meta, Node};
 
 /// `head` without a byte order mark and leading white space, when it can start a document
@@ -40,77 +39,20 @@ fn trim_end(b: &[u8]) -> &[u8] {
 }
 
 /// A document's top-level object, split for a reader.
-pub(crate) struct Document<'a> {
+pub(crate) struct Document {
     /// Every field but `messages`.
     pub root: Map<String, Value>,
     /// The top-level keys in file order, `messages` included.
     pub keys: Vec<String>,
-    pub messages: Messages<'a>,
+    pub messages: Vec<Value>,
     /// What a `Value` could not hold of the document (said as a warning), if anything.
     pub lossy: Option<crate::diag::Diagnostic>,
-}
-
-/// A document's messages. Read one at a time from the document's text when they can be (a
-/// whole session as a tree of values takes several times its size), else read with it.
-pub(crate) enum Messages<'a> {
-    /// Each message's text, checked: read into a value when its turn comes.
-    Text(Vec<Raw<'a>>),
-    Values(Vec<Value>),
-}
-
-impl<'a> Messages<'a> {
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Messages::Text(m) => m.len(),
-            Messages::Values(m) => m.len(),
-        }
-    }
-
-    /// Each message as a value, in order; a message too deep to read is the document's error
-    /// (`input` names it).
-    pub(crate) fn values<'i>(
-        self,
-        input: &'i Input<'a>,
-    ) -> impl Iterator<Item = Result<Value, ReadError>> + 'i
-    where
-        'a: 'i,
-    {
-        let (text, values) = match self {
-            Messages::Text(m) => (m, Vec::new()),
-            Messages::Values(m) => (Vec::new(), m),
-        };
-        let from_text = text.into_iter().map(move |raw| {
-            crate::json::value::to_value(raw.text().as_bytes())
-                .map(|(v, _)| v)
-                .map_err(|e| {
-                    let at = raw.text().as_ptr() as usize - input.bytes.as_ptr() as usize;
-                    not_json(input, at, &e)
-                })
-        });
-        from_text.chain(values.into_iter().map(Ok))
-    }
 }
 
 /// Parses a document. `tool` names the session in the errors ("expected a JSON object (a Gemini
 /// session) at the top level"); `null_messages`: `"messages": null` is a session without messages
 /// (Go writes a nil slice so).
-pub(crate) fn parse<'a>(
-    input: &Input<'a>,
-    tool: &str,
-    null_messages: bool,
-) -> Result<Document<'a>, ReadError> {
-    match parse_by_message(input, tool, null_messages)? {
-        Some(document) => Ok(document),
-        None => parse_whole(input, tool, null_messages),
-    }
-}
-
-/// [`parse`] of the whole document into one value.
-fn parse_whole<'a>(
-    input: &Input<'a>,
-    tool: &str,
-    null_messages: bool,
-) -> Result<Document<'a>, ReadError> {
+pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Document, ReadError> {
     let (value, lossy) = document_value(input)?;
     let lossy = (!lossy.is_lossless()).then(|| crate::diag::Diagnostic {
         code: crate::formats::LOSSY,
@@ -131,81 +73,19 @@ fn parse_whole<'a>(
     let messages = match root.shift_remove("messages") {
         Some(Value::Array(m)) => m,
         Some(Value::Null) if null_messages => Vec::new(),
-        _ => return Err(no_messages(input, tool)),
+        _ => {
+            return Err(ReadError::new(
+                Location::file(input.name),
+                format!("no `messages` array: this is not a {tool} session file"),
+            ));
+        }
     };
     Ok(Document {
         root,
         keys,
-        messages: Messages::Values(messages),
+        messages,
         lossy,
     })
-}
-
-/// [`parse`] with the messages left as their text, when the document is an object holding no
-/// escape a value cannot hold (a lone surrogate is said: that document is read whole), its
-/// other fields read as [`document_value`] reads them (a repeated key keeps its first place and
-/// its last value). `None` for any other document: the whole read says what it is.
-fn parse_by_message<'a>(
-    input: &Input<'a>,
-    tool: &str,
-    null_messages: bool,
-) -> Result<Option<Document<'a>>, ReadError> {
-    let body = trim_start(input.bytes);
-    if may_hold_a_surrogate_escape(body) {
-        return Ok(None);
-    }
-    let Ok(text) = simdutf8::basic::from_utf8(body) else {
-        return Ok(None);
-    };
-    let Some(entries) = Raw::parse(text).ok().and_then(Raw::entries) else {
-        return Ok(None);
-    };
-    let mut root = Map::new();
-    let mut messages = None;
-    for (key, value) in entries {
-        let name = key.name().value.into_owned();
-        if name == "messages" {
-            // Its place among the keys; the last one counts.
-            root.insert(name, Value::Null);
-            messages = Some(value);
-            continue;
-        }
-        let Ok((value, _)) = crate::json::value::to_value(value.text().as_bytes()) else {
-            return Ok(None);
-        };
-        root.insert(name, value);
-    }
-    let keys: Vec<String> = root.keys().cloned().collect();
-    root.shift_remove("messages");
-    let messages = match messages {
-        Some(m) if m.kind() == crate::json::Kind::Array => {
-            m.items().into_iter().flatten().collect()
-        }
-        Some(m) if m.is_null() && null_messages => Vec::new(),
-        _ => return Err(no_messages(input, tool)),
-    };
-    Ok(Some(Document {
-        root,
-        keys,
-        messages: Messages::Text(messages),
-        lossy: None,
-    }))
-}
-
-/// Whether `b` may hold a `\uD800`-`\uDFFF` escape (it may be a false alarm: an escaped
-/// backslash before `u`).
-fn may_hold_a_surrogate_escape(b: &[u8]) -> bool {
-    memchr::memmem::find_iter(b, b"\\u").any(|i| {
-        matches!(b.get(i + 2), Some(b'd' | b'D'))
-            && matches!(b.get(i + 3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
-    })
-}
-
-fn no_messages(input: &Input, tool: &str) -> ReadError {
-    ReadError::new(
-        Location::file(input.name),
-        format!("no `messages` array: this is not a {tool} session file"),
-    )
 }
 
 /// The whole document as its tool's `JSON.parse` reads it (see [`crate::json::value`]), or
@@ -213,26 +93,22 @@ fn no_messages(input: &Input, tool: &str) -> ReadError {
 pub(crate) fn document_value(
     input: &Input,
 ) -> Result<(Value, crate::json::value::Lossy), ReadError> {
-    use crate::json::value::to_value;
+    use crate::json::value::{ToValueError, to_value};
     let body = trim_start(input.bytes);
     let skipped = input.bytes.len() - body.len();
-    to_value(body).map_err(|e| not_json(input, skipped, &e))
-}
-
-/// What a text of the document (`start`: where it starts in the input) is, when it cannot be
-/// read: where and why.
-fn not_json(input: &Input, start: usize, e: &crate::json::value::ToValueError) -> ReadError {
-    use crate::json::value::ToValueError;
-    let (at, what) = match e {
-        ToValueError::Syntax(s) if s.cut_short => (
-            s.at,
-            "the session JSON ends before it is complete (truncated, probably by a crash)",
-        ),
-        ToValueError::Syntax(s) => (s.at, "the session JSON is not valid"),
-        ToValueError::Utf8(at) => (*at, "the session JSON is not valid UTF-8"),
-        ToValueError::TooDeep => (0, "the session JSON is nested too deep to read"),
-    };
-    ReadError::new(at_offset(input, start + at), format!("{what}: {e}")).with_hint(DAMAGED_HINT)
+    to_value(body).map_err(|e| {
+        let (at, what) = match &e {
+            ToValueError::Syntax(s) if s.cut_short => (
+                s.at,
+                "the session JSON ends before it is complete (truncated, probably by a crash)",
+            ),
+            ToValueError::Syntax(s) => (s.at, "the session JSON is not valid"),
+            ToValueError::Utf8(at) => (*at, "the session JSON is not valid UTF-8"),
+            ToValueError::TooDeep => (0, "the session JSON is nested too deep to read"),
+        };
+        ReadError::new(at_offset(input, skipped + at), format!("{what}: {e}"))
+            .with_hint(DAMAGED_HINT)
+    })
 }
 
 /// The location of a byte offset in the input: its line and offset.
@@ -352,83 +228,4 @@ pub(crate) fn edit_pretty_js(
     let mut out = bytes[..bytes.len() - body.len()].to_vec();
     out.extend(to_pretty_js(&doc, final_newline));
     Some((out, changed))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What a parse gives, comparable: a reader's error (said by the parse, or by reading a
-    /// message; where it is said to be may differ: at the message, not the document's start),
-    /// or the document.
-    fn outcome(r: Result<Document, ReadError>, input: &Input) -> String {
-        match r {
-            Err(e) => format!("error: {}", e.message),
-            Ok(d) => {
-                let messages: Result<Vec<String>, ReadError> = d
-                    .messages
-                    .values(input)
-                    .map(|m| m.map(|v| serde_json::to_string(&v).unwrap()))
-                    .collect();
-                let messages = match messages {
-                    Ok(m) => m,
-                    Err(e) => return format!("error: {}", e.message),
-                };
-                format!(
-                    "root {}\nkeys {:?}\nmessages {messages:?}\nlossy {:?}",
-                    serde_json::to_string(&d.root).unwrap(),
-                    d.keys,
-                    d.lossy.map(|l| l.message)
-                )
-            }
-        }
-    }
-
-    /// Reading the messages one at a time gives what reading the whole document gives.
-    #[test]
-    fn messages_read_one_at_a_time_are_the_whole_documents() {
-        let deep = format!("{}1{}", "[".repeat(600), "]".repeat(600));
-        let mut cases: Vec<String> = [
-            r#"{"sessionId":"s","messages":[{"id":"a","content":"x"},{"id":"b","n":1.50e3}],"z":1}"#,
-            r#"  {"messages":[],"messages":[{"id":"late"}],"a":1,"a":[2,{"b":-0}]}"#,
-            "\u{feff}{\"messages\":[{\"id\":\"bom\"}]}\n",
-            r#"{"messages":null}"#,
-            r#"{"messages":{"not":"an array"}}"#,
-            r#"{"other":[]}"#,
-            r#"[{"messages":[]}]"#,
-            r#"{"messages":[{"id":"a"}]} trailing"#,
-            r#"{"messages":[{"id":"cut"#,
-            r#"{"messages":[{"t":"\ud83d"}],"k":"\uDC00"}"#,
-            r#"{"messages":[{"t":"\\ud83d is no escape"}]}"#,
-            r#"{"messages":[{"big":123456789012345678901234567890,"e":1E400}]}"#,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        cases.push(format!(r#"{{"messages":[{{"deep":{deep}}}]}}"#));
-        cases.push(format!(r#"{{"messages":[],"deep":{deep}}}"#));
-        for name in ["gemini-json/plain.json", "simple-agent-json/plain.json"] {
-            cases.push(std::fs::read_to_string(format!("fixtures/{name}")).unwrap());
-        }
-        let mut by_message = 0;
-        for text in &cases {
-            let input = Input {
-                name: "doc.json",
-                path: None,
-                bytes: text.as_bytes(),
-            };
-            for null_messages in [false, true] {
-                let lazy = outcome(parse(&input, "T", null_messages), &input);
-                let whole = outcome(parse_whole(&input, "T", null_messages), &input);
-                assert_eq!(lazy, whole, "{text}");
-            }
-            if let Ok(Some(_)) = parse_by_message(&input, "T", false) {
-                by_message += 1;
-            }
-        }
-        // The plain one, the repeated keys, the BOM, the big numbers, the deep message and
-        // both fixtures (an escaped backslash before `u` is taken for a surrogate escape, and
-        // a field too deep for a value sends the document to the whole read, which says so).
-        assert_eq!(by_message, 7);
-    }
 }

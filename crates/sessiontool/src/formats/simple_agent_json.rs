@@ -164,8 +164,7 @@ impl Format for SimpleAgentJson {
         };
         let mut nodes: Vec<Node> = Vec::with_capacity(messages.len());
         let mut call_names: HashMap<String, String> = HashMap::new();
-        for (i, m) in messages.values(input).enumerate() {
-            let m = m?;
+        for (i, m) in messages.into_iter().enumerate() {
             let parent = nodes.last().map(|n| n.id.clone());
             let node = message_to_node(m, i, parent, &mut call_names, &mut diagnostics, input);
             nodes.push(node);
