@@ -862,6 +862,10 @@ mod rollout;
 #[path = "engine/qwen.rs"]
 mod qwen;
 
+/// Gemini legacy documents into Claude Code and Codex.
+#[path = "engine/gemini.rs"]
+mod gemini;
+
 /// An entry nested too deep to parse is a node of its text on both paths, also when it is the
 /// leaf asked for: a writer that does not read the field holding the depth (Codex's) must not
 /// make a message of it.

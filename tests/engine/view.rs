@@ -35,7 +35,7 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
         Ok((f, _)) => Some(f.name()),
         Err(_) => None,
     };
-    let viewed = ["claude-jsonl", "codex-jsonl", "qwen-jsonl"];
+    let viewed = ["claude-jsonl", "codex-jsonl", "qwen-jsonl", "gemini-json"];
     let Some(view) = view else {
         assert!(
             !read_as.is_some_and(|f| viewed.contains(&f)),
@@ -193,6 +193,7 @@ fn check(paths: &[std::path::PathBuf]) -> usize {
             Some(fmt("claude-jsonl")),
             Some(fmt("codex-jsonl")),
             Some(fmt("qwen-jsonl")),
+            Some(fmt("gemini-json")),
         ] {
             taken += usize::from(same(path, from));
         }
@@ -216,6 +217,13 @@ fn every_fixture_is_viewed_as_the_whole_session() {
         p.to_string_lossy().contains("/qwen-jsonl/") && std::fs::metadata(p).unwrap().len() > 0
     });
     for path in qwen {
+        assert!(same(path, None), "{} not taken", path.display());
+    }
+    // Every Gemini legacy document, as detected.
+    for path in all
+        .iter()
+        .filter(|p| p.to_string_lossy().contains("/gemini-json/"))
+    {
         assert!(same(path, None), "{} not taken", path.display());
     }
 }
@@ -400,6 +408,7 @@ fn show_and_tree_stream_every_fixture_and_sample_as_the_whole_session_draws_it()
             Some(fmt("claude-jsonl")),
             Some(fmt("codex-jsonl")),
             Some(fmt("qwen-jsonl")),
+            Some(fmt("gemini-json")),
         ] {
             let Some(view) = View::open("x", Some(&path), &source, from).unwrap() else {
                 continue;

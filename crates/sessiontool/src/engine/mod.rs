@@ -44,6 +44,7 @@ use crate::formats::claude_jsonl::two_pass::{Known, Rewrite, Scanner};
 use crate::formats::codex_jsonl::stream::RolloutStream;
 use crate::formats::codex_jsonl::two_pass as rollout;
 use crate::formats::gemini_json::stream::{self as gemini_stream, DocumentStream, Layout};
+use crate::formats::gemini_json::two_pass as gemini_document;
 use crate::formats::{self, Format, WriteError, WriteOptions};
 use crate::model::Meta;
 use crate::tree::LeftOut;
@@ -368,6 +369,8 @@ enum Kind {
     QwenToCodex,
     QwenToGemini(Layout),
     QwenSame,
+    GeminiToClaude,
+    GeminiToCodex,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -386,6 +389,8 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (qwen_jsonl::NAME, qwen_jsonl::NAME) => Some(Kind::QwenSame),
         (qwen_jsonl::NAME, gemini_json::NAME) => Some(Kind::QwenToGemini(Layout::Document)),
         (qwen_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::QwenToGemini(Layout::Lines)),
+        (gemini_json::NAME, claude_jsonl::NAME) => Some(Kind::GeminiToClaude),
+        (gemini_json::NAME, codex_jsonl::NAME) => Some(Kind::GeminiToCodex),
         _ => None,
     }
 }
@@ -438,6 +443,7 @@ pub fn plan<'a>(
         Kind::QwenToClaude | Kind::QwenToCodex | Kind::QwenToGemini(_) | Kind::QwenSame => {
             plan_qwen(job, adjust, from, kind)
         }
+        Kind::GeminiToClaude | Kind::GeminiToCodex => plan_gemini_document(job, adjust, from, kind),
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -522,33 +528,35 @@ fn plan_rollout_to_claude<'a>(
     adjust: &mut dyn FnMut(&mut Meta),
     from: &'static dyn Format,
 ) -> Result<Option<Plan<'a>>, PlanError> {
-    let to = job.to;
     let scanner = rollout::Scanner::with_nodes(job.name, true);
     let known = first_pass(&job, &scanner)?;
-    if closes_calls(&job, &known.meta, known.open_calls) {
-        return Ok(None);
-    }
     // The writer writes every node, but a leaf that is not there is the whole path's error.
-    if let Some(wanted) = job.options.leaf.as_deref() {
-        known.skeleton().find(wanted).map_err(ConvertError::Leaf)?;
-    }
-    let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
+    let Some(Prepared {
+        meta, diagnostics, ..
+    }) = prepared(&job, adjust, from, &known, known.open_calls)?
+    else {
         return Ok(None);
     };
-    let writer = ForeignStream::new(&meta, job.options).map_err(|source| ConvertError::Write {
-        to: to.name(),
-        source,
-    })?;
-    let diagnostics = said(&job, &known.diagnostics, known.open_calls);
+    let route = claude_route(&job, Box::new(known), &meta)?;
     Ok(Some(Plan {
         job,
         from,
         diagnostics,
-        route: Route::ToClaude {
-            known: Box::new(known),
-            writer: Box::new(writer),
-        },
+        route,
     }))
+}
+
+/// Every node into Claude Code, as the whole path writes a session of another format (a tree
+/// stays a tree).
+fn claude_route(job: &Job, known: Box<dyn Reading>, meta: &Meta) -> Result<Route, PlanError> {
+    let writer = ForeignStream::new(meta, job.options).map_err(|source| ConvertError::Write {
+        to: job.to.name(),
+        source,
+    })?;
+    Ok(Route::ToClaude {
+        known,
+        writer: Box::new(writer),
+    })
 }
 
 /// Pass one of a Qwen Code session written as Claude Code (every node, in file order, as the
@@ -569,18 +577,14 @@ fn plan_qwen<'a>(
         calls: to.resumable() && !to.answers_open_calls_itself(),
     };
     let known = first_pass(&job, &scanner)??;
-    if closes_calls(&job, known.meta(), known.open_calls) {
-        return Ok(None);
-    }
-    let leaf = leaf_id(&job, known.skeleton())?;
-    let Some(meta) = adjusted(&job, known.meta(), from, adjust)? else {
+    let Some(Prepared {
+        meta,
+        leaf,
+        diagnostics,
+    }) = prepared(&job, adjust, from, &known, known.open_calls)?
+    else {
         return Ok(None);
     };
-    let write_error = |source: WriteError| ConvertError::Write {
-        to: to.name(),
-        source,
-    };
-    let diagnostics = said(&job, known.diagnostics(), known.open_calls);
     let route = match kind {
         Kind::QwenToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
         Kind::QwenToGemini(layout) => {
@@ -604,10 +608,74 @@ fn plan_qwen<'a>(
                 copies: copies && !job.tuning.rebuild_unchanged,
             }
         }
-        _ => Route::ToClaude {
-            writer: Box::new(ForeignStream::new(&meta, job.options).map_err(write_error)?),
-            known: Box::new(known),
-        },
+        _ => claude_route(&job, Box::new(known), &meta)?,
+    };
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route,
+    }))
+}
+
+/// What a plan knows after pass one, to write.
+struct Prepared {
+    /// The metadata to write.
+    meta: Meta,
+    /// The `--leaf` node's whole id.
+    leaf: Option<String>,
+    /// What the conversion says.
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// What every plan over a [`Reading`] does after pass one: `None` when the whole path
+/// converts it (calls to close, or the adjusted metadata another format's); `open_calls`:
+/// the calls no result answers.
+fn prepared(
+    job: &Job,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &dyn Format,
+    known: &dyn Reading,
+    open_calls: usize,
+) -> Result<Option<Prepared>, PlanError> {
+    if closes_calls(job, known.meta(), open_calls) {
+        return Ok(None);
+    }
+    let leaf = leaf_id(job, known.skeleton())?;
+    let Some(meta) = adjusted(job, known.meta(), from, adjust)? else {
+        return Ok(None);
+    };
+    let diagnostics = said(job, known.diagnostics(), open_calls);
+    Ok(Some(Prepared {
+        meta,
+        leaf,
+        diagnostics,
+    }))
+}
+
+/// Pass one of a Gemini legacy session (one document: [`gemini_document`]) written as Claude
+/// Code (every node) or as a Codex rollout (the branch). A document the two passes do not
+/// read goes through the whole path, which says what it is.
+fn plan_gemini_document<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &'static dyn Format,
+    kind: Kind,
+) -> Result<Option<Plan<'a>>, PlanError> {
+    let Some(known) = gemini_document::known(job.source, job.name)? else {
+        return Ok(None);
+    };
+    let Some(Prepared {
+        meta,
+        leaf,
+        diagnostics,
+    }) = prepared(&job, adjust, from, &known, known.open_calls)?
+    else {
+        return Ok(None);
+    };
+    let route = match kind {
+        Kind::GeminiToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
+        _ => claude_route(&job, Box::new(known), &meta)?,
     };
     Ok(Some(Plan {
         job,
@@ -720,8 +788,10 @@ fn plan_claude<'a>(
         | Kind::QwenToClaude
         | Kind::QwenToCodex
         | Kind::QwenToGemini(_)
-        | Kind::QwenSame => {
-            unreachable!("planned by plan_rollout and plan_qwen")
+        | Kind::QwenSame
+        | Kind::GeminiToClaude
+        | Kind::GeminiToCodex => {
+            unreachable!("planned by plan_rollout, plan_qwen and plan_gemini_document")
         }
         Kind::ToGemini(layout) => {
             let calls = |known: &Known, branch: &[u32]| {

@@ -7,8 +7,9 @@
 //! Every answer is the whole session's: what [`crate::convert::read`] and
 //! [`crate::tree::Tree`] give for the same input (`tests/view.rs` holds them to it).
 //!
-//! Covered: Claude Code JSONL, Codex rollouts and Qwen Code JSONL. [`View::open`] answers `None` for any other format; the caller
-//! reads the whole session then.
+//! Covered: Claude Code JSONL, Codex rollouts, Qwen Code JSONL and Gemini legacy documents
+//! (their messages' places for records). [`View::open`] answers `None` for any other format
+//! (or a document the two passes do not read); the caller reads the whole session then.
 
 use std::io;
 use std::path::Path;
@@ -58,6 +59,12 @@ impl<'s> View<'s> {
             formats::codex_jsonl::NAME => {
                 let scanner = rollout::Scanner::with_nodes(name, false);
                 Box::new(pass1::known(source, name, &scanner, options)?)
+            }
+            formats::gemini_json::NAME => {
+                match formats::gemini_json::two_pass::known(source, name)? {
+                    Some(known) => Box::new(known),
+                    None => return Ok(None),
+                }
             }
             formats::qwen_jsonl::NAME => {
                 let scanner = formats::qwen_jsonl::two_pass::Scanner {

@@ -9,6 +9,7 @@
 pub mod close_calls;
 pub mod salvage;
 pub(crate) mod stream;
+pub(crate) mod two_pass;
 
 use std::path::Path;
 
@@ -124,56 +125,18 @@ impl Format for GeminiJson {
 
     fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
         let json_document::Document {
-            mut root,
+            root,
             keys,
             messages,
             lossy,
         } = json_document::parse(input, "Gemini", false)?;
         let mut diagnostics: Vec<_> = lossy.into_iter().collect();
-        let mut meta_hints = Extra::new();
-        meta_hints.insert(HINT_KEYS.into(), key_list(&keys));
-        if ends_with_newline(input.bytes) {
-            meta_hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
-        }
-        let meta = Meta {
-            id: take_string(&mut root, "sessionId"),
-            project_hash: take_string(&mut root, "projectHash"),
-            start_time: take_string(&mut root, "startTime"),
-            last_updated: take_string(&mut root, "lastUpdated"),
-            summary: take_string(&mut root, "summary"),
-            directories: take_string_list(&mut root, "directories"),
-            source_format: Some(NAME.into()),
-            extra: root,
-            hints: meta_hints,
-            ..Meta::default()
-        };
+        let meta = meta_of(root, &keys, input.bytes);
         let mut nodes: Vec<Node> = Vec::with_capacity(messages.len() * 2);
         let mut seen = std::collections::HashSet::new();
         for (i, m) in messages.into_iter().enumerate() {
             let parent = nodes.last().map(|n| n.id.clone());
-            let mut new = message_to_nodes(m, i, parent, &mut diagnostics, input.name);
-            for n in &mut new {
-                if !seen.insert(n.id.clone()) {
-                    let renamed = format!("{}#{}", n.id, i);
-                    diagnostics.push(Diagnostic {
-                        code: "duplicate-id",
-                        severity: Severity::Warning,
-                        location: Location::file(input.name),
-                        message: format!(
-                            "message {} repeats id {:?}; read as {:?}",
-                            i + 1,
-                            n.id,
-                            renamed
-                        ),
-                    });
-                    n.id = renamed.clone();
-                    seen.insert(renamed);
-                }
-            }
-            // Chain the second node of a pair (the tool results) to the first after renames.
-            if new.len() == 2 {
-                new[1].parent = Some(new[0].id.clone());
-            }
+            let new = message_nodes(m, i, parent, &mut seen, &mut diagnostics, input.name);
             nodes.extend(new);
         }
         Ok(ReadOutcome {
@@ -375,6 +338,64 @@ fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<Strin
 }
 
 /// One MessageRecord as one node, or two when it carries tool results.
+/// The session's metadata from the document's fields but `messages` (`root`), its keys in
+/// file order and the file's bytes.
+pub(crate) fn meta_of(mut root: Map<String, Value>, keys: &[String], bytes: &[u8]) -> Meta {
+    let mut hints = Extra::new();
+    hints.insert(HINT_KEYS.into(), key_list(keys));
+    if ends_with_newline(bytes) {
+        hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
+    }
+    Meta {
+        id: take_string(&mut root, "sessionId"),
+        project_hash: take_string(&mut root, "projectHash"),
+        start_time: take_string(&mut root, "startTime"),
+        last_updated: take_string(&mut root, "lastUpdated"),
+        summary: take_string(&mut root, "summary"),
+        directories: take_string_list(&mut root, "directories"),
+        source_format: Some(NAME.into()),
+        extra: root,
+        hints,
+        ..Meta::default()
+    }
+}
+
+/// The nodes of message `index` (`value`), the first under `parent` (the node before it): an
+/// id that an earlier node has (`seen`, every id so far) is read as `<id>#<index>`, said.
+pub(crate) fn message_nodes(
+    value: Value,
+    index: usize,
+    parent: Option<String>,
+    seen: &mut std::collections::HashSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+    file: &str,
+) -> Vec<Node> {
+    let mut new = message_to_nodes(value, index, parent, diagnostics, file);
+    for n in &mut new {
+        if !seen.insert(n.id.clone()) {
+            let renamed = format!("{}#{}", n.id, index);
+            diagnostics.push(Diagnostic {
+                code: "duplicate-id",
+                severity: Severity::Warning,
+                location: Location::file(file),
+                message: format!(
+                    "message {} repeats id {:?}; read as {:?}",
+                    index + 1,
+                    n.id,
+                    renamed
+                ),
+            });
+            n.id = renamed.clone();
+            seen.insert(renamed);
+        }
+    }
+    // Chain the second node of a pair (the tool results) to the first after renames.
+    if new.len() == 2 {
+        new[1].parent = Some(new[0].id.clone());
+    }
+    new
+}
+
 pub(crate) fn message_to_nodes(
     value: Value,
     index: usize,

@@ -54,15 +54,7 @@ pub(crate) struct Document {
 /// (Go writes a nil slice so).
 pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Document, ReadError> {
     let (value, lossy) = document_value(input)?;
-    let lossy = (!lossy.is_lossless()).then(|| crate::diag::Diagnostic {
-        code: crate::formats::LOSSY,
-        severity: crate::diag::Severity::Warning,
-        location: Location::file(input.name),
-        message: format!(
-            "{}: the session is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
-            lossy.describe()
-        ),
-    });
+    let lossy = (!lossy.is_lossless()).then(|| lossy_said(&lossy, input.name));
     let Value::Object(mut root) = value else {
         return Err(ReadError::new(
             Location::file(input.name),
@@ -86,6 +78,19 @@ pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Do
         messages,
         lossy,
     })
+}
+
+/// What a reader says of a document (`file`) whose values cannot hold all of it.
+pub(crate) fn lossy_said(lossy: &crate::json::value::Lossy, file: &str) -> crate::diag::Diagnostic {
+    crate::diag::Diagnostic {
+        code: crate::formats::LOSSY,
+        severity: crate::diag::Severity::Warning,
+        location: Location::file(file),
+        message: format!(
+            "{}: the session is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
+            lossy.describe()
+        ),
+    }
 }
 
 /// The whole document as its tool's `JSON.parse` reads it (see [`crate::json::value`]), or

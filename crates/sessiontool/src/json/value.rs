@@ -45,6 +45,12 @@ const MAX_DEPTH: usize = 512;
 
 /// Reads `bytes` (one JSON value) into a `Value`, with what could not be held.
 pub fn to_value(bytes: &[u8]) -> Result<(Value, Lossy), ToValueError> {
+    to_value_within(bytes, 0)
+}
+
+/// [`to_value`] of a value found `depth` levels deep in a larger text: it is refused exactly
+/// when reading the whole text would be (the depth limit counts from the text's top).
+pub fn to_value_within(bytes: &[u8], depth: usize) -> Result<(Value, Lossy), ToValueError> {
     // UTF-8 checked once for the whole text (serde_json reading bytes checks every string).
     let text =
         simdutf8::compat::from_utf8(bytes).map_err(|e| ToValueError::Utf8(e.valid_up_to()))?;
@@ -57,7 +63,7 @@ pub fn to_value(bytes: &[u8]) -> Result<(Value, Lossy), ToValueError> {
     }
     let raw = Raw::parse(text).map_err(ToValueError::Syntax)?;
     let mut lossy = Lossy::default();
-    let value = build(raw, &mut lossy)?;
+    let value = build(raw, &mut lossy, MAX_DEPTH.saturating_sub(depth))?;
     Ok((value, lossy))
 }
 
@@ -104,7 +110,7 @@ pub enum ToValueError {
 }
 
 /// Builds the tree without recursion: a stack of open containers.
-fn build(root: Raw<'_>, lossy: &mut Lossy) -> Result<Value, ToValueError> {
+fn build(root: Raw<'_>, lossy: &mut Lossy, max_depth: usize) -> Result<Value, ToValueError> {
     enum Open<'a> {
         Object(Map<String, Value>, Vec<(String, Raw<'a>)>),
         Array(Vec<Value>, Vec<Raw<'a>>),
@@ -162,7 +168,7 @@ fn build(root: Raw<'_>, lossy: &mut Lossy) -> Result<Value, ToValueError> {
         };
         match next {
             Some((key, v)) if matches!(v.kind(), Kind::Object | Kind::Array) => {
-                if stack.len() >= MAX_DEPTH {
+                if stack.len() >= max_depth {
                     return Err(ToValueError::TooDeep);
                 }
                 pending_keys.extend(key);

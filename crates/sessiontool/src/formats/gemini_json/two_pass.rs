@@ -1,0 +1,326 @@
+//! A Gemini legacy session (one JSON document) read in two passes by the engine: pass one
+//! checks the document once, reads its fields, and reads each message into its nodes with the
+//! whole reader's own code ([`message_nodes`]), keeping of them only their ids, parents, kinds
+//! and tool calls, and where the message is; pass two reads a message again when one of its
+//! nodes is wanted. What comes out is what [`read`](super::GeminiJson) gives, node for node,
+//! in memory bounded by the number of nodes and the document's bytes (the document is read
+//! whole, as its tool reads it; its nodes are never all held).
+//!
+//! A document this does not read (not JSON, not an object, no `messages` array, a value too
+//! deep for a tree of values) is the whole reader's to say what it is: [`known`] answers
+//! `None`.
+
+use std::collections::HashSet;
+use std::io;
+
+use serde_json::{Map, Value};
+
+use super::{message_nodes, meta_of};
+use crate::diag::Diagnostic;
+use crate::engine::MadeFor;
+use crate::engine::pass1::Spot;
+use crate::engine::reading::Reading;
+use crate::engine::skeleton::Skeleton;
+use crate::engine::source::Source;
+use crate::formats::trim_start;
+use crate::json::value::{Lossy, to_value_within};
+use crate::json::{Kind, Raw};
+use crate::model::{Body, Content, Meta, Node};
+
+/// What pass one keeps of a node: the message it is made from and which of its nodes it is.
+struct Made {
+    message: u32,
+    /// 0 for the message, 1 for the tool results that follow it.
+    which: u8,
+    is_message: bool,
+    timed: bool,
+}
+
+/// A Gemini legacy session as pass one knows it.
+pub(crate) struct Known {
+    name: String,
+    meta: Meta,
+    diagnostics: Vec<Diagnostic>,
+    skeleton: Skeleton,
+    /// Each node's message's place in the input.
+    spots: Vec<Spot>,
+    made: Vec<Made>,
+    /// Tool calls with an id no result in the session answers (as
+    /// [`crate::check::document::unanswered_calls`] counts them).
+    pub open_calls: usize,
+}
+
+/// Pass one over the document in `source` (named `name` in diagnostics); `None` when the whole
+/// reader is to say what the document is.
+pub(crate) fn known(source: &dyn Source, name: &str) -> io::Result<Option<Known>> {
+    let owned;
+    let bytes = match source.as_slice() {
+        Some(b) => b,
+        None => {
+            let mut buf = vec![0; usize::try_from(source.len()).map_err(io::Error::other)?];
+            source.read_exact_at(&mut buf, 0)?;
+            owned = buf;
+            &owned
+        }
+    };
+    Ok(read(bytes, name))
+}
+
+fn read(bytes: &[u8], name: &str) -> Option<Known> {
+    let body = trim_start(bytes);
+    let text = simdutf8::basic::from_utf8(body).ok()?;
+    let entries = Raw::parse(text).ok()?.entries()?;
+    // The document's fields as the whole reader reads them: a repeated key keeps its first
+    // place and its last value (`messages` too).
+    let mut lossy = Lossy::default();
+    let mut root = Map::new();
+    let mut messages = None;
+    for (key, value) in entries {
+        let key = key.name();
+        lossy.surrogates += usize::from(key.lossy);
+        let key = key.value.into_owned();
+        if key == "messages" {
+            root.insert(key, Value::Null);
+            messages = Some(value);
+            continue;
+        }
+        // (Values one level down, messages two: as deep as the whole document's.)
+        let (value, l) = to_value_within(value.text().as_bytes(), 1).ok()?;
+        lossy.surrogates += l.surrogates;
+        root.insert(key, value);
+    }
+    let keys: Vec<String> = root.keys().cloned().collect();
+    root.shift_remove("messages");
+    let messages = messages.filter(|m| m.kind() == Kind::Array)?;
+    let meta = meta_of(root, &keys, bytes);
+
+    let mut said = Vec::new();
+    let mut skeleton = Skeleton::default();
+    let mut spots = Vec::new();
+    let mut made = Vec::new();
+    let mut seen = HashSet::new();
+    let mut calls: Vec<Box<str>> = Vec::new();
+    let mut answered: HashSet<Box<str>> = HashSet::new();
+    let mut last: Option<(u32, String)> = None;
+    let (mut line, mut counted) = (1u64, 0usize);
+    for (i, message) in messages.items()?.enumerate() {
+        let at = message.text().as_ptr() as usize - bytes.as_ptr() as usize;
+        line += memchr::memchr_iter(b'\n', &bytes[counted..at]).count() as u64;
+        counted = at;
+        let spot = Spot {
+            offset: at as u64,
+            line,
+            len: u32::try_from(message.text().len()).ok()?,
+            lossy: false,
+        };
+        let (value, l) = to_value_within(message.text().as_bytes(), 2).ok()?;
+        lossy.surrogates += l.surrogates;
+        let parent = last.as_ref().map(|(_, id)| id.clone());
+        let nodes = message_nodes(value, i, parent, &mut seen, &mut said, name);
+        for (which, node) in nodes.into_iter().enumerate() {
+            let id = skeleton.intern(&node.id);
+            let parent = node.parent.as_deref().map(|p| skeleton.intern(p));
+            skeleton.push(id, parent);
+            spots.push(spot);
+            let index = made.len() as u32;
+            made.push(Made {
+                message: i as u32,
+                which: which as u8,
+                is_message: matches!(node.body, Body::Message(_)),
+                timed: node.timestamp.is_some(),
+            });
+            for part in node.message().map_or(&[][..], |m| &m.parts) {
+                match &part.content {
+                    Content::ToolCall { id: Some(id), .. } => calls.push(id.as_str().into()),
+                    Content::ToolResult {
+                        call_id: Some(id), ..
+                    } => {
+                        answered.insert(id.as_str().into());
+                    }
+                    _ => {}
+                }
+            }
+            last = Some((index, node.id));
+        }
+    }
+    let open_calls = calls.iter().filter(|id| !answered.contains(*id)).count();
+    let mut diagnostics: Vec<Diagnostic> = (!lossy.is_lossless())
+        .then(|| crate::formats::json_document::lossy_said(&lossy, name))
+        .into_iter()
+        .collect();
+    diagnostics.extend(said);
+    Some(Known {
+        name: name.to_string(),
+        meta,
+        diagnostics,
+        skeleton,
+        spots,
+        made,
+        open_calls,
+    })
+}
+
+impl Reading for Known {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn spots(&self) -> &[Spot] {
+        &self.spots
+    }
+
+    fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    fn head(&self) -> Option<u32> {
+        None
+    }
+
+    fn is_message(&self, index: u32) -> bool {
+        self.made[index as usize].is_message
+    }
+
+    fn timed(&self, index: u32) -> bool {
+        self.made[index as usize].timed
+    }
+
+    /// The message's nodes made again, this one taken, with the id and parent pass one gave
+    /// it (a repeated id renamed, a result chained to its call).
+    fn node(&self, index: u32, bytes: &[u8], _made_for: MadeFor) -> Node {
+        let made = &self.made[index as usize];
+        let sk = &self.skeleton;
+        let parent = sk.parent_id(index).map(|p| sk.ids.name(p).to_string());
+        let value = match to_value_within(bytes, 2) {
+            Ok((v, _)) => v,
+            Err(_) => Value::Null,
+        };
+        let mut nodes = message_nodes(
+            value,
+            made.message as usize,
+            parent.clone(),
+            &mut HashSet::new(),
+            &mut Vec::new(),
+            &self.name,
+        );
+        let mut node = nodes.swap_remove(usize::from(made.which).min(nodes.len() - 1));
+        node.id = sk.name(index);
+        node.parent = parent;
+        node
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Bytes;
+    use crate::formats::{Format, Input};
+
+    /// Pass one and pass two give what the whole reader gives: the metadata, the diagnostics
+    /// in order, every node (id, parent, body, hints), the kinds, the unanswered calls; or
+    /// nothing, and the whole reader says what the document is.
+    fn agrees(name: &str, bytes: &[u8]) -> bool {
+        let input = Input {
+            name,
+            path: None,
+            bytes,
+        };
+        let whole = super::super::GeminiJson.read(&input);
+        let Some(known) = known(&Bytes(bytes), name).unwrap() else {
+            return false;
+        };
+        let whole =
+            whole.unwrap_or_else(|e| panic!("{name}: pass one read what read refuses: {e}"));
+        let session = &whole.session;
+        assert_eq!(known.meta, session.meta, "{name}");
+        assert_eq!(known.diagnostics, whole.diagnostics, "{name}");
+        assert_eq!(known.spots.len(), session.nodes.len(), "{name}");
+        for (i, want) in session.nodes.iter().enumerate() {
+            let s = known.spots[i];
+            let at = s.offset as usize;
+            let got = known.node(
+                i as u32,
+                &bytes[at..at + s.len as usize],
+                MadeFor::OwnWriter,
+            );
+            assert_eq!(&got, want, "{name}: node {i}");
+            assert_eq!(
+                known.is_message(i as u32),
+                want.message().is_some(),
+                "{name}"
+            );
+            assert_eq!(known.timed(i as u32), want.timestamp.is_some(), "{name}");
+        }
+        let open = crate::check::document::unanswered_calls(session).len();
+        assert_eq!(known.open_calls, open, "{name}");
+        true
+    }
+
+    #[test]
+    fn every_fixture_reads_as_the_whole_reader_reads_it() {
+        let mut n = 0;
+        for entry in std::fs::read_dir("fixtures/gemini-json").unwrap() {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            n += usize::from(agrees(&path.display().to_string(), &bytes));
+        }
+        assert!(n >= 9, "{n}");
+    }
+
+    #[test]
+    fn odd_documents_read_as_the_whole_reader_reads_them() {
+        let deep = format!("{}1{}", "[".repeat(600), "]".repeat(600));
+        let call = r#"{"id":"g","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls","args":{},"result":[{"functionResponse":{"id":"c1","name":"ls","response":{"output":"x"}}}],"status":"success"}]}"#;
+        let open = r#"{"id":"g2","type":"gemini","content":"","toolCalls":[{"id":"c2","name":"ls","args":{}}]}"#;
+        let taken = [
+            // Repeated ids (a pair's too), a repeated key, ids missing, an unknown type, a
+            // message that is no object, numbers beyond a double, a BOM and a final newline.
+            format!(
+                "\u{feff}{{\"sessionId\":\"s\",\"messages\":[],\"messages\":[{call},{call},{open},{{\"type\":\"user\",\"content\":\"hi\",\"n\":1e400}},{{\"id\":\"x\",\"type\":\"odd\"}},7,{{\"id\":\"x\",\"type\":\"user\",\"content\":[{{\"text\":\"a\"}}]}}],\"z\":[1,2]}}\n"
+            ),
+            // Lone surrogates in a message, in a field and in a key.
+            r#"{"sessionId":"s","messages":[{"id":"a","type":"user","content":"cut \ud83d"}],"k\udc00":"\ud800"}"#.to_string(),
+            // Deeper than a tree of values takes in a message the CLI reads.
+            format!(r#"{{"sessionId":"s","messages":[{{"id":"a","type":"user","content":"x","deep":{}}}]}}"#, "[1]"),
+            // As deep as the whole document is read: the message and its field, 510 levels.
+            format!(
+                r#"{{"messages":[{{"id":"a","type":"user","deep":{}1{}}}]}}"#,
+                "[".repeat(509),
+                "]".repeat(509)
+            ),
+            r#"  {"messages":[]}  "#.to_string(),
+        ];
+        for text in &taken {
+            assert!(agrees("odd.json", text.as_bytes()), "{text}");
+        }
+        // What only the whole reader reads or refuses, with its words.
+        for text in [
+            r#"{"messages":{}}"#.to_string(),
+            r#"{"messages":null}"#.to_string(),
+            r#"[]"#.to_string(),
+            r#"{"messages":[{"id":"a"}"#.to_string(),
+            r#"{"messages":[]} x"#.to_string(),
+            format!(r#"{{"messages":[{{"deep":{deep}}}]}}"#),
+            format!(r#"{{"messages":[],"deep":{deep}}}"#),
+            // One level more than the whole document is read to.
+            format!(
+                r#"{{"messages":[{{"id":"a","type":"user","deep":{}1{}}}]}}"#,
+                "[".repeat(510),
+                "]".repeat(510)
+            ),
+        ] {
+            assert!(!agrees("bad.json", text.as_bytes()), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_real_sample_reads_as_the_whole_reader_reads_it() {
+        let path = std::path::Path::new("../../../shared/samples/gemini/pomodoro-timer.json");
+        let bytes = std::fs::read(path).expect("the real Gemini sample (../shared/samples)");
+        assert!(agrees("pomodoro-timer.json", &bytes));
+    }
+}

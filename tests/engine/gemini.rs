@@ -1,0 +1,93 @@
+//! Gemini legacy sessions (one JSON document) into Claude Code and into a Codex rollout
+//! through the two passes (pass one reads each message into its nodes and keeps their ids and
+//! places; pass two reads a message again for its node), against the whole-session path:
+//! every Gemini fixture and the real sample, detected and forced, with leaves, and documents
+//! the two passes leave to the whole path (damaged, too deep), which says what they are.
+
+use std::path::Path;
+
+use sessiontool::formats::Input;
+
+use super::{agree, fmt, no_adjust, options};
+
+const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
+
+/// The node ids of a Gemini document to name as leaves (whole, and the start of one; a
+/// message's and its results' nodes), and one not there.
+fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
+    let mut out = vec![None, Some("no-such-node".to_string())];
+    if let Ok(o) = fmt("gemini-json").read(&Input {
+        name: "x",
+        path: None,
+        bytes,
+    }) {
+        let n = o.session.nodes.len();
+        for (k, node) in o.session.nodes.iter().step_by((n / 4).max(1)).enumerate() {
+            out.push(Some(match k % 2 {
+                0 => node.id.clone(),
+                _ => node.id.chars().take(3).collect(),
+            }));
+        }
+    }
+    out
+}
+
+/// `bytes` into each target, detected and forced, with each leaf: whether every conversion
+/// was taken by the engine (each equal to the whole path's).
+fn converts(name: &str, bytes: &[u8]) -> bool {
+    let mut all = true;
+    for to in TARGETS {
+        for from in [None, Some(fmt("gemini-json"))] {
+            for leaf in leaves(bytes) {
+                let o = options(leaf.as_deref());
+                all &= agree(name, bytes, from, fmt(to), &o, &no_adjust);
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn every_gemini_document_converts_as_the_whole_session_path_converts_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = super::files(&root.join("fixtures/gemini-json"));
+    if let Some(samples) = super::common::prerequisite::shared("gemini") {
+        files.extend(super::files(&samples));
+    }
+    assert!(files.len() >= 11, "{files:?}");
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            converts(&path.display().to_string(), &bytes),
+            "{} not taken",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn documents_the_two_passes_leave_alone_convert_as_the_whole_session_path_converts_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let plain = std::fs::read_to_string(root.join("fixtures/gemini-json/plain.json")).unwrap();
+    let deep = format!("{}1{}", "[".repeat(600), "]".repeat(600));
+    let cut = std::fs::read(root.join("fixtures/damaged/truncated-document.json")).unwrap();
+    for (name, bytes) in [
+        ("cut.json", cut),
+        ("half.json", plain.as_bytes()[..plain.len() / 2].to_vec()),
+        (
+            "deep.json",
+            plain
+                .replacen(
+                    "\"messages\": [",
+                    &format!("\"deep\": {deep},\n  \"messages\": ["),
+                    1,
+                )
+                .into_bytes(),
+        ),
+    ] {
+        assert!(!converts(name, &bytes), "{name}: taken");
+    }
+    // A lone surrogate is read by both, and said.
+    let cut = plain.replacen("\"content\": \"", "\"content\": \"\\ud83d", 1);
+    assert!(converts("surrogate.json", cut.as_bytes()));
+}
