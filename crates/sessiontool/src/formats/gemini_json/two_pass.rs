@@ -317,6 +317,99 @@ mod tests {
         }
     }
 
+    /// A small deterministic generator (xorshift), so a failure names its seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+
+        fn pick<'a>(&mut self, of: &[&'a str]) -> &'a str {
+            of[self.below(of.len() as u64) as usize]
+        }
+    }
+
+    /// A Gemini document of `seed`'s messages: every type, ids repeated or missing or named as
+    /// another message's results, tool calls with and without results, thoughts, tokens,
+    /// messages that are no object, lone surrogates, numbers beyond a double, repeated keys.
+    fn generated(seed: u64) -> String {
+        let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let ids = ["a", "b", "a.results", "c", "b.results", "a#2", "d"];
+        let mut messages = Vec::new();
+        for k in 0..r.below(14) {
+            let id = match r.below(5) {
+                0 => String::new(),
+                1 => ",\"id\":7".to_string(),
+                _ => format!(",\"id\":\"{}\"", r.pick(&ids)),
+            };
+            let kind = r.pick(&[
+                "user", "gemini", "gemini", "info", "error", "warning", "odd",
+            ]);
+            let text = r.pick(&["hi", "cut \\ud83d", "caf\\u00e9", ""]);
+            let mut m =
+                format!("{{\"type\":\"{kind}\"{id},\"timestamp\":\"t{k}\",\"content\":\"{text}\"");
+            if r.below(3) == 0 {
+                m.push_str(",\"thoughts\":[{\"subject\":\"s\",\"description\":\"d\"}]");
+            }
+            if r.below(3) == 0 {
+                m.push_str(",\"tokens\":{\"input\":1e400,\"output\":2,\"total\":3}");
+            }
+            if kind == "gemini" && r.below(2) == 0 {
+                let call = r.pick(&["c1", "c2", "c3"]);
+                let result = match r.below(3) {
+                    0 => String::new(),
+                    _ => format!(
+                        ",\"result\":[{{\"functionResponse\":{{\"id\":\"{call}\",\"name\":\"ls\",\"response\":{{\"output\":\"x\"}}}}}}],\"status\":\"success\""
+                    ),
+                };
+                m.push_str(&format!(
+                    ",\"toolCalls\":[{{\"id\":\"{call}\",\"name\":\"ls\",\"args\":{{\"p\":1}}{result}}}]"
+                ));
+            }
+            if r.below(5) == 0 {
+                m.push_str(",\"type\":\"user\"");
+            }
+            m.push('}');
+            messages.push(match r.below(12) {
+                0 => "7".to_string(),
+                1 => "\"text\"".to_string(),
+                _ => m,
+            });
+        }
+        let mut root = vec![
+            "\"sessionId\":\"s\"".to_string(),
+            format!("\"messages\":[{}]", messages.join(",")),
+        ];
+        if r.below(3) == 0 {
+            root.push("\"summary\":\"x\",\"summary\":\"y\"".to_string());
+        }
+        if r.below(4) == 0 {
+            root.insert(0, "\"messages\":[]".to_string());
+        }
+        if r.below(4) == 0 {
+            root.push("\"directories\":[\"/p\",\"\\udc00\"]".to_string());
+        }
+        format!("{{{}}}", root.join(","))
+    }
+
+    #[test]
+    fn generated_documents_read_as_the_whole_reader_reads_them() {
+        let mut with_results = 0;
+        for seed in 0..400 {
+            let text = generated(seed);
+            assert!(
+                agrees(&format!("seed {seed}"), text.as_bytes()),
+                "seed {seed}: {text}"
+            );
+            with_results += usize::from(text.contains("functionResponse"));
+        }
+        assert!(with_results > 50, "{with_results} documents with results");
+    }
+
     #[test]
     fn the_real_sample_reads_as_the_whole_reader_reads_it() {
         let path = std::path::Path::new("../../../shared/samples/gemini/pomodoro-timer.json");
