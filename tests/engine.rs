@@ -258,11 +258,18 @@ fn walkdir_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The node ids a one-branch writer may be asked to follow (`--leaf`), and one that is not
-/// there.
+/// The node ids a one-branch writer may be asked to follow (`--leaf`) in `bytes` read as
+/// Claude Code, and one that is not there.
 fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
+    leaves_in("claude-jsonl", bytes)
+}
+
+/// The node ids of `bytes` read as `format` to name as leaves: of every sixth node or so its
+/// whole id and the start of it, as `tree` prints ids (8 characters, or 2, which may name
+/// several nodes); and one that is not there.
+fn leaves_in(format: &str, bytes: &[u8]) -> Vec<Option<String>> {
     let mut out = vec![None, Some("no-such-node".to_string())];
-    if let Ok(o) = fmt("claude-jsonl").read(&Input {
+    if let Ok(o) = fmt(format).read(&Input {
         name: "x",
         path: None,
         bytes,
@@ -270,13 +277,10 @@ fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
         let n = o.session.nodes.len();
         let step = (n / 6).max(1);
         for (k, node) in o.session.nodes.iter().step_by(step).enumerate() {
-            // Whole ids, and starts of them as `tree` prints them (some name several nodes).
             let id = &node.id;
-            out.push(Some(match k % 3 {
-                0 => id.clone(),
-                1 => id.chars().take(8).collect(),
-                _ => id.chars().take(2).collect(),
-            }));
+            out.push(Some(id.clone()));
+            let start = if k % 2 == 0 { 8 } else { 2 };
+            out.push(Some(id.chars().take(start).collect()));
         }
     }
     out

@@ -6,31 +6,9 @@
 
 use std::path::Path;
 
-use sessiontool::formats::Input;
-
-use super::{agree, fmt, no_adjust, options};
+use super::{agree, fmt, leaves_in, no_adjust, options};
 
 const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
-
-/// The node ids of a Gemini document to name as leaves (whole, and the start of one; a
-/// message's and its results' nodes), and one not there.
-fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
-    let mut out = vec![None, Some("no-such-node".to_string())];
-    if let Ok(o) = fmt("gemini-json").read(&Input {
-        name: "x",
-        path: None,
-        bytes,
-    }) {
-        let n = o.session.nodes.len();
-        for (k, node) in o.session.nodes.iter().step_by((n / 4).max(1)).enumerate() {
-            out.push(Some(match k % 2 {
-                0 => node.id.clone(),
-                _ => node.id.chars().take(3).collect(),
-            }));
-        }
-    }
-    out
-}
 
 /// `bytes` into each target, detected and forced, with each leaf: whether every conversion
 /// was taken by the engine (each equal to the whole path's).
@@ -38,7 +16,7 @@ fn converts(name: &str, bytes: &[u8]) -> bool {
     let mut all = true;
     for to in TARGETS {
         for from in [None, Some(fmt("gemini-json"))] {
-            for leaf in leaves(bytes) {
+            for leaf in leaves_in("gemini-json", bytes) {
                 let o = options(leaf.as_deref());
                 all &= agree(name, bytes, from, fmt(to), &o, &no_adjust);
             }

@@ -9,24 +9,7 @@ use std::path::Path;
 use sessiontool::convert;
 use sessiontool::formats::Input;
 
-use super::{agree, fmt, generated, no_adjust, options};
-
-/// The node ids of a Qwen session to name as leaves (whole and starts), and one not there.
-fn leaves(bytes: &[u8]) -> Vec<Option<String>> {
-    let mut out = vec![None, Some("no-such-node".to_string())];
-    if let Ok(o) = fmt("qwen-jsonl").read(&Input {
-        name: "x",
-        path: None,
-        bytes,
-    }) {
-        let n = o.session.nodes.len();
-        for node in o.session.nodes.iter().step_by((n / 3).max(1)) {
-            out.push(Some(node.id.clone()));
-            out.push(Some(node.id.chars().take(2).collect()));
-        }
-    }
-    out
-}
+use super::{agree, fmt, generated, leaves_in, no_adjust, options};
 
 /// The targets the engine takes a Qwen session into.
 const TARGETS: [&str; 5] = [
@@ -42,7 +25,7 @@ const TARGETS: [&str; 5] = [
 fn converts(name: &str, bytes: &[u8]) {
     for to in TARGETS {
         for from in [None, Some(fmt("qwen-jsonl"))] {
-            for leaf in leaves(bytes) {
+            for leaf in leaves_in("qwen-jsonl", bytes) {
                 let o = options(leaf.as_deref());
                 assert!(
                     agree(name, bytes, from, fmt(to), &o, &no_adjust),

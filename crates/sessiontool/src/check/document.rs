@@ -9,7 +9,7 @@ use super::issue::Issue;
 use crate::diag::Severity;
 use crate::formats::gemini_json::salvage::Salvage;
 use crate::formats::{Format, Input};
-use crate::model::{Content, Session};
+use crate::model::{Content, Node, Session};
 
 /// What a repair of a whole-file session writes instead of the file.
 pub enum Rewrite {
@@ -125,18 +125,7 @@ pub fn inherited_calls(session: &Session) -> Vec<(&str, &str, &str)> {
 fn open_calls_all(session: &Session) -> Vec<(&str, &str, &str)> {
     let mut answered = HashSet::new();
     for node in &session.nodes {
-        for part in node
-            .message()
-            .map(|m| m.parts.as_slice())
-            .unwrap_or_default()
-        {
-            if let Content::ToolResult {
-                call_id: Some(id), ..
-            } = &part.content
-            {
-                answered.insert(id.as_str());
-            }
-        }
+        answered.extend(answered_by(node));
     }
     let mut open = Vec::new();
     for node in &session.nodes {
@@ -167,5 +156,44 @@ fn open_calls(session: &Session, issues: &mut Vec<Issue>) {
                 "tool call {id} ({name}) in message {node} has no result; model APIs reject a history with an unanswered call"
             ),
         ));
+    }
+}
+
+/// The call ids a node's results answer.
+fn answered_by(node: &Node) -> impl Iterator<Item = &str> {
+    node.message()
+        .map_or(&[][..], |m| m.parts.as_slice())
+        .iter()
+        .filter_map(|part| match &part.content {
+            Content::ToolResult {
+                call_id: Some(id), ..
+            } => Some(id.as_str()),
+            _ => None,
+        })
+}
+
+/// The calls no result answers, counted from nodes seen one at a time (a reader's pass one)
+/// as [`unanswered_calls`] counts them in a session that names no inherited calls.
+#[derive(Default)]
+pub(crate) struct OpenCalls {
+    calls: Vec<Box<str>>,
+    answered: HashSet<Box<str>>,
+}
+
+impl OpenCalls {
+    pub(crate) fn note(&mut self, node: &Node) {
+        self.answered.extend(answered_by(node).map(Into::into));
+        for part in node.message().map_or(&[][..], |m| m.parts.as_slice()) {
+            if let Content::ToolCall { id: Some(id), .. } = &part.content {
+                self.calls.push(id.as_str().into());
+            }
+        }
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.calls
+            .iter()
+            .filter(|id| !self.answered.contains(*id))
+            .count()
     }
 }

@@ -701,10 +701,10 @@ fn plan_rollout_to_gemini<'a>(
     // The Gemini writer names each result by its call.
     scanner.call_names = true;
     let mut known = first_pass(&job, &scanner)?;
-    if closes_calls(&job, &known.meta, known.open_calls) {
-        return Ok(None);
-    }
-    let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
+    let Some(Prepared {
+        meta, diagnostics, ..
+    }) = prepared(&job, adjust, from, &known, known.open_calls)?
+    else {
         return Ok(None);
     };
     let Some(stream) = DocumentStream::new(meta, job.options, layout) else {
@@ -717,7 +717,6 @@ fn plan_rollout_to_gemini<'a>(
     let names = known.call_names();
     // The first node hangs under nothing: no loop of parents to name results by.
     let writer = stream.writer(names, &LeftOut::default(), times, None);
-    let diagnostics = said(&job, &known.diagnostics, known.open_calls);
     Ok(Some(Plan {
         job,
         from,
@@ -764,14 +763,14 @@ fn plan_claude<'a>(
     // The Gemini writer names each result by its call.
     scanner.call_names = matches!(kind, Kind::ToGemini(_));
     let known = first_pass(&job, &scanner)?;
-    if closes_calls(&job, &known.meta, known.open_calls) {
-        return Ok(None);
-    }
-    let leaf = leaf_id(&job, &known.skeleton)?;
-    let Some(meta) = adjusted(&job, &known.meta, from, adjust)? else {
+    let Some(Prepared {
+        meta,
+        leaf,
+        diagnostics,
+    }) = prepared(&job, adjust, from, &known, known.open_calls)?
+    else {
         return Ok(None);
     };
-    let diagnostics = said(&job, &known.diagnostics, known.open_calls);
     let route = match kind {
         Kind::Same => {
             let rewrite = known.rewrite(&meta, job.tuning.rebuild_unchanged);

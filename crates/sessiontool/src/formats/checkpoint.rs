@@ -144,15 +144,9 @@ impl Format for Checkpoint {
         }
         let mut diagnostics = Vec::new();
         if !lossy.is_lossless() {
-            diagnostics.push(Diagnostic {
-                code: crate::formats::LOSSY,
-                severity: Severity::Warning,
-                location: Location::file(input.name),
-                message: format!(
-                    "{}: the checkpoint is read as Gemini CLI reads it, but rebuilding it (in another format, or rewritten) changes those values",
-                    lossy.describe()
-                ),
-            });
+            let read_as = "the checkpoint is read as Gemini CLI reads it";
+            let at = Location::file(input.name);
+            diagnostics.push(super::lossy_said(&lossy, at, read_as));
         }
         let mut nodes: Vec<Node> = Vec::with_capacity(history.len());
         for (i, entry) in history.into_iter().enumerate() {

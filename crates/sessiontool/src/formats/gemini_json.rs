@@ -337,24 +337,34 @@ fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<Strin
     list
 }
 
-/// One MessageRecord as one node, or two when it carries tool results.
 /// The session's metadata from the document's fields but `messages` (`root`), its keys in
 /// file order and the file's bytes.
-pub(crate) fn meta_of(mut root: Map<String, Value>, keys: &[String], bytes: &[u8]) -> Meta {
+pub(crate) fn meta_of(root: Map<String, Value>, keys: &[String], bytes: &[u8]) -> Meta {
     let mut hints = Extra::new();
     hints.insert(HINT_KEYS.into(), key_list(keys));
     if ends_with_newline(bytes) {
         hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
     }
+    record_meta(root, NAME, hints)
+}
+
+/// The session's metadata from a ConversationRecord's fields but `messages` (those it does not
+/// map stay in `extra`): the legacy document's and the JSONL recording's (`source_format`)
+/// alike.
+pub(crate) fn record_meta(
+    mut fields: Map<String, Value>,
+    source_format: &str,
+    hints: Extra,
+) -> Meta {
     Meta {
-        id: take_string(&mut root, "sessionId"),
-        project_hash: take_string(&mut root, "projectHash"),
-        start_time: take_string(&mut root, "startTime"),
-        last_updated: take_string(&mut root, "lastUpdated"),
-        summary: take_string(&mut root, "summary"),
-        directories: take_string_list(&mut root, "directories"),
-        source_format: Some(NAME.into()),
-        extra: root,
+        id: take_string(&mut fields, "sessionId"),
+        project_hash: take_string(&mut fields, "projectHash"),
+        start_time: take_string(&mut fields, "startTime"),
+        last_updated: take_string(&mut fields, "lastUpdated"),
+        summary: take_string(&mut fields, "summary"),
+        directories: take_string_list(&mut fields, "directories"),
+        source_format: Some(source_format.into()),
+        extra: fields,
         hints,
         ..Meta::default()
     }
@@ -396,6 +406,7 @@ pub(crate) fn message_nodes(
     new
 }
 
+/// One MessageRecord as one node, or two when it carries tool results.
 pub(crate) fn message_to_nodes(
     value: Value,
     index: usize,

@@ -82,15 +82,8 @@ pub(crate) fn parse(input: &Input, tool: &str, null_messages: bool) -> Result<Do
 
 /// What a reader says of a document (`file`) whose values cannot hold all of it.
 pub(crate) fn lossy_said(lossy: &crate::json::value::Lossy, file: &str) -> crate::diag::Diagnostic {
-    crate::diag::Diagnostic {
-        code: crate::formats::LOSSY,
-        severity: crate::diag::Severity::Warning,
-        location: Location::file(file),
-        message: format!(
-            "{}: the session is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
-            lossy.describe()
-        ),
-    }
+    let read_as = "the session is read as its tool reads it";
+    crate::formats::lossy_said(lossy, Location::file(file), read_as)
 }
 
 /// The whole document as its tool's `JSON.parse` reads it (see [`crate::json::value`]), or

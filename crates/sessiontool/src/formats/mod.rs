@@ -496,12 +496,22 @@ pub const LOSSY: &str = "json-lossy";
 
 /// What [`record_value`] says of a record whose value cannot hold all of it.
 pub(crate) fn lossy_diagnostic(lossy: &crate::json::value::Lossy, at: Location) -> Diagnostic {
+    lossy_said(lossy, at, "the record is read as its tool reads it")
+}
+
+/// What a reader says of what its values cannot hold all of (`read_as`: what is read, and as
+/// whom: "the session is read as its tool reads it").
+pub(crate) fn lossy_said(
+    lossy: &crate::json::value::Lossy,
+    at: Location,
+    read_as: &str,
+) -> Diagnostic {
     Diagnostic {
         code: LOSSY,
         severity: Severity::Warning,
         location: at,
         message: format!(
-            "{}: the record is read as its tool reads it, but rebuilding it (in another format, or rewritten) changes those values",
+            "{}: {read_as}, but rebuilding it (in another format, or rewritten) changes those values",
             lossy.describe()
         ),
     }

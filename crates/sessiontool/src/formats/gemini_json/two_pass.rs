@@ -16,6 +16,7 @@ use std::io;
 use serde_json::{Map, Value};
 
 use super::{message_nodes, meta_of};
+use crate::check::document::OpenCalls;
 use crate::diag::Diagnostic;
 use crate::engine::MadeFor;
 use crate::engine::pass1::Spot;
@@ -25,7 +26,7 @@ use crate::engine::source::Source;
 use crate::formats::trim_start;
 use crate::json::value::{Lossy, to_value_within};
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Content, Meta, Node};
+use crate::model::{Body, Meta, Node};
 
 /// What pass one keeps of a node: the message it is made from and which of its nodes it is.
 struct Made {
@@ -99,9 +100,8 @@ fn read(bytes: &[u8], name: &str) -> Option<Known> {
     let mut spots = Vec::new();
     let mut made = Vec::new();
     let mut seen = HashSet::new();
-    let mut calls: Vec<Box<str>> = Vec::new();
-    let mut answered: HashSet<Box<str>> = HashSet::new();
-    let mut last: Option<(u32, String)> = None;
+    let mut open_calls = OpenCalls::default();
+    let mut last: Option<String> = None;
     let (mut line, mut counted) = (1u64, 0usize);
     for (i, message) in messages.items()?.enumerate() {
         let at = message.text().as_ptr() as usize - bytes.as_ptr() as usize;
@@ -115,35 +115,23 @@ fn read(bytes: &[u8], name: &str) -> Option<Known> {
         };
         let (value, l) = to_value_within(message.text().as_bytes(), 2).ok()?;
         lossy.surrogates += l.surrogates;
-        let parent = last.as_ref().map(|(_, id)| id.clone());
+        let parent = last.clone();
         let nodes = message_nodes(value, i, parent, &mut seen, &mut said, name);
         for (which, node) in nodes.into_iter().enumerate() {
             let id = skeleton.intern(&node.id);
             let parent = node.parent.as_deref().map(|p| skeleton.intern(p));
             skeleton.push(id, parent);
             spots.push(spot);
-            let index = made.len() as u32;
             made.push(Made {
                 message: i as u32,
                 which: which as u8,
                 is_message: matches!(node.body, Body::Message(_)),
                 timed: node.timestamp.is_some(),
             });
-            for part in node.message().map_or(&[][..], |m| &m.parts) {
-                match &part.content {
-                    Content::ToolCall { id: Some(id), .. } => calls.push(id.as_str().into()),
-                    Content::ToolResult {
-                        call_id: Some(id), ..
-                    } => {
-                        answered.insert(id.as_str().into());
-                    }
-                    _ => {}
-                }
-            }
-            last = Some((index, node.id));
+            open_calls.note(&node);
+            last = Some(node.id);
         }
     }
-    let open_calls = calls.iter().filter(|id| !answered.contains(*id)).count();
     let mut diagnostics: Vec<Diagnostic> = (!lossy.is_lossless())
         .then(|| crate::formats::json_document::lossy_said(&lossy, name))
         .into_iter()
@@ -156,7 +144,7 @@ fn read(bytes: &[u8], name: &str) -> Option<Known> {
         skeleton,
         spots,
         made,
-        open_calls,
+        open_calls: open_calls.count(),
     })
 }
 

@@ -5,12 +5,11 @@ use crate::formats::record_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use super::super::gemini_content::take_string;
-use super::super::gemini_json::message_to_nodes;
+use super::super::gemini_json::{message_nodes, record_meta};
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
 use super::{HINT_FINAL_NEWLINE, HINT_LINES, NAME};
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Extra, Meta, Node, Session};
+use crate::model::{Extra, Node, Session};
 use crate::records::{Options, split_slice};
 
 /// What the replay leaves: the metadata as merged, and the messages by id in their order.
@@ -116,33 +115,13 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     let mut fields = replay.metadata;
     // Messages live in the list; the metadata only has them when `$set` replaced it.
     fields.shift_remove("messages");
-    let meta = Meta {
-        id: take_string(&mut fields, "sessionId"),
-        project_hash: take_string(&mut fields, "projectHash"),
-        start_time: take_string(&mut fields, "startTime"),
-        last_updated: take_string(&mut fields, "lastUpdated"),
-        summary: take_string(&mut fields, "summary"),
-        directories: take_string_list(&mut fields, "directories"),
-        source_format: Some(NAME.into()),
-        extra: fields,
-        hints,
-        ..Meta::default()
-    };
+    let meta = record_meta(fields, NAME, hints);
     let mut nodes: Vec<Node> = Vec::with_capacity(replay.messages.len() * 2);
     let mut seen = std::collections::HashSet::new();
     for (i, (_, m)) in replay.messages.into_iter().enumerate() {
+        // Messages are unique by id here: only `<id>.results` can collide with one.
         let parent = nodes.last().map(|n| n.id.clone());
-        let mut new = message_to_nodes(m, i, parent, &mut diagnostics, input.name);
-        for n in &mut new {
-            // Only `<id>.results` can collide with a message id: keep ids unique.
-            if !seen.insert(n.id.clone()) {
-                n.id = format!("{}#{i}", n.id);
-                seen.insert(n.id.clone());
-            }
-        }
-        if new.len() == 2 {
-            new[1].parent = Some(new[0].id.clone());
-        }
+        let new = message_nodes(m, i, parent, &mut seen, &mut diagnostics, input.name);
         nodes.extend(new);
     }
     Ok(ReadOutcome {
@@ -158,15 +137,4 @@ fn warning(code: &'static str, location: Location, message: String) -> Diagnosti
         location,
         message,
     }
-}
-
-fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<String>> {
-    let Some(Value::Array(items)) = map.get(key) else {
-        return None;
-    };
-    let list: Option<Vec<String>> = items.iter().map(|v| v.as_str().map(String::from)).collect();
-    if list.is_some() {
-        map.shift_remove(key);
-    }
-    list
 }

@@ -178,3 +178,25 @@ fn keys_are_lenient() {
         .unwrap();
     assert_eq!(k.kind.as_deref(), Some("$set"));
 }
+
+/// A message whose id is another message's results node (`<id>.results`) keeps ids unique by
+/// a rename, and the rename is said, as the legacy reader says it.
+#[test]
+fn an_id_colliding_with_a_results_node_is_renamed_and_said() {
+    let call = r#"{"id":"g","timestamp":"2026-04-20T09:00:02.000Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls","args":{},"result":[{"functionResponse":{"id":"c1","name":"ls","response":{"output":"x"}}}],"status":"success"}]}"#;
+    let twin =
+        r#"{"id":"g.results","timestamp":"2026-04-20T09:00:03.000Z","type":"user","content":"hi"}"#;
+    let o = read_bytes(&file(&[HEADER, call, twin]));
+    assert_eq!(node_ids(&o), ["g", "g.results", "g.results#1"]);
+    let said: Vec<_> = o
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "duplicate-id")
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", o.diagnostics);
+    assert!(
+        said[0].message.contains("g.results#1"),
+        "{}",
+        said[0].message
+    );
+}

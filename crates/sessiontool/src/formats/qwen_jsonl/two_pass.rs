@@ -556,8 +556,7 @@ impl Known {
         self.more.contains_key(&index)
     }
 
-    /// Whether node `index` is a record kept whole (written back from its value or text, with
-    /// no time of its own for the records after it).
+    /// Whether node `index` is a record kept whole (written back from its value or text).
     pub(crate) fn kept_whole(&self, index: u32) -> bool {
         self.flags[index as usize] & (WHOLE | UNKNOWN) != 0
     }

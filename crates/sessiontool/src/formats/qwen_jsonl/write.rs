@@ -445,6 +445,13 @@ fn push_line(out: &mut Vec<u8>, map: &Map<String, Value>) {
     out.push(b'\n');
 }
 
+/// Where a node's records start: the uuid its parent has here, its time, its own uuid.
+struct Start {
+    parent: Option<String>,
+    ts: String,
+    uuid: String,
+}
+
 /// What writing a session's records carries from one node to the next: the session's fields,
 /// the ids given, the last time and uuid written, what was lost. The whole writer and the
 /// engine's same-format route (one node at a time) both write through it.
@@ -512,7 +519,7 @@ impl RecordWriter {
 
     /// The writer of a session read from this format, for the engine (`None` for any other
     /// session): its nodes are then given to [`Self::native_node`] in the order
-    /// [`write_order`] puts them.
+    /// [`head_last`] puts them.
     pub(crate) fn native(meta: &Meta, options: &WriteOptions, first_id: &str) -> Option<Self> {
         let w = Self::new(meta, options, first_id, LossReport::default());
         w.native.then_some(w)
@@ -583,20 +590,32 @@ impl RecordWriter {
         ts.unwrap_or_default()
     }
 
-    /// A node of a session read from this format, as its records.
-    pub(crate) fn native_node(&mut self, node: &Node, out: &mut Vec<u8>) {
+    /// What a node's records start from (its parent, time and uuid); `None` when it has none
+    /// to build: a record kept whole (written here), or a node without a record (its loss
+    /// said).
+    fn begin(&mut self, node: &Node, out: &mut Vec<u8>) -> Option<Start> {
         if let Body::Event(Event::Custom { kind, data }) = &node.body
             && kind == RECORD
         {
             self.whole(node, data, out);
-            return;
+            return None;
         }
         let parent = self.ids.parent(node.parent.as_deref());
         if self.skipped(node, parent.clone()) {
-            return;
+            return None;
         }
-        let ts = self.time_of(node);
-        let uuid = self.ids.uuid(&node.id);
+        Some(Start {
+            ts: self.time_of(node),
+            uuid: self.ids.uuid(&node.id),
+            parent,
+        })
+    }
+
+    /// A node of a session read from this format, as its records.
+    pub(crate) fn native_node(&mut self, node: &Node, out: &mut Vec<u8>) {
+        let Some(Start { parent, ts, uuid }) = self.begin(node, out) else {
+            return;
+        };
         if let Some(raw) = raw_record(node, &self.common, parent.as_deref()) {
             out.extend_from_slice(raw.as_bytes());
             out.push(b'\n');
@@ -676,18 +695,9 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
             w.native_node(node, &mut out);
             continue;
         }
-        if let Body::Event(Event::Custom { kind, data }) = &node.body
-            && kind == RECORD
-        {
-            w.whole(node, data, &mut out);
+        let Some(Start { parent, ts, uuid }) = w.begin(node, &mut out) else {
             continue;
-        }
-        let parent = w.ids.parent(node.parent.as_deref());
-        if w.skipped(node, parent.clone()) {
-            continue;
-        }
-        let ts = w.time_of(node);
-        let uuid = w.ids.uuid(&node.id);
+        };
         let base = Base {
             uuid: &uuid,
             parent: parent.as_deref(),
