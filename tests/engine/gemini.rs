@@ -1,8 +1,10 @@
-//! Gemini legacy sessions (one JSON document) into Claude Code and into a Codex rollout
-//! through the two passes (pass one reads each message into its nodes and keeps their ids and
-//! places; pass two reads a message again for its node), against the whole-session path:
-//! every Gemini fixture and the real sample, detected and forced, with leaves, and documents
-//! the two passes leave to the whole path (damaged, too deep), which says what they are.
+//! Gemini sessions, legacy documents and Gemini CLI's JSONL recordings, into Claude Code and
+//! into a Codex rollout through the two passes (pass one reads each message into its nodes and
+//! keeps their ids and places, after replaying a recording's lines; pass two reads a message
+//! again for its node), against the whole-session path: every Gemini fixture and the real
+//! sample, detected and forced, with leaves, odd recordings (rewinds, lists in `$set` and in
+//! the header, no header, damaged lines), and sessions the two passes leave to the whole path
+//! (damaged, too deep), which says what they are.
 
 use std::path::Path;
 
@@ -10,13 +12,18 @@ use super::{agree, fmt, leaves_in, no_adjust, options};
 
 const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
 
-/// `bytes` into each target, detected and forced, with each leaf: whether every conversion
-/// was taken by the engine (each equal to the whole path's).
+/// `bytes` (a legacy document) into each target, detected and forced, with each leaf:
+/// whether every conversion was taken by the engine (each equal to the whole path's).
 fn converts(name: &str, bytes: &[u8]) -> bool {
+    converts_from("gemini-json", name, bytes)
+}
+
+/// [`converts`] of a session of `format`.
+fn converts_from(format: &str, name: &str, bytes: &[u8]) -> bool {
     let mut all = true;
     for to in TARGETS {
-        for from in [None, Some(fmt("gemini-json"))] {
-            for leaf in leaves_in("gemini-json", bytes) {
+        for from in [None, Some(fmt(format))] {
+            for leaf in leaves_in(format, bytes) {
                 let o = options(leaf.as_deref());
                 all &= agree(name, bytes, from, fmt(to), &o, &no_adjust);
             }
@@ -68,4 +75,82 @@ fn documents_the_two_passes_leave_alone_convert_as_the_whole_session_path_conver
     // A lone surrogate is read by both, and said.
     let cut = plain.replacen("\"content\": \"", "\"content\": \"\\ud83d", 1);
     assert!(converts("surrogate.json", cut.as_bytes()));
+}
+
+#[test]
+fn every_gemini_recording_converts_as_the_whole_session_path_converts_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = super::files(&root.join("fixtures/gemini-jsonl"));
+    assert!(files.len() >= 7, "{files:?}");
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let name = path.display().to_string();
+        assert!(
+            converts_from("gemini-jsonl", &name, &bytes),
+            "{name} not taken"
+        );
+    }
+}
+
+#[test]
+fn odd_recordings_convert_as_the_whole_session_path_converts_them() {
+    let header = r#"{"sessionId":"s","projectHash":"p","startTime":"t0","lastUpdated":"t0"}"#;
+    let m = |id: &str, text: &str| {
+        format!(r#"{{"id":"{id}","timestamp":"t","type":"user","content":"{text}"}}"#)
+    };
+    let call = r#"{"id":"g","timestamp":"t","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls","args":{},"result":[{"functionResponse":{"id":"c1","name":"ls","response":{"output":"x"}}}],"status":"success"},{"id":"c2","name":"ls","args":{}}]}"#;
+    let taken = [
+        // Versions of a message, a rewind, `$set` fields, a lone surrogate, a call left open.
+        [
+            header.to_string(),
+            m("a", "one"),
+            m("b", "two"),
+            m("a", "one again"),
+            r#"{"$rewindTo":"b"}"#.to_string(),
+            call.to_string(),
+            r#"{"$set":{"lastUpdated":"t9","summary":"s"}}"#.to_string(),
+            m("c", "cut \\ud83d"),
+        ]
+        .join("\n"),
+        // A list in `$set` replacing the messages, an unknown rewind, lines that are no record.
+        [
+            header.to_string(),
+            m("a", "one"),
+            format!(
+                r#"{{"$set":{{"messages":[{},{call}],"directories":["/p"]}}}}"#,
+                m("x", "listed")
+            ),
+            "[1]".to_string(),
+            m("y", "after"),
+            r#"{"$rewindTo":"nothing"}"#.to_string(),
+            m("z", "last"),
+            r#"{"id":"q","ty"#.to_string(),
+        ]
+        .join("\n"),
+        // The header's list; no header at all.
+        format!(
+            "{{\"sessionId\":\"s\",\"projectHash\":\"p\",\"messages\":[{},{}]}}\r\n{call}\n",
+            m("h1", "x"),
+            m("h2", "y")
+        ),
+        [m("a", "one"), m("b", "two")].join("\n"),
+    ];
+    for (k, text) in taken.iter().enumerate() {
+        let name = format!("odd-{k}.jsonl");
+        assert!(
+            converts_from("gemini-jsonl", &name, text.as_bytes()),
+            "{text}"
+        );
+    }
+    // A list on a line holding invalid UTF-8 has no places to read its messages from again.
+    let mut bytes = format!(
+        "{header}\n{{\"$set\":{{\"messages\":[{}],\"x\":\"",
+        m("a", "b")
+    )
+    .into_bytes();
+    bytes.extend_from_slice(b"\xff\"}}\n");
+    assert!(
+        !converts_from("gemini-jsonl", "lossy.jsonl", &bytes),
+        "taken"
+    );
 }

@@ -8,6 +8,7 @@ use clap::{Parser, ValueHint};
 use serde::Serialize;
 use serde_json::Value;
 use sessiontool::diag::Diagnostic;
+use sessiontool::formats::without_input_copies;
 use sessiontool::model::{Body, Content, Message, Meta, Node, Session};
 use sessiontool::tree::Tree;
 
@@ -70,14 +71,25 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             file: &'a str,
             format: &'a str,
             diagnostics: &'a [Diagnostic],
-            session: &'a Session,
+            session: SessionDoc<'a>,
         }
+        /// [`Session`]'s fields, in its order.
+        #[derive(Serialize)]
+        struct SessionDoc<'a> {
+            meta: &'a Meta,
+            nodes: &'a [Node],
+        }
+        // Not the copy of the input a reader may keep for its own writer.
+        let meta = without_input_copies(&outcome.session.meta);
         report::print_json(&Doc {
             schema: "sessiontool.show/1",
             file: &loaded.name,
             format,
             diagnostics: &outcome.diagnostics,
-            session: &outcome.session,
+            session: SessionDoc {
+                meta: &meta,
+                nodes: &outcome.session.nodes,
+            },
         });
         return Ok(0);
     }

@@ -14,9 +14,10 @@
 //! What goes through here: Claude Code JSONL to Claude Code, to Codex and to Gemini (the legacy
 //! document and the JSONL recording); a Codex rollout back into a rollout (its lines copied,
 //! the metadata line as the writer writes it), into Claude Code and into Gemini; a Qwen Code
-//! session into Claude Code, into Codex, into Gemini and back into Qwen Code (its records copied, those
-//! merged from several written merged). The view ([`view`]) shows, trees and lists the three
-//! formats the same way. Everything else goes through the whole-session path
+//! session into Claude Code, into Codex, into Gemini and back into Qwen Code (its records
+//! copied, those merged from several written merged); a Gemini session (a legacy document or
+//! the JSONL recording, its messages the records) into Claude Code and into Codex. The view
+//! ([`view`]) shows, trees and lists these formats the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
 
@@ -45,6 +46,7 @@ use crate::formats::codex_jsonl::stream::RolloutStream;
 use crate::formats::codex_jsonl::two_pass as rollout;
 use crate::formats::gemini_json::stream::{self as gemini_stream, DocumentStream, Layout};
 use crate::formats::gemini_json::two_pass as gemini_document;
+use crate::formats::gemini_jsonl::two_pass as gemini_recording;
 use crate::formats::{self, Format, WriteError, WriteOptions};
 use crate::model::Meta;
 use crate::tree::LeftOut;
@@ -371,6 +373,9 @@ enum Kind {
     QwenSame,
     GeminiToClaude,
     GeminiToCodex,
+    /// Gemini CLI's JSONL recording.
+    RecordingToClaude,
+    RecordingToCodex,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -391,6 +396,8 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (qwen_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::QwenToGemini(Layout::Lines)),
         (gemini_json::NAME, claude_jsonl::NAME) => Some(Kind::GeminiToClaude),
         (gemini_json::NAME, codex_jsonl::NAME) => Some(Kind::GeminiToCodex),
+        (gemini_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::RecordingToClaude),
+        (gemini_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::RecordingToCodex),
         _ => None,
     }
 }
@@ -443,7 +450,10 @@ pub fn plan<'a>(
         Kind::QwenToClaude | Kind::QwenToCodex | Kind::QwenToGemini(_) | Kind::QwenSame => {
             plan_qwen(job, adjust, from, kind)
         }
-        Kind::GeminiToClaude | Kind::GeminiToCodex => plan_gemini_document(job, adjust, from, kind),
+        Kind::GeminiToClaude
+        | Kind::GeminiToCodex
+        | Kind::RecordingToClaude
+        | Kind::RecordingToCodex => plan_gemini(job, adjust, from, kind),
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -653,16 +663,27 @@ fn prepared(
     }))
 }
 
-/// Pass one of a Gemini legacy session (one document: [`gemini_document`]) written as Claude
-/// Code (every node) or as a Codex rollout (the branch). A document the two passes do not
-/// read goes through the whole path, which says what it is.
-fn plan_gemini_document<'a>(
+/// Pass one of a Gemini session (a legacy document, [`gemini_document`], or the JSONL
+/// recording, [`gemini_recording`]) written as Claude Code (every node) or as a Codex rollout
+/// (the branch). A session the two passes do not read goes through the whole path, which
+/// says what it is.
+fn plan_gemini<'a>(
     job: Job<'a>,
     adjust: &mut dyn FnMut(&mut Meta),
     from: &'static dyn Format,
     kind: Kind,
 ) -> Result<Option<Plan<'a>>, PlanError> {
-    let Some(known) = gemini_document::known(job.source, job.name)? else {
+    let known = match kind {
+        Kind::RecordingToClaude | Kind::RecordingToCodex => {
+            let scanner = gemini_recording::Scanner {
+                name: job.name,
+                source: job.source,
+            };
+            first_pass(&job, &scanner)??
+        }
+        _ => gemini_document::known(job.source, job.name)?,
+    };
+    let Some(known) = known else {
         return Ok(None);
     };
     let Some(Prepared {
@@ -674,7 +695,9 @@ fn plan_gemini_document<'a>(
         return Ok(None);
     };
     let route = match kind {
-        Kind::GeminiToCodex => codex_route(&job, Box::new(known), meta, leaf)?,
+        Kind::GeminiToCodex | Kind::RecordingToCodex => {
+            codex_route(&job, Box::new(known), meta, leaf)?
+        }
         _ => claude_route(&job, Box::new(known), &meta)?,
     };
     Ok(Some(Plan {
@@ -789,8 +812,10 @@ fn plan_claude<'a>(
         | Kind::QwenToGemini(_)
         | Kind::QwenSame
         | Kind::GeminiToClaude
-        | Kind::GeminiToCodex => {
-            unreachable!("planned by plan_rollout, plan_qwen and plan_gemini_document")
+        | Kind::GeminiToCodex
+        | Kind::RecordingToClaude
+        | Kind::RecordingToCodex => {
+            unreachable!("planned by plan_rollout, plan_qwen and plan_gemini")
         }
         Kind::ToGemini(layout) => {
             let calls = |known: &Known, branch: &[u32]| {

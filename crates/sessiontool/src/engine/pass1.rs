@@ -59,6 +59,9 @@ pub struct Noted<'r> {
     pub facts: &'r Facts,
     /// Where the object's entries are, when the check noted them.
     pub outline: Option<&'r Outline>,
+    /// The record's text is not the file's bytes (invalid UTF-8 was replaced): places within
+    /// it are not places in the file.
+    pub lossy: bool,
 }
 
 impl<'r> Noted<'r> {
@@ -197,6 +200,7 @@ impl<B> BlockOut<B> {
             raw: Raw::valid(&text),
             facts,
             outline,
+            lossy: lossy || matches!(text, std::borrow::Cow::Owned(_)),
         };
         scan.record(&mut self.block, record, span);
     }

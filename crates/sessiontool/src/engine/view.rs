@@ -7,9 +7,11 @@
 //! Every answer is the whole session's: what [`crate::convert::read`] and
 //! [`crate::tree::Tree`] give for the same input (`tests/view.rs` holds them to it).
 //!
-//! Covered: Claude Code JSONL, Codex rollouts, Qwen Code JSONL and Gemini legacy documents
-//! (their messages' places for records). [`View::open`] answers `None` for any other format
-//! (or a document the two passes do not read); the caller reads the whole session then.
+//! Covered: Claude Code JSONL, Codex rollouts, Qwen Code JSONL, Gemini legacy documents and
+//! Gemini CLI's JSONL recordings (their messages' places for records; the metadata without the
+//! copy of the input a reader keeps for its own writer, [`formats::without_input_copies`]).
+//! [`View::open`] answers `None` for any other format (or a document the two passes do not
+//! read); the caller reads the whole session then.
 
 use std::io;
 use std::path::Path;
@@ -62,6 +64,13 @@ impl<'s> View<'s> {
             }
             formats::gemini_json::NAME => {
                 match formats::gemini_json::two_pass::known(source, name)? {
+                    Some(known) => Box::new(known),
+                    None => return Ok(None),
+                }
+            }
+            formats::gemini_jsonl::NAME => {
+                let scanner = formats::gemini_jsonl::two_pass::Scanner { name, source };
+                match pass1::known(source, name, &scanner, options)?? {
                     Some(known) => Box::new(known),
                     None => return Ok(None),
                 }

@@ -26,6 +26,7 @@
 mod keys;
 mod read;
 mod synthetic;
+pub(crate) mod two_pass;
 mod write;
 
 // The JSONL recording's layout, for the engine's Gemini writer (`gemini_json::stream`).
@@ -50,7 +51,7 @@ pub struct GeminiJsonl;
 pub const NAME: &str = "gemini-jsonl";
 
 /// Meta hint: the file's records, one string each, in file order.
-const HINT_LINES: &str = "gemini-jsonl.lines";
+pub(crate) const HINT_LINES: &str = "gemini-jsonl.lines";
 /// Meta hint: whether the last record ended with a newline.
 const HINT_FINAL_NEWLINE: &str = "gemini-jsonl.final-newline";
 

@@ -33,11 +33,14 @@ struct Made {
     message: u32,
     /// 0 for the message, 1 for the tool results that follow it.
     which: u8,
+    /// How deep the message lies in the text it was read from (for the depth limit).
+    depth: u8,
     is_message: bool,
     timed: bool,
 }
 
-/// A Gemini legacy session as pass one knows it.
+/// A Gemini session (a legacy document, or the JSONL recording's messages as replayed) as
+/// pass one knows it.
 pub(crate) struct Known {
     name: String,
     meta: Meta,
@@ -49,6 +52,77 @@ pub(crate) struct Known {
     /// Tool calls with an id no result in the session answers (as
     /// [`crate::check::document::unanswered_calls`] counts them).
     pub open_calls: usize,
+}
+
+/// A session's messages read into nodes one at a time, in order, with the whole reader's own
+/// code ([`message_nodes`]), keeping of each node only what [`Known`] keeps.
+pub(crate) struct Messages<'n> {
+    name: &'n str,
+    said: Vec<Diagnostic>,
+    skeleton: Skeleton,
+    spots: Vec<Spot>,
+    made: Vec<Made>,
+    seen: HashSet<String>,
+    open_calls: OpenCalls,
+    last: Option<String>,
+}
+
+impl<'n> Messages<'n> {
+    /// Messages of the session called `name` in diagnostics.
+    pub(crate) fn new(name: &'n str) -> Self {
+        Messages {
+            name,
+            said: Vec::new(),
+            skeleton: Skeleton::default(),
+            spots: Vec::new(),
+            made: Vec::new(),
+            seen: HashSet::new(),
+            open_calls: OpenCalls::default(),
+            last: None,
+        }
+    }
+
+    /// Message number `index`: `value`, read from `spot`, `depth` levels deep in its text.
+    pub(crate) fn push(&mut self, index: usize, value: Value, spot: Spot, depth: u8) {
+        let parent = self.last.take();
+        let nodes = message_nodes(
+            value,
+            index,
+            parent,
+            &mut self.seen,
+            &mut self.said,
+            self.name,
+        );
+        for (which, node) in nodes.into_iter().enumerate() {
+            let id = self.skeleton.intern(&node.id);
+            let parent = node.parent.as_deref().map(|p| self.skeleton.intern(p));
+            self.skeleton.push(id, parent);
+            self.spots.push(spot);
+            self.made.push(Made {
+                message: index as u32,
+                which: which as u8,
+                depth,
+                is_message: matches!(node.body, Body::Message(_)),
+                timed: node.timestamp.is_some(),
+            });
+            self.open_calls.note(&node);
+            self.last = Some(node.id);
+        }
+    }
+
+    /// The session with `meta`, saying `diagnostics` and then what reading the messages said.
+    pub(crate) fn known(self, meta: Meta, mut diagnostics: Vec<Diagnostic>) -> Known {
+        diagnostics.extend(self.said);
+        Known {
+            name: self.name.to_string(),
+            meta,
+            diagnostics,
+            skeleton: self.skeleton,
+            spots: self.spots,
+            made: self.made,
+            open_calls: self.open_calls.count(),
+        }
+    }
 }
 
 /// Pass one over the document in `source` (named `name` in diagnostics); `None` when the whole
@@ -95,13 +169,7 @@ fn read(bytes: &[u8], name: &str) -> Option<Known> {
     let messages = messages.filter(|m| m.kind() == Kind::Array)?;
     let meta = meta_of(root, &keys, bytes);
 
-    let mut said = Vec::new();
-    let mut skeleton = Skeleton::default();
-    let mut spots = Vec::new();
-    let mut made = Vec::new();
-    let mut seen = HashSet::new();
-    let mut open_calls = OpenCalls::default();
-    let mut last: Option<String> = None;
+    let mut nodes = Messages::new(name);
     let (mut line, mut counted) = (1u64, 0usize);
     for (i, message) in messages.items()?.enumerate() {
         let at = message.text().as_ptr() as usize - bytes.as_ptr() as usize;
@@ -115,37 +183,13 @@ fn read(bytes: &[u8], name: &str) -> Option<Known> {
         };
         let (value, l) = to_value_within(message.text().as_bytes(), 2).ok()?;
         lossy.surrogates += l.surrogates;
-        let parent = last.clone();
-        let nodes = message_nodes(value, i, parent, &mut seen, &mut said, name);
-        for (which, node) in nodes.into_iter().enumerate() {
-            let id = skeleton.intern(&node.id);
-            let parent = node.parent.as_deref().map(|p| skeleton.intern(p));
-            skeleton.push(id, parent);
-            spots.push(spot);
-            made.push(Made {
-                message: i as u32,
-                which: which as u8,
-                is_message: matches!(node.body, Body::Message(_)),
-                timed: node.timestamp.is_some(),
-            });
-            open_calls.note(&node);
-            last = Some(node.id);
-        }
+        nodes.push(i, value, spot, 2);
     }
-    let mut diagnostics: Vec<Diagnostic> = (!lossy.is_lossless())
+    let diagnostics = (!lossy.is_lossless())
         .then(|| crate::formats::json_document::lossy_said(&lossy, name))
         .into_iter()
         .collect();
-    diagnostics.extend(said);
-    Some(Known {
-        name: name.to_string(),
-        meta,
-        diagnostics,
-        skeleton,
-        spots,
-        made,
-        open_calls: open_calls.count(),
-    })
+    Some(nodes.known(meta, diagnostics))
 }
 
 impl Reading for Known {
@@ -183,7 +227,7 @@ impl Reading for Known {
         let made = &self.made[index as usize];
         let sk = &self.skeleton;
         let parent = sk.parent_id(index).map(|p| sk.ids.name(p).to_string());
-        let value = match to_value_within(bytes, 2) {
+        let value = match to_value_within(bytes, usize::from(made.depth)) {
             Ok((v, _)) => v,
             Err(_) => Value::Null,
         };

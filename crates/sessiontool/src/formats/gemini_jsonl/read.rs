@@ -53,24 +53,14 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         let value = record_value(text.as_bytes(), &at, &mut diagnostics).ok();
         lines.push(Value::String(text));
         let Some(Value::Object(o)) = value else {
-            diagnostics.push(warning(
-                "gemini-jsonl-not-a-record",
-                at,
-                "line is not a JSON object; Gemini CLI ignores it (kept as is)".into(),
-            ));
+            diagnostics.push(not_a_record(at));
             continue;
         };
         if let Some(Value::String(target)) = o.get("$rewindTo") {
             match replay.messages.get_index_of(target.as_str()) {
                 Some(i) => replay.messages.truncate(i),
                 None => {
-                    diagnostics.push(warning(
-                        "gemini-jsonl-rewind-unknown",
-                        at,
-                        format!(
-                            "`$rewindTo` names message {target:?}, which the session does not hold: Gemini CLI empties the whole session here"
-                        ),
-                    ));
+                    diagnostics.push(rewind_unknown(at, target));
                     replay.messages.clear();
                 }
             }
@@ -91,19 +81,11 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
             }
             replay.merge(&o);
         } else {
-            diagnostics.push(warning(
-                "gemini-jsonl-unknown-record",
-                at,
-                "line is neither a message, a header, `$set` nor `$rewindTo`; Gemini CLI ignores it (kept as is)".into(),
-            ));
+            diagnostics.push(unknown_record(at));
         }
     }
     if !replay.has_header && !replay.messages.is_empty() {
-        diagnostics.push(warning(
-            "gemini-jsonl-no-header",
-            Location::file(input.name),
-            "no header line gives `sessionId` and `projectHash`: Gemini CLI would not load this session as JSONL".into(),
-        ));
+        diagnostics.push(no_header(Location::file(input.name)));
     }
 
     let mut hints = Extra::new();
@@ -128,6 +110,44 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         session: Session { meta, nodes },
         diagnostics,
     })
+}
+
+/// What is said of a line that is no JSON object.
+pub(super) fn not_a_record(at: Location) -> Diagnostic {
+    warning(
+        "gemini-jsonl-not-a-record",
+        at,
+        "line is not a JSON object; Gemini CLI ignores it (kept as is)".into(),
+    )
+}
+
+/// What is said of a `$rewindTo` naming no message the session holds.
+pub(super) fn rewind_unknown(at: Location, target: &str) -> Diagnostic {
+    warning(
+        "gemini-jsonl-rewind-unknown",
+        at,
+        format!(
+            "`$rewindTo` names message {target:?}, which the session does not hold: Gemini CLI empties the whole session here"
+        ),
+    )
+}
+
+/// What is said of an object the CLI's reader does not know.
+pub(super) fn unknown_record(at: Location) -> Diagnostic {
+    warning(
+        "gemini-jsonl-unknown-record",
+        at,
+        "line is neither a message, a header, `$set` nor `$rewindTo`; Gemini CLI ignores it (kept as is)".into(),
+    )
+}
+
+/// What is said of a session with messages and no header.
+pub(super) fn no_header(at: Location) -> Diagnostic {
+    warning(
+        "gemini-jsonl-no-header",
+        at,
+        "no header line gives `sessionId` and `projectHash`: Gemini CLI would not load this session as JSONL".into(),
+    )
 }
 
 fn warning(code: &'static str, location: Location, message: String) -> Diagnostic {
