@@ -12,6 +12,8 @@ use super::place::{self, Request};
 use super::stored::StoredKind;
 use super::tool::Tool;
 use crate::check::{self, CheckOptions, Issue};
+use crate::engine::FileSource;
+use crate::engine::view::View;
 use crate::formats::{self, Format, Input, WriteOptions};
 use crate::repair::{self, RepairOptions};
 
@@ -169,13 +171,23 @@ fn run(
         });
     }
     repair_step(&source, options, outcome)?;
-    let bytes =
-        std::fs::read(&source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+    // The session is read whole only by the steps that need it (registering a rollout,
+    // placing the session in a store): a healthy or repaired session that stays where it is
+    // is never held in memory.
+    let whole: std::cell::OnceCell<Vec<u8>> = std::cell::OnceCell::new();
+    let bytes = || -> Result<&[u8], String> {
+        if let Some(read) = whole.get() {
+            return Ok(read);
+        }
+        let read =
+            std::fs::read(&source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+        Ok(whole.get_or_init(|| read))
+    };
     if outcome.id.is_none() {
-        outcome.id = session_id(&source, &bytes);
+        outcome.id = session_id(&source)?;
     }
     if entry.tool == Tool::Codex {
-        register_codex(home, &source, &bytes, options.dry_run, outcome)?;
+        register_codex(home, &source, bytes()?, options.dry_run, outcome)?;
     }
     let mut placements: Vec<(&'static dyn Format, Option<&str>)> = Vec::new();
     if entry.kind == StoredKind::Legacy && options.to.is_none() {
@@ -201,7 +213,7 @@ fn run(
         let input = Input {
             name: &entry.path,
             path: Some(&source),
-            bytes: &bytes,
+            bytes: bytes()?,
         };
         let placed = place::place(home, &input, &request).map_err(|e| e.to_string())?;
         let losses = placed
@@ -286,14 +298,27 @@ fn register_codex(
 }
 
 /// The id of a session file, read again (a restored or repaired file may now have one).
-fn session_id(path: &Path, bytes: &[u8]) -> Option<String> {
-    let format = formats::detect(Some(path), bytes)?;
+/// The id of the session in the file at `path`, as its reader gives it: through the two-pass
+/// view when it reads the format (in memory bounded by the number of records), else read
+/// whole.
+fn session_id(path: &Path) -> Result<Option<String>, String> {
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let file = crate::regular_file::open(path).map_err(cannot)?;
+    let source = FileSource::new(file).map_err(cannot)?;
+    let name = path.display().to_string();
+    if let Some(view) = View::open(&name, Some(path), &source, None).map_err(cannot)? {
+        return Ok(view.meta().id.clone());
+    }
+    let bytes = std::fs::read(path).map_err(cannot)?;
+    let Some(format) = formats::detect(Some(path), &bytes) else {
+        return Ok(None);
+    };
     let input = Input {
         name: "",
         path: Some(path),
-        bytes,
+        bytes: &bytes,
     };
-    format.read(&input).ok()?.session.meta.id
+    Ok(format.read(&input).ok().and_then(|o| o.session.meta.id))
 }
 
 /// Renames `from` to `to` unless `to` exists (a hard link is made first, so an existing `to`
