@@ -33,6 +33,7 @@ pub fn single_jobs(fmt: Fmt) -> &'static [&'static str] {
             "show",
             "show-first",
             "list",
+            "recover",
         ],
         Fmt::Qwen => &[
             "ceiling",
@@ -44,6 +45,7 @@ pub fn single_jobs(fmt: Fmt) -> &'static [&'static str] {
             "show",
             "show-first",
             "list",
+            "recover",
         ],
         Fmt::Codex => &[
             "ceiling",
@@ -54,6 +56,7 @@ pub fn single_jobs(fmt: Fmt) -> &'static [&'static str] {
             "show",
             "show-first",
             "list",
+            "recover",
         ],
     }
 }
@@ -141,7 +144,7 @@ impl<'a> Ctx<'a> {
                     .map_err(io::Error::other)
             })
             .collect::<io::Result<_>>()?;
-        let has = ["fsck", "convert", "show", "list"]
+        let has = ["fsck", "convert", "show", "list", "recover"]
             .into_iter()
             .filter(|s| has_subcommand(bin, s))
             .collect();
@@ -512,6 +515,24 @@ impl<'a> Ctx<'a> {
             );
             job.programs.push(self.peer_list(input));
             jobs.push(job);
+        }
+        if self.selected(&id("recover")) {
+            // A healthy session: the check, its id, how to resume it; nothing is changed (the
+            // dry run only makes sure of that).
+            let home = input.home.as_path();
+            jobs.push(self.tool_job(
+                &id("recover"),
+                "recover",
+                "`sessiontool recover FILE --dry-run --json` (a healthy session in its store)",
+                (bytes, records),
+                &[0],
+                |_| {
+                    let mut a = args(&["recover"], &[file]);
+                    a.extend(args(&["--dry-run", "--json", "--home"], &[home]));
+                    a
+                },
+                None,
+            ));
         }
         Ok(jobs)
     }

@@ -187,7 +187,7 @@ fn run(
         outcome.id = session_id(&source)?;
     }
     if entry.tool == Tool::Codex {
-        register_codex(home, &source, bytes()?, options.dry_run, outcome)?;
+        register_codex(home, &source, &bytes, options.dry_run, outcome)?;
     }
     let mut placements: Vec<(&'static dyn Format, Option<&str>)> = Vec::new();
     if entry.kind == StoredKind::Legacy && options.to.is_none() {
@@ -260,16 +260,19 @@ fn run(
 /// Codex 0.169 resumes as "the latest" only what its state database lists: a rollout it has
 /// no row for, a stale row, or a row made before this run repaired the rollout (its
 /// projection's offsets moved) is registered again, as Codex itself would.
-fn register_codex(
+/// `bytes` gives the rollout read whole, asked only when there is a database to compare it
+/// with.
+fn register_codex<'b>(
     home: &Home,
     path: &Path,
-    bytes: &[u8],
+    bytes: &dyn Fn() -> Result<&'b [u8], String>,
     dry_run: bool,
     outcome: &mut Outcome,
 ) -> Result<(), String> {
     let Some(databases) = super::codex_state::locate(home)? else {
         return Ok(());
     };
+    let bytes = bytes()?;
     let repaired = outcome
         .steps
         .iter()
@@ -297,10 +300,9 @@ fn register_codex(
     Ok(())
 }
 
-/// The id of a session file, read again (a restored or repaired file may now have one).
-/// The id of the session in the file at `path`, as its reader gives it: through the two-pass
-/// view when it reads the format (in memory bounded by the number of records), else read
-/// whole.
+/// The id of the session in the file at `path`, read again (a restored or repaired file may
+/// now have one), as its reader gives it: through the two-pass view when it reads the format
+/// (in memory bounded by the number of records), else read whole.
 fn session_id(path: &Path) -> Result<Option<String>, String> {
     let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
     let file = crate::regular_file::open(path).map_err(cannot)?;
