@@ -15,13 +15,13 @@ const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
 /// `bytes` (a legacy document) into each target, detected and forced, with each leaf:
 /// whether every conversion was taken by the engine (each equal to the whole path's).
 fn converts(name: &str, bytes: &[u8]) -> bool {
-    converts_from("gemini-json", name, bytes)
+    converts_from("gemini-json", name, bytes, &TARGETS)
 }
 
-/// [`converts`] of a session of `format`.
-fn converts_from(format: &str, name: &str, bytes: &[u8]) -> bool {
+/// [`converts`] of a session of `format` into `targets`.
+fn converts_from(format: &str, name: &str, bytes: &[u8], targets: &[&str]) -> bool {
     let mut all = true;
-    for to in TARGETS {
+    for &to in targets {
         for from in [None, Some(fmt(format))] {
             for leaf in leaves_in(format, bytes) {
                 let o = options(leaf.as_deref());
@@ -86,8 +86,17 @@ fn every_gemini_recording_converts_as_the_whole_session_path_converts_it() {
         let bytes = std::fs::read(&path).unwrap();
         let name = path.display().to_string();
         assert!(
-            converts_from("gemini-jsonl", &name, &bytes),
+            converts_from("gemini-jsonl", &name, &bytes, &TARGETS),
             "{name} not taken"
+        );
+        // Back into a recording: its lines as they are, for the whole branch (with a leaf the
+        // whole writer lays the session out again: the whole path's, compared all the same).
+        converts_from("gemini-jsonl", &name, &bytes, &["gemini-jsonl"]);
+        let o = options(None);
+        let to = fmt("gemini-jsonl");
+        assert!(
+            agree(&name, &bytes, None, to, &o, &no_adjust),
+            "{name} not copied"
         );
     }
 }
@@ -138,10 +147,28 @@ fn odd_recordings_convert_as_the_whole_session_path_converts_them() {
     for (k, text) in taken.iter().enumerate() {
         let name = format!("odd-{k}.jsonl");
         assert!(
-            converts_from("gemini-jsonl", &name, text.as_bytes()),
+            converts_from("gemini-jsonl", &name, text.as_bytes(), &TARGETS),
             "{text}"
         );
     }
+    // Back into a recording, as the whole path gives it: its lines as they are (damaged lines
+    // left out, a missing final line break kept missing), or laid out again (no header: the
+    // session gets an id; nothing but blank lines; nothing).
+    let back = ["gemini-jsonl"];
+    let o = options(None);
+    let more = [
+        String::new(),
+        "\n\n".to_string(),
+        format!("{header}  \n\u{feff}{}\n", m("a", "b")),
+    ];
+    let mut copied = 0;
+    for (k, text) in taken.iter().chain(&more).enumerate() {
+        let name = format!("back-{k}.jsonl");
+        let bytes = text.as_bytes();
+        converts_from("gemini-jsonl", &name, bytes, &back);
+        copied += usize::from(agree(&name, bytes, None, fmt(back[0]), &o, &no_adjust));
+    }
+    assert_eq!(copied, 4, "recordings copied");
     // A list on a line holding invalid UTF-8 has no places to read its messages from again.
     let mut bytes = format!(
         "{header}\n{{\"$set\":{{\"messages\":[{}],\"x\":\"",
@@ -150,7 +177,7 @@ fn odd_recordings_convert_as_the_whole_session_path_converts_them() {
     .into_bytes();
     bytes.extend_from_slice(b"\xff\"}}\n");
     assert!(
-        !converts_from("gemini-jsonl", "lossy.jsonl", &bytes),
+        !converts_from("gemini-jsonl", "lossy.jsonl", &bytes, &TARGETS),
         "taken"
     );
 }

@@ -150,6 +150,8 @@ enum Route {
         writer: Box<crate::formats::qwen_jsonl::two_pass::RecordWriter>,
         copies: bool,
     },
+    /// Gemini CLI's JSONL recording to a recording, nothing changed: its lines as they are.
+    Lines(gemini_recording::Lines),
     /// A session from another format to Claude Code: every node, one run at a time.
     ToClaude {
         known: Box<dyn Reading>,
@@ -376,6 +378,7 @@ enum Kind {
     /// Gemini CLI's JSONL recording.
     RecordingToClaude,
     RecordingToCodex,
+    RecordingSame,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -398,6 +401,7 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (gemini_json::NAME, codex_jsonl::NAME) => Some(Kind::GeminiToCodex),
         (gemini_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::RecordingToClaude),
         (gemini_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::RecordingToCodex),
+        (gemini_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::RecordingSame),
         _ => None,
     }
 }
@@ -454,6 +458,7 @@ pub fn plan<'a>(
         | Kind::GeminiToCodex
         | Kind::RecordingToClaude
         | Kind::RecordingToCodex => plan_gemini(job, adjust, from, kind),
+        Kind::RecordingSame => plan_recording_same(job, adjust, from),
         _ => plan_claude(job, adjust, from, kind),
     }
 }
@@ -678,8 +683,9 @@ fn plan_gemini<'a>(
             let scanner = gemini_recording::Scanner {
                 name: job.name,
                 source: job.source,
+                lines: false,
             };
-            first_pass(&job, &scanner)??
+            first_pass(&job, &scanner)??.map(|r| r.known)
         }
         _ => gemini_document::known(job.source, job.name)?,
     };
@@ -705,6 +711,47 @@ fn plan_gemini<'a>(
         from,
         diagnostics,
         route,
+    }))
+}
+
+/// Pass one of Gemini CLI's JSONL recording written back as a recording, when the whole
+/// writer gives its lines back as they are: the whole branch (no `--leaf`), the metadata
+/// unchanged (the session had an id; nothing adjusted), no call to close, and a line at
+/// least. Anything else the whole writer lays out again.
+fn plan_recording_same<'a>(
+    job: Job<'a>,
+    adjust: &mut dyn FnMut(&mut Meta),
+    from: &'static dyn Format,
+) -> Result<Option<Plan<'a>>, PlanError> {
+    if job.options.leaf.is_some() {
+        return Ok(None);
+    }
+    let scanner = gemini_recording::Scanner {
+        name: job.name,
+        source: job.source,
+        lines: true,
+    };
+    let Some(gemini_recording::Recording {
+        known,
+        lines: Some(lines),
+    }) = first_pass(&job, &scanner)??
+    else {
+        return Ok(None);
+    };
+    let Some(Prepared {
+        meta, diagnostics, ..
+    }) = prepared(&job, adjust, from, &known, known.open_calls)?
+    else {
+        return Ok(None);
+    };
+    if meta != *known.meta() || lines.spots.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Plan {
+        job,
+        from,
+        diagnostics,
+        route: Route::Lines(lines),
     }))
 }
 
@@ -814,8 +861,9 @@ fn plan_claude<'a>(
         | Kind::GeminiToClaude
         | Kind::GeminiToCodex
         | Kind::RecordingToClaude
-        | Kind::RecordingToCodex => {
-            unreachable!("planned by plan_rollout, plan_qwen and plan_gemini")
+        | Kind::RecordingToCodex
+        | Kind::RecordingSame => {
+            unreachable!("planned by plan_rollout, plan_qwen, plan_gemini and plan_recording_same")
         }
         Kind::ToGemini(layout) => {
             let calls = |known: &Known, branch: &[u32]| {
@@ -1042,6 +1090,19 @@ impl Plan<'_> {
                 writer,
                 copies,
             } => qwen_same::write(job, &known, &order, *writer, copies, out)?,
+            Route::Lines(lines) => {
+                let len = job.source.len();
+                let copied = lines.clean
+                    && pass1::lines_intact(&lines.spots, len)
+                    && out.put_copy_of(job.source, len)?;
+                if !copied {
+                    copy_records(job, &lines.spots, out, |_| None)?;
+                    if !lines.final_newline {
+                        out.take_back_last()?;
+                    }
+                }
+                LossReport::default()
+            }
             Route::RolloutSame { known, meta_line } => {
                 let before = |i| (known.meta_at == Some(i)).then_some(&meta_line[..]);
                 copy_records(job, &known.spots, out, before)?;

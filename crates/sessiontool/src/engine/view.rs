@@ -69,9 +69,13 @@ impl<'s> View<'s> {
                 }
             }
             formats::gemini_jsonl::NAME => {
-                let scanner = formats::gemini_jsonl::two_pass::Scanner { name, source };
+                let scanner = formats::gemini_jsonl::two_pass::Scanner {
+                    name,
+                    source,
+                    lines: false,
+                };
                 match pass1::known(source, name, &scanner, options)?? {
-                    Some(known) => Box::new(known),
+                    Some(recording) => Box::new(recording.known),
                     None => return Ok(None),
                 }
             }

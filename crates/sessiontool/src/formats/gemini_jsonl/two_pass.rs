@@ -36,6 +36,25 @@ use crate::records::Span;
 pub(crate) struct Scanner<'n> {
     pub name: &'n str,
     pub source: &'n dyn Source,
+    /// Keep where every line is ([`Recording::lines`]), to write them back as they are.
+    pub lines: bool,
+}
+
+/// What pass one knows of a recording.
+pub(crate) struct Recording {
+    pub known: Known,
+    /// Its lines, when asked for.
+    pub lines: Option<Lines>,
+}
+
+/// A recording's lines (its records), for writing them back as the whole writer gives them
+/// back when nothing changed: one after another, each ended by a line break, but the last when
+/// the file had none.
+pub(crate) struct Lines {
+    pub spots: Vec<Spot>,
+    /// The records layer found nothing to say (no line glued, padded, cut, blank or CRLF).
+    pub clean: bool,
+    pub final_newline: bool,
 }
 
 /// Where a message's last value is: its line (a record number), and where in the line.
@@ -120,7 +139,7 @@ impl Acc {
 impl Scan for Scanner<'_> {
     type Block = Block;
     type Acc = Acc;
-    type Known = io::Result<Option<Known>>;
+    type Known = io::Result<Option<Recording>>;
 
     fn record(&self, block: &mut Block, record: Noted<'_>, span: Span) {
         let raw = record.raw;
@@ -248,7 +267,7 @@ impl Scan for Scanner<'_> {
         }
     }
 
-    fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> io::Result<Option<Known>> {
+    fn known(&self, pass: Pass1<Acc>, findings: Vec<Diagnostic>) -> io::Result<Option<Recording>> {
         let Pass1 {
             spots,
             acc,
@@ -258,6 +277,7 @@ impl Scan for Scanner<'_> {
         if acc.unplaceable {
             return Ok(None);
         }
+        let clean = findings.is_empty();
         let mut diagnostics = findings;
         diagnostics.extend(acc.said);
         if !acc.has_header && !acc.messages.is_empty() {
@@ -296,7 +316,15 @@ impl Scan for Scanner<'_> {
                 .unwrap_or(Value::Null);
             messages.push(i as usize, value, spot, depth);
         })?;
-        Ok(Some(messages.known(meta, diagnostics)))
+        let lines = self.lines.then_some(Lines {
+            spots,
+            clean,
+            final_newline: ends_with_newline,
+        });
+        Ok(Some(Recording {
+            known: messages.known(meta, diagnostics),
+            lines,
+        }))
     }
 }
 
@@ -339,9 +367,10 @@ mod tests {
         let scanner = Scanner {
             name,
             source: &source,
+            lines: false,
         };
         let options = pass1::Pass1Options { block_size };
-        let Some(known) = pass1::known(&source, name, &scanner, options)
+        let Some(Recording { known, .. }) = pass1::known(&source, name, &scanner, options)
             .unwrap()
             .unwrap()
         else {
