@@ -10,12 +10,14 @@ use std::path::Path;
 
 use super::{agree, fmt, leaves_in, no_adjust, options};
 
-const TARGETS: [&str; 2] = ["claude-jsonl", "codex-jsonl"];
+/// The targets of a legacy document, and of a recording (each into the other Gemini layout).
+const DOCUMENT_TARGETS: [&str; 3] = ["claude-jsonl", "codex-jsonl", "gemini-jsonl"];
+const RECORDING_TARGETS: [&str; 3] = ["claude-jsonl", "codex-jsonl", "gemini-json"];
 
 /// `bytes` (a legacy document) into each target, detected and forced, with each leaf:
 /// whether every conversion was taken by the engine (each equal to the whole path's).
 fn converts(name: &str, bytes: &[u8]) -> bool {
-    converts_from("gemini-json", name, bytes, &TARGETS)
+    converts_from("gemini-json", name, bytes, &DOCUMENT_TARGETS)
 }
 
 /// [`converts`] of a session of `format` into `targets`.
@@ -86,7 +88,7 @@ fn every_gemini_recording_converts_as_the_whole_session_path_converts_it() {
         let bytes = std::fs::read(&path).unwrap();
         let name = path.display().to_string();
         assert!(
-            converts_from("gemini-jsonl", &name, &bytes, &TARGETS),
+            converts_from("gemini-jsonl", &name, &bytes, &RECORDING_TARGETS),
             "{name} not taken"
         );
         // Back into a recording: its lines as they are, for the whole branch (with a leaf the
@@ -138,19 +140,30 @@ fn odd_recordings_convert_as_the_whole_session_path_converts_them() {
         .join("\n"),
         // The header's list; no header at all.
         format!(
-            "{{\"sessionId\":\"s\",\"projectHash\":\"p\",\"messages\":[{},{}]}}\r\n{call}\n",
+            "{{\"sessionId\":\"s\",\"projectHash\":\"p\",\"lastUpdated\":\"t1\",\"memoryScratchpad\":{{\"n\":1}},\"messages\":[{},{}]}}\r\n{call}\n",
             m("h1", "x"),
             m("h2", "y")
         ),
         [m("a", "one"), m("b", "two")].join("\n"),
     ];
+    // Into a legacy document only with a last update up front (else the last message's time,
+    // known when it is written: the whole path's).
+    let mut into_document = 0;
     for (k, text) in taken.iter().enumerate() {
         let name = format!("odd-{k}.jsonl");
+        let bytes = text.as_bytes();
         assert!(
-            converts_from("gemini-jsonl", &name, text.as_bytes(), &TARGETS),
+            converts_from("gemini-jsonl", &name, bytes, &RECORDING_TARGETS[..2]),
             "{text}"
         );
+        into_document += usize::from(converts_from(
+            "gemini-jsonl",
+            &name,
+            bytes,
+            &["gemini-json"],
+        ));
     }
+    assert_eq!(into_document, 3, "recordings into a legacy document");
     // Back into a recording, as the whole path gives it: its lines as they are (damaged lines
     // left out, a missing final line break kept missing), or laid out again (no header: the
     // session gets an id; nothing but blank lines; nothing).
@@ -177,7 +190,7 @@ fn odd_recordings_convert_as_the_whole_session_path_converts_them() {
     .into_bytes();
     bytes.extend_from_slice(b"\xff\"}}\n");
     assert!(
-        !converts_from("gemini-jsonl", "lossy.jsonl", &bytes, &TARGETS),
+        !converts_from("gemini-jsonl", "lossy.jsonl", &bytes, &RECORDING_TARGETS),
         "taken"
     );
 }

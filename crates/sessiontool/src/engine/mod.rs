@@ -16,7 +16,8 @@
 //! the metadata line as the writer writes it), into Claude Code and into Gemini; a Qwen Code
 //! session into Claude Code, into Codex, into Gemini and back into Qwen Code (its records
 //! copied, those merged from several written merged); a Gemini session (a legacy document or
-//! the JSONL recording, its messages the records) into Claude Code and into Codex. The view
+//! the JSONL recording, its messages the records) into Claude Code, into Codex and into the
+//! other Gemini layout, and a recording back into a recording (its lines copied). The view
 //! ([`view`]) shows, trees and lists these formats the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
@@ -379,6 +380,9 @@ enum Kind {
     RecordingToClaude,
     RecordingToCodex,
     RecordingSame,
+    /// A Gemini session into the other layout.
+    GeminiToRecording,
+    RecordingToDocument,
 }
 
 fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
@@ -402,6 +406,8 @@ fn route_of(from: &dyn Format, to: &dyn Format) -> Option<Kind> {
         (gemini_jsonl::NAME, claude_jsonl::NAME) => Some(Kind::RecordingToClaude),
         (gemini_jsonl::NAME, codex_jsonl::NAME) => Some(Kind::RecordingToCodex),
         (gemini_jsonl::NAME, gemini_jsonl::NAME) => Some(Kind::RecordingSame),
+        (gemini_json::NAME, gemini_jsonl::NAME) => Some(Kind::GeminiToRecording),
+        (gemini_jsonl::NAME, gemini_json::NAME) => Some(Kind::RecordingToDocument),
         _ => None,
     }
 }
@@ -457,7 +463,9 @@ pub fn plan<'a>(
         Kind::GeminiToClaude
         | Kind::GeminiToCodex
         | Kind::RecordingToClaude
-        | Kind::RecordingToCodex => plan_gemini(job, adjust, from, kind),
+        | Kind::RecordingToCodex
+        | Kind::GeminiToRecording
+        | Kind::RecordingToDocument => plan_gemini(job, adjust, from, kind),
         Kind::RecordingSame => plan_recording_same(job, adjust, from),
         _ => plan_claude(job, adjust, from, kind),
     }
@@ -679,7 +687,7 @@ fn plan_gemini<'a>(
     kind: Kind,
 ) -> Result<Option<Plan<'a>>, PlanError> {
     let known = match kind {
-        Kind::RecordingToClaude | Kind::RecordingToCodex => {
+        Kind::RecordingToClaude | Kind::RecordingToCodex | Kind::RecordingToDocument => {
             let scanner = gemini_recording::Scanner {
                 name: job.name,
                 source: job.source,
@@ -703,6 +711,18 @@ fn plan_gemini<'a>(
     let route = match kind {
         Kind::GeminiToCodex | Kind::RecordingToCodex => {
             codex_route(&job, Box::new(known), meta, leaf)?
+        }
+        Kind::GeminiToRecording | Kind::RecordingToDocument => {
+            let layout = match kind {
+                Kind::GeminiToRecording => Layout::Lines,
+                _ => Layout::Document,
+            };
+            // Its parts are kept as they are: no call names for results that name none.
+            let no_names = |_: &_, _: &[u32]| Default::default();
+            match gemini_route(&job, known, meta, leaf.as_deref(), layout, no_names)? {
+                Some(route) => route,
+                None => return Ok(None),
+            }
         }
         _ => claude_route(&job, Box::new(known), &meta)?,
     };
@@ -862,7 +882,9 @@ fn plan_claude<'a>(
         | Kind::GeminiToCodex
         | Kind::RecordingToClaude
         | Kind::RecordingToCodex
-        | Kind::RecordingSame => {
+        | Kind::RecordingSame
+        | Kind::GeminiToRecording
+        | Kind::RecordingToDocument => {
             unreachable!("planned by plan_rollout, plan_qwen, plan_gemini and plan_recording_same")
         }
         Kind::ToGemini(layout) => {

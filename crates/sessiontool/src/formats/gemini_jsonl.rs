@@ -30,7 +30,7 @@ pub(crate) mod two_pass;
 mod write;
 
 // The JSONL recording's layout, for the engine's Gemini writer (`gemini_json::stream`).
-pub(crate) use write::{header_line, push_line};
+pub(crate) use write::{header_line, push_line, scratchpad_line};
 
 #[cfg(test)]
 mod tests;

@@ -55,17 +55,25 @@ pub(crate) struct DocumentStream {
     /// The session is of the Gemini family (a Qwen Code session): its parts are API parts
     /// already, written as they are.
     family: bool,
+    /// The session is a Gemini session (the legacy document or the JSONL recording, which hold
+    /// the same MessageRecords): its fields and its messages' are written back.
+    own: bool,
 }
 
 impl DocumentStream {
-    /// `None` for a Gemini session (its own fields and layout are written back: that goes
-    /// through the whole writer).
+    /// `None` for a Gemini session into its own layout (what the whole writer gives back of
+    /// it goes through the whole writer).
     pub(crate) fn new(meta: Meta, options: &WriteOptions, layout: Layout) -> Option<Self> {
         let source = meta.source_format.as_deref();
+        let same = matches!(
+            (source, layout),
+            (Some(super::NAME), Layout::Document) | (Some(gemini_jsonl::NAME), Layout::Lines)
+        );
         let own = matches!(source, Some(super::NAME | gemini_jsonl::NAME));
         let family = is_gemini_family(source);
-        (!own).then(|| DocumentStream {
+        (!same).then(|| DocumentStream {
             family,
+            own,
             meta,
             options: options.clone(),
             layout,
@@ -126,7 +134,7 @@ impl DocumentStream {
         let empty = root(
             &self.meta,
             &self.options,
-            false,
+            self.own,
             times,
             Value::Array(Vec::new()),
             &mut session,
@@ -146,11 +154,13 @@ impl DocumentStream {
                 let Value::Object(mut header) = empty else {
                     unreachable!("the record is an object")
                 };
-                // A session of another format has no scratchpad.
                 header.shift_remove("messages");
+                let pad = header.shift_remove("memoryScratchpad");
                 let mut line = Vec::new();
                 gemini_jsonl::header_line(header, &mut line);
-                (line, Vec::new())
+                let mut tail = Vec::new();
+                gemini_jsonl::scratchpad_line(pad, &mut tail);
+                (line, tail)
             }
         };
         Writer {
@@ -159,7 +169,7 @@ impl DocumentStream {
             head,
             tail,
             api: ApiParts::new(names),
-            messages: Messages::new(false, self.meta.start_time.clone(), self.now()),
+            messages: Messages::new(self.own, self.meta.start_time.clone(), self.now()),
             pending: Vec::with_capacity(2),
             written: 0,
             parent: root_parent,

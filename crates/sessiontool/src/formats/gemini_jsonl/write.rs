@@ -52,13 +52,7 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
     for m in &messages {
         push_line(&mut out, m);
     }
-    if let Some(pad) = scratchpad.filter(truthy) {
-        let mut set = Map::new();
-        set.insert("memoryScratchpad".into(), pad);
-        let mut line = Map::new();
-        line.insert("$set".into(), Value::Object(set));
-        push_line(&mut out, &Value::Object(line));
-    }
+    scratchpad_line(scratchpad, &mut out);
     Ok(Written {
         bytes: out,
         losses: written.losses,
@@ -69,6 +63,18 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
 /// scratchpad.
 pub(crate) fn header_line(root: Map<String, Value>, out: &mut Vec<u8>) {
     push_line(out, &Value::Object(ordered(root, HEADER_ORDER)));
+}
+
+/// The line that gives the session its scratchpad, after its messages: `{"$set":
+/// {"memoryScratchpad": ...}}`, when it has one the CLI writes (a truthy one).
+pub(crate) fn scratchpad_line(pad: Option<Value>, out: &mut Vec<u8>) {
+    if let Some(pad) = pad.filter(truthy) {
+        let mut set = Map::new();
+        set.insert("memoryScratchpad".into(), pad);
+        let mut line = Map::new();
+        line.insert("$set".into(), Value::Object(set));
+        push_line(out, &Value::Object(line));
+    }
 }
 
 /// The file's own lines, when the session was read from them and still reads the same.
