@@ -1,15 +1,78 @@
-//! What a format's pass one knows of a session, for reading its nodes again: the one
-//! interface through which the engine's views ([`super::view::View`]) read any format that
-//! has a two-pass reader (Claude Code JSONL, Codex rollouts).
+//! A format's reader in two passes, as its module declares it ([`TwoPassReader`], given by
+//! [`crate::formats::Format::two_pass`]), and what its pass one knows of a session
+//! ([`Reading`]): the one interface through which the engine's conversions and views read
+//! every format that has one.
 
+use std::collections::HashMap;
 use std::io;
 
-use super::pass1::Spot;
+use super::pass1::{Pass1Options, Spot};
 use super::skeleton::Skeleton;
-use super::{MadeFor, Source, pass2};
+use super::{Job, MadeFor, Plan, PlanError, Source, pass2};
 use crate::diag::Diagnostic;
 use crate::engine::view::HeadBranch;
 use crate::model::{Body, Meta, Node};
+
+/// What pass one learns for the user of a reading, beyond what every reading knows (the
+/// metadata, the diagnostics, the places, ids and parents of the nodes).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Needs {
+    /// Nodes are made in pass two (else the records are only copied as they are).
+    pub nodes: bool,
+    /// The calls no result answers are counted ([`Reading::open_calls`]): for a target
+    /// whose tool does not answer them itself.
+    pub open_calls: bool,
+    /// The name of each call id is kept ([`Reading::call_names`]): for a writer whose
+    /// results name their call.
+    pub call_names: bool,
+}
+
+impl Needs {
+    /// What `show`, `tree` and `list` read: the nodes.
+    pub(crate) const VIEW: Needs = Needs {
+        nodes: true,
+        open_calls: false,
+        call_names: false,
+    };
+}
+
+/// A format's reader in two passes. Its module implements it and the format gives it
+/// ([`crate::formats::Format::two_pass`]); the engine then converts a session of the format
+/// into every target that streams ([`super::target::StreamTarget`]) and views it, with no
+/// other line to add anywhere.
+pub(crate) trait TwoPassReader: Sync {
+    /// Pass one over `source` (called `name` in messages), learning what `needs` asks;
+    /// `None` when the two passes do not read this input (the whole reader says what it is).
+    fn read(
+        &self,
+        name: &str,
+        source: &dyn Source,
+        needs: Needs,
+        options: Pass1Options,
+    ) -> io::Result<Option<Box<dyn Reading>>>;
+
+    /// A conversion into this very format, when the format writes its records back as they
+    /// are (copied, or remade where the conversion changes them): pass one and the plan.
+    /// `Ok(None)`: the whole-session path converts it.
+    fn write_back<'a>(
+        &self,
+        _job: Job<'a>,
+        _needs: Needs,
+        _adjust: &mut dyn FnMut(&mut Meta),
+    ) -> Result<Option<Plan<'a>>, PlanError> {
+        Ok(None)
+    }
+}
+
+/// What a writer whose results name their call learns of a branch's calls before writing.
+#[derive(Debug, Default)]
+pub(crate) struct BranchCalls {
+    /// The name of each call id on the branch, from its first call.
+    pub names: HashMap<String, String>,
+    /// The id and call names of the node the branch's root hangs under, when the parents make
+    /// a loop and that node is on the branch.
+    pub root_parent: Option<(String, Vec<String>)>,
+}
 
 pub(crate) trait Reading: Send + Sync {
     /// The session's metadata, as the whole reader gives it.
@@ -30,6 +93,20 @@ pub(crate) trait Reading: Send + Sync {
     fn is_message(&self, index: u32) -> bool;
     /// Whether node `index` has a time (`node.timestamp` is set).
     fn timed(&self, index: u32) -> bool;
+    /// The calls no result answers, as [`crate::check::document::unanswered_calls`] counts
+    /// them, when pass one was asked to count them ([`Needs::open_calls`]); else 0.
+    fn open_calls(&self) -> usize;
+    /// The calls of `branch`, when pass one was asked for their names
+    /// ([`Needs::call_names`]). None by default: the session's results name their calls
+    /// themselves (the Gemini family's).
+    fn call_names(&mut self, _branch: &[u32]) -> BranchCalls {
+        BranchCalls::default()
+    }
+    /// The nodes are one line, each the child of the one before (a Codex rollout): every
+    /// node is on the branch, and a `--leaf` cuts the session, which the whole path does.
+    fn linear(&self) -> bool {
+        false
+    }
     /// Node `index`, made from its record's `bytes` as the whole reader makes it.
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node;
     /// The records after the first that node `index` is made of: Qwen Code merges the

@@ -7,11 +7,12 @@
 //! Every answer is the whole session's: what [`crate::convert::read`] and
 //! [`crate::tree::Tree`] give for the same input (`tests/view.rs` holds them to it).
 //!
-//! Covered: Claude Code JSONL, Codex rollouts, Qwen Code JSONL, Gemini legacy documents and
-//! Gemini CLI's JSONL recordings (their messages' places for records; the metadata without the
-//! copy of the input a reader keeps for its own writer, [`formats::without_input_copies`]).
-//! [`View::open`] answers `None` for any other format (or a document the two passes do not
-//! read); the caller reads the whole session then.
+//! Covered: every format with a reader in two passes ([`Format::two_pass`]: Claude Code JSONL,
+//! Codex rollouts, Qwen Code JSONL, Gemini legacy documents and Gemini CLI's JSONL recordings,
+//! their messages' places for records; the metadata without the copy of the input a reader
+//! keeps for its own writer, [`crate::formats::without_input_copies`]). [`View::open`] answers `None`
+//! for any other format (or a document the two passes do not read); the caller reads the whole
+//! session then.
 
 use std::io;
 use std::path::Path;
@@ -19,13 +20,11 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::links::Links;
-use super::pass1::{self, Pass1Options};
-use super::reading::Reading;
+use super::pass1::Pass1Options;
+use super::reading::{Needs, Reading};
 use super::{MadeFor, Source};
 use crate::diag::Diagnostic;
-use crate::formats::claude_jsonl::two_pass::Scanner;
-use crate::formats::codex_jsonl::two_pass as rollout;
-use crate::formats::{self, Format};
+use crate::formats::Format;
 use crate::id_prefix::IdError;
 use crate::model::{Meta, Node};
 
@@ -52,42 +51,12 @@ impl<'s> View<'s> {
         let Some(format) = super::format_of(source, path, from)? else {
             return Ok(None);
         };
+        let Some(super::TwoPass(reader)) = format.two_pass() else {
+            return Ok(None);
+        };
         let options = Pass1Options::default();
-        let known: Box<dyn Reading> = match format.name() {
-            formats::claude_jsonl::NAME => {
-                let scanner = Scanner::new(name, false);
-                Box::new(pass1::known(source, name, &scanner, options)?)
-            }
-            formats::codex_jsonl::NAME => {
-                let scanner = rollout::Scanner::with_nodes(name, false);
-                Box::new(pass1::known(source, name, &scanner, options)?)
-            }
-            formats::gemini_json::NAME => {
-                match formats::gemini_json::two_pass::known(source, name)? {
-                    Some(known) => Box::new(known),
-                    None => return Ok(None),
-                }
-            }
-            formats::gemini_jsonl::NAME => {
-                let scanner = formats::gemini_jsonl::two_pass::Scanner {
-                    name,
-                    source,
-                    lines: false,
-                };
-                match pass1::known(source, name, &scanner, options)?? {
-                    Some(recording) => Box::new(recording.known),
-                    None => return Ok(None),
-                }
-            }
-            formats::qwen_jsonl::NAME => {
-                let scanner = formats::qwen_jsonl::two_pass::Scanner {
-                    name,
-                    source,
-                    calls: false,
-                };
-                Box::new(pass1::known(source, name, &scanner, options)??)
-            }
-            _ => return Ok(None),
+        let Some(known) = reader.read(name, source, Needs::VIEW, options)? else {
+            return Ok(None);
         };
         Ok(Some(View {
             source,
@@ -198,7 +167,7 @@ impl<'s> View<'s> {
         made_for: MadeFor,
         mut each: impl FnMut(u32, &Node) -> io::Result<()>,
     ) -> io::Result<()> {
-        let runs = super::runs(self.known.spots(), indices, RUN_BYTES);
+        let runs = super::runs::runs(self.known.spots(), indices, RUN_BYTES);
         let bins = super::bins::Bins::new();
         type Run = (Option<usize>, Vec<(u32, Node)>);
         let make = |run: &std::ops::Range<usize>| -> io::Result<Run> {
@@ -216,7 +185,7 @@ impl<'s> View<'s> {
         std::thread::scope(|scope| {
             let (made, ready) = std::sync::mpsc::sync_channel(1);
             scope.spawn(move || {
-                for window in runs.chunks(super::window()) {
+                for window in runs.chunks(super::runs::window()) {
                     let nodes: Vec<io::Result<Run>> = window.par_iter().map(make).collect();
                     // The caller stopped: nothing more to make.
                     if made.send(nodes).is_err() {

@@ -22,6 +22,7 @@
 
 mod blocks;
 mod detect;
+mod engine;
 pub(crate) mod foreign;
 mod keys;
 mod layout;
@@ -69,6 +70,12 @@ const HINT_STYLE: &str = "claude-jsonl.style";
 const WRITER_VERSION: &str = "2.0.24";
 
 impl Format for ClaudeJsonl {
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&ClaudeJsonl))
+    }
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&ClaudeJsonl))
+    }
     fn name(&self) -> &'static str {
         NAME
     }

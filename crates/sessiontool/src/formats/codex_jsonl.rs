@@ -26,6 +26,7 @@
 //! kinds for no check that uses them. Calls are `call_id`s of `function_call`,
 //! `custom_tool_call` and `local_shell_call` items; results the `call_id`s of `*_output` items.
 
+mod engine;
 mod foreign;
 mod items;
 mod keys;
@@ -89,6 +90,12 @@ const LINE_TYPES: [&str; 5] = [
 ];
 
 impl Format for CodexJsonl {
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&CodexJsonl))
+    }
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&CodexJsonl))
+    }
     fn name(&self) -> &'static str {
         NAME
     }

@@ -7,6 +7,7 @@
 //! so that every format sees calls and results the same way. The writer folds them back.
 
 pub mod close_calls;
+pub(crate) mod engine;
 pub mod salvage;
 pub(crate) mod stream;
 pub(crate) mod two_pass;
@@ -77,6 +78,12 @@ const HINT_KEYS: &str = "gemini-json.keys";
 const UNKNOWN_MESSAGE: &str = "gemini-json.message";
 
 impl Format for GeminiJson {
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&GeminiJson))
+    }
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&GeminiJson))
+    }
     fn name(&self) -> &'static str {
         NAME
     }

@@ -23,6 +23,7 @@
 //! target comes as its parent. No other parents (the list is linear). Calls are every
 //! `toolCalls[].id`; results those whose `result` is not null (the result lives in the call).
 
+mod engine;
 mod keys;
 mod read;
 mod synthetic;
@@ -59,6 +60,12 @@ const HINT_FINAL_NEWLINE: &str = "gemini-jsonl.final-newline";
 const MESSAGE_TYPES: [&str; 5] = ["user", "gemini", "info", "error", "warning"];
 
 impl Format for GeminiJsonl {
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&GeminiJsonl))
+    }
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&GeminiJsonl))
+    }
     fn name(&self) -> &'static str {
         NAME
     }

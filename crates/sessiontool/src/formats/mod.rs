@@ -301,6 +301,17 @@ pub trait Format: Sync {
     fn is_context_message(&self, _user_text: &str) -> bool {
         false
     }
+    /// The engine's reader of this format in two passes, when it has one: the engine then
+    /// converts and views its sessions in memory bounded by their number of records
+    /// ([`crate::engine`]). Its module implements it; nothing else names the format.
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        None
+    }
+    /// The engine's writer into this format of sessions of other formats, node by node, when
+    /// it has one (its module implements it).
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        None
+    }
 }
 
 /// Every format, in the order detection breaks ties.

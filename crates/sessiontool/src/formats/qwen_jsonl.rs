@@ -28,6 +28,7 @@
 //! messages have no Qwen record: they are reported as losses and their children are chained
 //! to their parent.
 
+mod engine;
 mod foreign;
 mod keys;
 mod read;
@@ -146,6 +147,9 @@ fn usage_fields(u: &Usage) -> [Option<u64>; 6] {
 }
 
 impl Format for QwenJsonl {
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&QwenJsonl))
+    }
     fn name(&self) -> &'static str {
         NAME
     }

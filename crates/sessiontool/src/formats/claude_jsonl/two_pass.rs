@@ -733,6 +733,23 @@ impl crate::engine::reading::Reading for Known {
         Known::timed(self, index)
     }
 
+    fn open_calls(&self) -> usize {
+        self.open_calls
+    }
+
+    fn call_names(&mut self, branch: &[u32]) -> crate::engine::reading::BranchCalls {
+        // The root's parent is on the branch only when the parents make a loop.
+        let root_parent = branch
+            .first()
+            .and_then(|&i| self.skeleton.parent(i))
+            .filter(|p| branch.contains(p))
+            .map(|p| (self.skeleton.name(p), self.calls_of(p)));
+        crate::engine::reading::BranchCalls {
+            names: Known::call_names(self, branch),
+            root_parent,
+        }
+    }
+
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         Known::node(self, index, bytes, made_for)
     }

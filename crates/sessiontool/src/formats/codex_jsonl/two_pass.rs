@@ -758,6 +758,23 @@ impl crate::engine::reading::Reading for Known {
         Known::timed(self, index)
     }
 
+    fn open_calls(&self) -> usize {
+        self.open_calls
+    }
+
+    /// The rollout's, whatever the branch (every node is on it); the first node hangs under
+    /// nothing.
+    fn call_names(&mut self, _branch: &[u32]) -> crate::engine::reading::BranchCalls {
+        crate::engine::reading::BranchCalls {
+            names: Known::call_names(self),
+            root_parent: None,
+        }
+    }
+
+    fn linear(&self) -> bool {
+        true
+    }
+
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         Known::node(self, index, bytes, made_for)
     }

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::{Messages, root};
 use crate::diag::LossReport;
+use crate::engine::target::NodeSink;
 use crate::formats::gemini_content::{ApiParts, calls_of, is_gemini_family};
 use crate::formats::one_branch::ONE_BRANCH;
 use crate::formats::{WriteOptions, gemini_jsonl, to_pretty_js};
@@ -41,11 +42,6 @@ pub(crate) enum Layout {
     /// lays it out so).
     Lines,
 }
-
-/// What the writer needs of a branch's calls: the name of each call id, and the id and call
-/// names of the node the branch's root hangs under when that node is on the branch (see
-/// [`DocumentStream::writer`]).
-pub(crate) type CallNames = (HashMap<String, String>, Option<(String, Vec<String>)>);
 
 /// What the writer of one session reads of it: its metadata, never its nodes.
 pub(crate) struct DocumentStream {
@@ -200,16 +196,16 @@ pub(crate) struct Writer {
     session: LossReport,
 }
 
-impl Writer {
+impl NodeSink for Writer {
     /// The document's head, up to its messages.
-    pub(crate) fn begin(&mut self, out: &mut Vec<u8>) {
+    fn begin(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.head);
     }
 
     /// The branch's next node: the messages before it that nothing can change any more.
     /// (The node is changed as the whole writer changes it; what is left of it is the
     /// caller's to free, on the thread that made it.)
-    pub(crate) fn node(&mut self, node: &mut Node, out: &mut Vec<u8>) {
+    fn node(&mut self, node: &mut Node, out: &mut Vec<u8>) {
         let calls = calls_of(node);
         let parent_calls = match (&self.parent, &node.parent) {
             (Some((id, calls)), Some(p)) if id == p => calls.as_slice(),
@@ -228,6 +224,26 @@ impl Writer {
         self.parent = Some((std::mem::take(&mut node.id), calls));
     }
 
+    /// The last message and the rest of the document; the conversion's losses.
+    fn finish(mut self: Box<Self>, out: &mut Vec<u8>) -> LossReport {
+        for done in std::mem::take(&mut self.pending) {
+            self.message(&done, out);
+        }
+        if self.layout == Layout::Document {
+            out.extend_from_slice(if self.written == 0 { b"]" } else { b"\n  ]" });
+        }
+        out.extend_from_slice(&self.tail);
+        let mut losses = std::mem::take(&mut self.branch);
+        self.api.report(&mut losses);
+        let (messages, session) = (self.message_losses.losses, self.session.losses);
+        for l in messages.into_iter().chain(session) {
+            losses.add(l.code, l.count, l.message);
+        }
+        losses
+    }
+}
+
+impl Writer {
     fn message(&mut self, message: &Value, out: &mut Vec<u8>) {
         match self.layout {
             Layout::Document => {
@@ -238,27 +254,5 @@ impl Writer {
             Layout::Lines => gemini_jsonl::push_line(out, message),
         }
         self.written += 1;
-    }
-
-    /// The last message and the rest of the document; the conversion's losses.
-    pub(crate) fn finish(mut self, out: &mut Vec<u8>) -> LossReport {
-        for done in std::mem::take(&mut self.pending) {
-            self.message(&done, out);
-        }
-        if self.layout == Layout::Document {
-            out.extend_from_slice(if self.written == 0 { b"]" } else { b"\n  ]" });
-        }
-        out.extend_from_slice(&self.tail);
-        let mut losses = self.branch;
-        self.api.report(&mut losses);
-        for l in self
-            .message_losses
-            .losses
-            .into_iter()
-            .chain(self.session.losses)
-        {
-            losses.add(l.code, l.count, l.message);
-        }
-        losses
     }
 }

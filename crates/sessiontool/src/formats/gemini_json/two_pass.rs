@@ -221,6 +221,10 @@ impl Reading for Known {
         self.made[index as usize].timed
     }
 
+    fn open_calls(&self) -> usize {
+        self.open_calls
+    }
+
     /// The message's nodes made again, this one taken, with the id and parent pass one gave
     /// it (a repeated id renamed, a result chained to its call).
     fn node(&self, index: u32, bytes: &[u8], _made_for: MadeFor) -> Node {

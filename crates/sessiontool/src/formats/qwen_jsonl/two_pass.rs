@@ -665,6 +665,10 @@ impl crate::engine::reading::Reading for Known {
         self.flags[index as usize] & TIMED != 0
     }
 
+    fn open_calls(&self) -> usize {
+        self.open_calls
+    }
+
     fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         self.make(index, &[bytes], made_for)
     }

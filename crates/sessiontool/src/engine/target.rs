@@ -1,0 +1,51 @@
+//! What the engine writes into, as each format's module declares it: a target a session of
+//! another format streams into ([`StreamTarget`], given by
+//! [`crate::formats::Format::stream_target`]), the writer that takes its nodes one at a time
+//! ([`NodeSink`]), and pass two as a format's module writes it itself ([`PassTwo`]: a session
+//! written back into its own format, a writer that makes its lines apart from their order).
+
+use std::io;
+
+use super::reading::{Needs, Reading};
+use super::{Job, Output, PlanError, Route};
+use crate::diag::LossReport;
+use crate::model::{Meta, Node};
+
+/// A format the engine writes sessions of other formats into, one node at a time, as the
+/// whole writer writes them (byte for byte, loss for loss).
+pub(crate) trait StreamTarget: Sync {
+    /// What its writer needs pass one to learn, besides the calls no result answers (which
+    /// the engine asks for every target whose tool does not answer them itself).
+    fn needs(&self) -> Needs {
+        Needs::default()
+    }
+
+    /// How `known` is written for `meta` (the metadata to write) and `leaf` (the `--leaf`
+    /// node's whole id); `Ok(None)` when the whole-session path writes it.
+    fn route(
+        &self,
+        job: &Job,
+        known: Box<dyn Reading>,
+        meta: Meta,
+        leaf: Option<String>,
+    ) -> Result<Option<Route>, PlanError>;
+}
+
+/// A writer that takes nodes in the order they are written.
+pub(crate) trait NodeSink: Send {
+    /// What comes before the first node.
+    fn begin(&mut self, _out: &mut Vec<u8>) {}
+    /// The next node (changed as the writer changes it; what is left of it is the caller's
+    /// to free, on the thread that made it).
+    fn node(&mut self, node: &mut Node, out: &mut Vec<u8>);
+    /// What comes after the last node; what could not be written.
+    fn finish(self: Box<Self>, out: &mut Vec<u8>) -> LossReport;
+}
+
+/// Pass two as a format's module writes it: a session written back into its own format (its
+/// records copied, or remade where the conversion changes them), or a writer with work of its
+/// own to spread over the threads.
+pub(crate) trait PassTwo: Send {
+    /// Pass two: the output into `out`; what could not be written.
+    fn write(self: Box<Self>, job: &Job, out: &mut dyn Output) -> io::Result<LossReport>;
+}
