@@ -17,7 +17,17 @@ use sessiontool::engine::{self, Bytes, FileOutput, FileSource, Job, PlanError, S
 use sessiontool::formats::{self, Format, Input, WriteOptions};
 use sessiontool::model::Meta;
 
-const TARGETS: [&str; 4] = ["claude-jsonl", "codex-jsonl", "gemini-json", "gemini-jsonl"];
+/// Every format the engine writes sessions of other formats into, from the registry (each
+/// format's `stream_target`): every cross-format test here goes through them all.
+fn targets() -> Vec<&'static str> {
+    let all: Vec<&'static str> = formats::all()
+        .iter()
+        .filter(|f| f.stream_target().is_some())
+        .map(|f| f.name())
+        .collect();
+    assert!(all.len() >= 5, "{all:?}");
+    all
+}
 
 fn fmt(name: &str) -> &'static dyn Format {
     formats::by_name(name).unwrap()
@@ -295,7 +305,7 @@ fn check_files(paths: &[PathBuf]) -> usize {
         let bytes = std::fs::read(path).unwrap();
         let name = path.display().to_string();
         for from in [None, Some(claude)] {
-            for to in TARGETS {
+            for to in targets() {
                 let leaves = if to != "claude-jsonl" {
                     leaves(&bytes)
                 } else {
@@ -358,13 +368,13 @@ fn a_session_placed_under_another_project_is_rewritten_as_the_whole_session_path
             m.cwd = Some("/elsewhere/app".into());
             m.project_hash = Some("abc".into());
         };
-        for to in TARGETS {
+        for to in targets() {
             if agree(name, &bytes, Some(claude), fmt(to), &options(None), &place) {
                 taken += 1;
             }
         }
     }
-    assert_eq!(taken, 4 * TARGETS.len());
+    assert_eq!(taken, 4 * targets().len());
 }
 
 /// A small deterministic generator (xorshift), so every failure names its seed.
@@ -650,7 +660,7 @@ fn generated_sessions_convert(seeds: std::ops::Range<u64>) {
         let name = format!("generated-{seed}.jsonl");
         // Gemini's JSONL recording is the legacy document's messages laid out as lines: a
         // third of the seeds are enough for its framing.
-        let every = TARGETS
+        let every = targets()
             .into_iter()
             .filter(|&to| to != "gemini-jsonl" || seed % 3 == 0);
         for to in every {
@@ -684,7 +694,7 @@ fn generated_sessions_convert(seeds: std::ops::Range<u64>) {
             // Closing unanswered calls goes through the whole session when there are calls
             // to close (and where the target closes them itself, changes nothing); a token
             // budget always does.
-            for to in TARGETS {
+            for to in targets() {
                 let close = WriteOptions {
                     close_open_calls: true,
                     ..options(None)
@@ -746,7 +756,7 @@ fn a_large_generated_session_converts_in_runs_on_several_threads_as_a_whole() {
         copy += 1;
     }
     let claude = fmt("claude-jsonl");
-    for to in TARGETS {
+    for to in targets() {
         assert!(agree(
             "big.jsonl",
             &bytes,
@@ -781,16 +791,17 @@ fn the_command_line_streams_a_file_into_a_file_as_memory_converts_it() {
         .zip(["tools.jsonl", "branches.jsonl"]);
     for (from, name) in claude.chain(codex).chain(qwen) {
         let input = fixtures.join(from).join(name);
-        // A rollout goes to every target through the engine, as a Claude Code session does; a
-        // Qwen Code session back into Qwen Code too.
-        let back = (from == "qwen-jsonl").then_some(from);
-        for to in TARGETS.into_iter().chain(back) {
+        // A rollout and a Qwen Code session go to every target through the engine, as a
+        // Claude Code session does (each back into its own format too).
+        for to in targets() {
             let run = |args: &[&str]| {
                 let out = Command::new(bin)
                     .args(["convert", "--from", from, "--to", to])
                     .arg(&input)
                     .args(args)
                     .env("NO_COLOR", "1")
+                    // A node without a time gets this one, not the time of each run.
+                    .env("SOURCE_DATE_EPOCH", "1767225600")
                     .output()
                     .unwrap();
                 assert!(out.status.success(), "{name} -> {to}: {out:?}");
@@ -884,7 +895,7 @@ fn an_entry_too_deep_to_parse_converts_as_the_whole_session_path_converts_it_as_
     ];
     let bytes = (lines.join("\n") + "\n").into_bytes();
     for leaf in [None, Some("line-2"), Some("a1")] {
-        for to in TARGETS {
+        for to in targets() {
             assert!(agree(
                 "deep.jsonl",
                 &bytes,

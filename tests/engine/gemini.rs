@@ -10,14 +10,16 @@ use std::path::Path;
 
 use super::{agree, fmt, leaves_in, no_adjust, options};
 
-/// The targets of a legacy document, and of a recording (each into the other Gemini layout).
-const DOCUMENT_TARGETS: [&str; 3] = ["claude-jsonl", "codex-jsonl", "gemini-jsonl"];
-const RECORDING_TARGETS: [&str; 3] = ["claude-jsonl", "codex-jsonl", "gemini-json"];
+/// The targets of a legacy document, and of a recording: every target but its own layout
+/// (which goes through the whole session but for a recording's lines given back).
+fn targets_but(own: &str) -> Vec<&'static str> {
+    super::targets().into_iter().filter(|&t| t != own).collect()
+}
 
 /// `bytes` (a legacy document) into each target, detected and forced, with each leaf:
 /// whether every conversion was taken by the engine (each equal to the whole path's).
 fn converts(name: &str, bytes: &[u8]) -> bool {
-    converts_from("gemini-json", name, bytes, &DOCUMENT_TARGETS)
+    converts_from("gemini-json", name, bytes, &targets_but("gemini-json"))
 }
 
 /// [`converts`] of a session of `format` into `targets`.
@@ -88,7 +90,7 @@ fn every_gemini_recording_converts_as_the_whole_session_path_converts_it() {
         let bytes = std::fs::read(&path).unwrap();
         let name = path.display().to_string();
         assert!(
-            converts_from("gemini-jsonl", &name, &bytes, &RECORDING_TARGETS),
+            converts_from("gemini-jsonl", &name, &bytes, &targets_but("gemini-jsonl")),
             "{name} not taken"
         );
         // Back into a recording: its lines as they are, for the whole branch (with a leaf the
@@ -152,8 +154,12 @@ fn odd_recordings_convert_as_the_whole_session_path_converts_them() {
     for (k, text) in taken.iter().enumerate() {
         let name = format!("odd-{k}.jsonl");
         let bytes = text.as_bytes();
+        let but_documents: Vec<&str> = targets_but("gemini-jsonl")
+            .into_iter()
+            .filter(|&t| t != "gemini-json")
+            .collect();
         assert!(
-            converts_from("gemini-jsonl", &name, bytes, &RECORDING_TARGETS[..2]),
+            converts_from("gemini-jsonl", &name, bytes, &but_documents),
             "{text}"
         );
         into_document += usize::from(converts_from(
@@ -190,7 +196,12 @@ fn odd_recordings_convert_as_the_whole_session_path_converts_them() {
     .into_bytes();
     bytes.extend_from_slice(b"\xff\"}}\n");
     assert!(
-        !converts_from("gemini-jsonl", "lossy.jsonl", &bytes, &RECORDING_TARGETS),
+        !converts_from(
+            "gemini-jsonl",
+            "lossy.jsonl",
+            &bytes,
+            &targets_but("gemini-jsonl")
+        ),
         "taken"
     );
 }

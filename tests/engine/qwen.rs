@@ -9,21 +9,12 @@ use std::path::Path;
 use sessiontool::convert;
 use sessiontool::formats::Input;
 
-use super::{agree, fmt, generated, leaves_in, no_adjust, options};
-
-/// The targets the engine takes a Qwen session into.
-const TARGETS: [&str; 5] = [
-    "claude-jsonl",
-    "codex-jsonl",
-    "gemini-json",
-    "gemini-jsonl",
-    "qwen-jsonl",
-];
+use super::{agree, fmt, generated, leaves_in, no_adjust, options, targets};
 
 /// `bytes` (a Qwen session) into each target, detected and forced, with each leaf: every
 /// conversion taken by the engine, and equal to the whole path's.
 fn converts(name: &str, bytes: &[u8]) {
-    for to in TARGETS {
+    for to in targets() {
         for from in [None, Some(fmt("qwen-jsonl"))] {
             for leaf in leaves_in("qwen-jsonl", bytes) {
                 let o = options(leaf.as_deref());
@@ -129,7 +120,7 @@ fn closing_calls_of_a_qwen_session_goes_through_the_whole_session() {
     .unwrap();
     let cut = &bytes[..bytes.len() / 2];
     let cut = &cut[..cut.iter().rposition(|&b| b == b'\n').unwrap() + 1];
-    for to in TARGETS {
+    for to in targets() {
         let mut o = options(None);
         o.close_open_calls = true;
         // Only a target whose tool does not answer open calls itself gets them closed.

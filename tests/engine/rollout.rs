@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use sessiontool::model::Meta;
 
-use super::{Rng, agree, files, fmt, no_adjust, options, push_line, seeds};
+use super::{Rng, agree, files, fmt, no_adjust, options, push_line, seeds, targets};
 
 /// A metadata change a conversion may make, named.
 type Adjustment = (&'static str, fn(&mut Meta));
@@ -27,9 +27,6 @@ fn adjustments() -> [Adjustment; 4] {
     ]
 }
 
-/// The formats a rollout goes to through the engine.
-const TARGETS: [&str; 4] = ["codex-jsonl", "claude-jsonl", "gemini-json", "gemini-jsonl"];
-
 /// Each file forced through the Codex reader (and detected), written into each target with
 /// each adjustment; how many the engine took.
 fn check_rollouts(paths: &[PathBuf]) -> usize {
@@ -39,7 +36,7 @@ fn check_rollouts(paths: &[PathBuf]) -> usize {
         let bytes = std::fs::read(path).unwrap();
         let name = path.display().to_string();
         for from in [None, Some(codex)] {
-            for to in TARGETS {
+            for to in targets() {
                 for (_, adjust) in adjustments() {
                     if agree(&name, &bytes, from, fmt(to), &options(None), &adjust) {
                         taken += 1;
@@ -71,7 +68,7 @@ fn every_fixture_rollout_is_written_back_as_the_whole_session_path_writes_it() {
         .filter(|p| p.to_string_lossy().contains("/codex-jsonl/"))
         .count();
     assert!(
-        taken >= current * 2 * TARGETS.len() * adjustments().len(),
+        taken >= current * 2 * targets().len() * adjustments().len(),
         "{taken} taken"
     );
 }
@@ -303,14 +300,15 @@ fn generated_rollouts(seeds: std::ops::Range<u64>) {
     for seed in seeds {
         let bytes = rollout(seed);
         let name = format!("rollout-{seed}.jsonl");
-        // A sub-agent's rollout with an inherited call goes to Claude Code and Gemini through the whole
-        // session (the call gets a result there): all others are taken.
+        // A sub-agent's rollout with an inherited call goes through the whole session into a
+        // target whose tool does not answer calls itself (the call gets a result there): all
+        // others are taken.
         let inherits = !sessiontool::check::document::inherited_calls(&session(&bytes)).is_empty();
         inheriting += usize::from(inherits);
-        for to in TARGETS {
+        for to in targets() {
             for (what, adjust) in adjustments() {
                 let taken = agree(&name, &bytes, Some(codex), fmt(to), &options(None), &adjust);
-                let want = to == "codex-jsonl" || !inherits;
+                let want = fmt(to).answers_open_calls_itself() || !inherits;
                 assert_eq!(taken, want, "{name} -> {to} ({what}): taken");
             }
         }

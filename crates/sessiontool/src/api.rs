@@ -184,11 +184,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
 /// What the command line writes where a target needs a time and the session has none.
 fn write_options() -> WriteOptions {
     WriteOptions {
-        now: Some(
-            jiff::Timestamp::now()
-                .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-                .to_string(),
-        ),
+        now: Some(crate::convert::now()),
         ..WriteOptions::default()
     }
 }

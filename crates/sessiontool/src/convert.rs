@@ -297,6 +297,19 @@ pub(crate) fn unanswered_diagnostic(
     })
 }
 
+/// The time written where a target needs one and the session has none, when the caller gives
+/// none (`WriteOptions::now`): the current time as the tools write it (UTC, milliseconds,
+/// `Z`), or the one `SOURCE_DATE_EPOCH` names (seconds since 1970), so that converting the
+/// same session twice writes the same bytes (as reproducible builds use that variable).
+pub fn now() -> String {
+    let stamp = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
+        .unwrap_or_else(jiff::Timestamp::now);
+    stamp.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
 /// A session without an id (a checkpoint has none) gets one derived from its content, so the
 /// same input always converts to the same session.
 fn fill_session_id(session: &mut Session, input: &[u8]) {

@@ -7,6 +7,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::model::{Node, Session};
 
+pub(crate) mod kept;
+
 /// An index over `session.nodes`; positions are indexes into that vector.
 pub struct Tree<'a> {
     nodes: &'a [Node],

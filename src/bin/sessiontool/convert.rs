@@ -159,7 +159,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         leaf: args.leaf.clone(),
         checkpoint_array: args.checkpoint_array,
         checkpoint_no_context: args.no_context,
-        now: Some(now()),
+        now: Some(sessiontool::convert::now()),
         cwd,
         max_tokens: args.max_tokens,
         close_open_calls: false,
@@ -715,11 +715,4 @@ fn output_name(rel: &Path, to: &dyn Format) -> PathBuf {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     rel.with_file_name(to.file_name(&stem))
-}
-
-/// The current time as the tools write it (UTC, milliseconds, `Z`).
-fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
 }

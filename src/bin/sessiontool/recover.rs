@@ -108,11 +108,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         dry_run: args.dry_run,
         force: args.force,
         write: WriteOptions {
-            now: Some(
-                jiff::Timestamp::now()
-                    .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-                    .to_string(),
-            ),
+            now: Some(sessiontool::convert::now()),
             ..WriteOptions::default()
         },
         ..Options::default()

@@ -115,11 +115,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
         max_tokens: args.max_tokens,
         force: args.force,
         dry_run: args.dry_run,
-        now: Some(
-            jiff::Timestamp::now()
-                .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-                .to_string(),
-        ),
+        now: Some(sessiontool::convert::now()),
     };
     let mut switched = switch::switch(&home, &entry, &request).map_err(switch_error)?;
     for other in &found.other_copies {

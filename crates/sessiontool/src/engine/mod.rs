@@ -262,13 +262,18 @@ impl Plan<'_> {
                 indices,
                 mut sink,
             } => {
+                let session = target::Lookup {
+                    job,
+                    known: &*known,
+                };
                 let mut buf = Vec::new();
                 sink.begin(&mut buf);
                 out.put(&buf)?;
-                runs::each_branch_node(job, &*known, &indices, MadeFor::Counting, |nodes| {
+                let made_for = sink.made_for();
+                runs::each_branch_node(job, &*known, &indices, made_for, |run, nodes| {
                     buf.clear();
-                    for node in nodes.iter_mut() {
-                        sink.node(node, &mut buf);
+                    for (&i, node) in run.iter().zip(nodes.iter_mut()) {
+                        sink.node(i, node, &session, &mut buf)?;
                     }
                     out.put(&buf)
                 })?;

@@ -83,16 +83,17 @@ pub(crate) fn copy_records<'b>(
     failed.map_or(Ok(()), Err)
 }
 
-/// The nodes of `branch`, made for `made_for`, handed to `write` run by run in order. The nodes
-/// of several runs are made at once on the thread pool, the next window while `write` writes
-/// one (each writer's lines depend on the ones before: one writer goes through them in order).
-/// What `write` leaves of a run is freed by the thread that made it.
+/// The nodes of `branch`, made for `made_for`, handed to `write` run by run in order, with
+/// their indices. The nodes of several runs are made at once on the thread pool, the next
+/// window while `write` writes one (each writer's lines depend on the ones before: one writer
+/// goes through them in order). What `write` leaves of a run is freed by the thread that made
+/// it.
 pub(crate) fn each_branch_node(
     job: &Job,
     known: &dyn Reading,
     branch: &[u32],
     made_for: MadeFor,
-    write: impl FnMut(&mut Vec<crate::model::Node>) -> io::Result<()> + Send,
+    write: impl FnMut(&[u32], &mut Vec<crate::model::Node>) -> io::Result<()> + Send,
 ) -> io::Result<()> {
     each_branch_run(job, known, branch, made_for, |nodes| nodes, write)
 }
@@ -106,12 +107,13 @@ pub(crate) fn each_branch_run<T: Send>(
     branch: &[u32],
     made_for: MadeFor,
     finish: impl Fn(Vec<crate::model::Node>) -> T + Sync,
-    mut write: impl FnMut(&mut T) -> io::Result<()> + Send,
+    mut write: impl FnMut(&[u32], &mut T) -> io::Result<()> + Send,
 ) -> io::Result<()> {
     let runs = runs(known.spots(), branch, job.tuning.run_bytes);
     let bins = bins::Bins::new();
     // The nodes of a window of runs, made at once, with the thread that made each.
-    let make = |part: &[std::ops::Range<usize>]| -> Vec<io::Result<(Option<usize>, T)>> {
+    type Made<T> = io::Result<(Option<usize>, std::ops::Range<usize>, T)>;
+    let make = |part: &[std::ops::Range<usize>]| -> Vec<Made<T>> {
         part.par_iter()
             .map(|run| {
                 let thread = bins.empty_own();
@@ -123,7 +125,7 @@ pub(crate) fn each_branch_run<T: Send>(
                     made_for,
                     |_, node| nodes.push(node),
                 )?;
-                Ok((thread, finish(nodes)))
+                Ok((thread, run.clone(), finish(nodes)))
             })
             .collect()
     };
@@ -135,8 +137,8 @@ pub(crate) fn each_branch_run<T: Send>(
             || next_part.map(make),
             || -> io::Result<()> {
                 for made in made {
-                    let (thread, mut run) = made?;
-                    write(&mut run)?;
+                    let (thread, indices, mut run) = made?;
+                    write(&branch[indices], &mut run)?;
                     bins.give_back(thread, run);
                 }
                 Ok(())

@@ -7,7 +7,8 @@
 use std::io;
 
 use super::reading::{Needs, Reading};
-use super::{Job, Output, PlanError, Route};
+use super::skeleton::Skeleton;
+use super::{Job, MadeFor, Output, PlanError, Route};
 use crate::diag::LossReport;
 use crate::model::{Meta, Node};
 
@@ -33,13 +34,43 @@ pub(crate) trait StreamTarget: Sync {
 
 /// A writer that takes nodes in the order they are written.
 pub(crate) trait NodeSink: Send {
+    /// What the writer reads of a node (see [`MadeFor`]).
+    fn made_for(&self) -> MadeFor {
+        MadeFor::Counting
+    }
     /// What comes before the first node.
     fn begin(&mut self, _out: &mut Vec<u8>) {}
-    /// The next node (changed as the writer changes it; what is left of it is the caller's
-    /// to free, on the thread that made it).
-    fn node(&mut self, node: &mut Node, out: &mut Vec<u8>);
+    /// The next node, node `index` of the reading (changed as the writer changes it; what is
+    /// left of it is the caller's to free, on the thread that made it). `session` reads any
+    /// other node again, for a writer that needs one (rarely).
+    fn node(
+        &mut self,
+        index: u32,
+        node: &mut Node,
+        session: &Lookup,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()>;
     /// What comes after the last node; what could not be written.
     fn finish(self: Box<Self>, out: &mut Vec<u8>) -> LossReport;
+}
+
+/// The session a sink writes, for the nodes it needs besides the one it is given: its tree
+/// (ids and parents) and any node, read again from its records.
+pub(crate) struct Lookup<'a> {
+    pub(crate) job: &'a Job<'a>,
+    pub(crate) known: &'a dyn Reading,
+}
+
+impl Lookup<'_> {
+    /// The session's ids and parents.
+    pub(crate) fn skeleton(&self) -> &Skeleton {
+        self.known.skeleton()
+    }
+
+    /// Node `index`, read again, made for `made_for`.
+    pub(crate) fn node(&self, index: u32, made_for: MadeFor) -> io::Result<Node> {
+        super::plan::node_of(self.job, self.known, index, made_for)
+    }
 }
 
 /// Pass two as a format's module writes it: a session written back into its own format (its

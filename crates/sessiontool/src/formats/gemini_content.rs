@@ -398,6 +398,17 @@ impl ApiParts {
         }
     }
 
+    /// Whether the session has a call with the id `call_id` (a result that names it gets its
+    /// name, not one of its parent's calls).
+    pub(crate) fn has_call(&self, call_id: &str) -> bool {
+        self.names.contains_key(call_id)
+    }
+
+    /// The same names, counting nothing yet: for parts made again that were counted already.
+    pub(crate) fn uncounted(&self) -> ApiParts {
+        ApiParts::new(self.names.clone())
+    }
+
     /// Makes `node`'s parts API parts; `parent_calls`: [`calls_of`] the node's parent, when the
     /// session has it.
     pub(crate) fn node(&mut self, node: &mut Node, parent_calls: &[String]) {

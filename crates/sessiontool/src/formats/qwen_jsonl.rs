@@ -32,6 +32,7 @@ mod engine;
 mod foreign;
 mod keys;
 mod read;
+mod stream;
 mod synthetic;
 pub(crate) mod two_pass;
 mod write;
@@ -149,6 +150,9 @@ fn usage_fields(u: &Usage) -> [Option<u64>; 6] {
 impl Format for QwenJsonl {
     fn two_pass(&self) -> Option<crate::engine::TwoPass> {
         Some(crate::engine::TwoPass(&QwenJsonl))
+    }
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&QwenJsonl))
     }
     fn name(&self) -> &'static str {
         NAME

@@ -16,7 +16,7 @@ use crate::engine::pass1::{self, Pass1Options};
 use crate::engine::plan::{Prepared, first_pass, prepared};
 use crate::engine::reading::{Needs, Reading, TwoPassReader};
 use crate::engine::runs::{copy_lines, runs, window};
-use crate::engine::target::{NodeSink, PassTwo, StreamTarget};
+use crate::engine::target::{Lookup, NodeSink, PassTwo, StreamTarget};
 use crate::engine::{Job, Output, Plan, PlanError, Route, Source, pass2};
 use crate::model::{Meta, Node};
 
@@ -142,8 +142,9 @@ impl StreamTarget for ClaudeJsonl {
 }
 
 impl NodeSink for ForeignStream {
-    fn node(&mut self, node: &mut Node, out: &mut Vec<u8>) {
+    fn node(&mut self, _: u32, node: &mut Node, _: &Lookup, out: &mut Vec<u8>) -> io::Result<()> {
         ForeignStream::node(self, node, out);
+        Ok(())
     }
 
     fn finish(self: Box<Self>, _out: &mut Vec<u8>) -> LossReport {

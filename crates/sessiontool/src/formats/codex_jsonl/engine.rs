@@ -156,7 +156,7 @@ impl PassTwo for ToRollout {
         w.begin(first_timed, &mut buf);
         out.put(&buf)?;
         let lines_of = |nodes| stream.run(nodes);
-        each_branch_run(job, known, &branch, made_for, lines_of, |run| {
+        each_branch_run(job, known, &branch, made_for, lines_of, |_, run| {
             buf.clear();
             w.run(std::mem::take(run), &mut buf);
             out.put(&buf)

@@ -14,12 +14,13 @@
 //! (its own fields and layout are written back).
 
 use std::collections::HashMap;
+use std::io;
 
 use serde_json::Value;
 
 use super::{Messages, root};
 use crate::diag::LossReport;
-use crate::engine::target::NodeSink;
+use crate::engine::target::{Lookup, NodeSink};
 use crate::formats::gemini_content::{ApiParts, calls_of, is_gemini_family};
 use crate::formats::one_branch::ONE_BRANCH;
 use crate::formats::{WriteOptions, gemini_jsonl, to_pretty_js};
@@ -205,7 +206,7 @@ impl NodeSink for Writer {
     /// The branch's next node: the messages before it that nothing can change any more.
     /// (The node is changed as the whole writer changes it; what is left of it is the
     /// caller's to free, on the thread that made it.)
-    fn node(&mut self, node: &mut Node, out: &mut Vec<u8>) {
+    fn node(&mut self, _: u32, node: &mut Node, _: &Lookup, out: &mut Vec<u8>) -> io::Result<()> {
         let calls = calls_of(node);
         let parent_calls = match (&self.parent, &node.parent) {
             (Some((id, calls)), Some(p)) if id == p => calls.as_slice(),
@@ -222,6 +223,7 @@ impl NodeSink for Writer {
             self.message(&done, out);
         }
         self.parent = Some((std::mem::take(&mut node.id), calls));
+        Ok(())
     }
 
     /// The last message and the rest of the document; the conversion's losses.

@@ -101,7 +101,7 @@ impl PassTwo for Back {
         let len = job.source.len();
         if !copies {
             let mut buf = Vec::new();
-            each_branch_node(job, &known, &order, MadeFor::OwnWriter, |nodes| {
+            each_branch_node(job, &known, &order, MadeFor::OwnWriter, |_, nodes| {
                 buf.clear();
                 for node in nodes.iter() {
                     w.native_node(node, &mut buf);

@@ -5,8 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::gemini_content::parts_to_json;
 use crate::diag::LossReport;
-use crate::model::{Content, Event, Message, Node, Part, Role, Session};
-use crate::tree::Tree;
+use crate::model::{Content, Event, Message, Node, Part, Role};
 
 /// What the Gemini CLI family puts after a compression summary (the model's acknowledgement).
 const COMPRESSION_ACK: &str = "Got it. Thanks for the additional context!";
@@ -82,11 +81,12 @@ pub(super) fn result_groups(parts: &[Part]) -> Vec<&[Part]> {
     groups
 }
 
-/// An event from another format as a system record's subtype and payload.
+/// An event from another format as a system record's subtype and payload. `kept` gives the
+/// history a compaction keeps from the node it names as the first kept one
+/// ([`crate::tree::kept::kept_since`], each node as [`history_entry`]); `None` when that node
+/// is not on the compaction's branch.
 pub(super) fn foreign_event(
-    session: &Session,
-    tree: &Tree,
-    index: usize,
+    kept: impl FnOnce(&str) -> Option<Vec<Value>>,
     event: &Event,
     losses: &mut LossReport,
 ) -> Option<(&'static str, Value)> {
@@ -117,9 +117,7 @@ pub(super) fn foreign_event(
         } => Some((
             "chat_compression",
             compaction_payload(
-                session,
-                tree,
-                index,
+                kept,
                 summary.as_deref(),
                 *tokens_before,
                 first_kept.as_deref(),
@@ -153,11 +151,10 @@ pub(super) fn foreign_event(
 }
 
 /// A `chat_compression` payload as Qwen Code writes it: the summary as a user turn, the
-/// model's acknowledgement, then the kept messages (from `first_kept` to the compaction).
+/// model's acknowledgement, then the kept messages (from `first_kept` to the compaction:
+/// `kept`, see [`foreign_event`]).
 fn compaction_payload(
-    session: &Session,
-    tree: &Tree,
-    index: usize,
+    kept: impl FnOnce(&str) -> Option<Vec<Value>>,
     summary: Option<&str>,
     tokens_before: Option<u64>,
     first_kept: Option<&str>,
@@ -183,38 +180,28 @@ fn compaction_payload(
         json!({"role": "model", "parts": [{"text": COMPRESSION_ACK}]}),
     ];
     if let Some(first_kept) = first_kept {
-        // Walked up only as far as the first kept message, and not at all when it is not
-        // on the branch: a session of many compactions stays linear (the whole path per
-        // compaction was quadratic).
-        let on_branch = tree
-            .index_of(first_kept)
-            .is_some_and(|k| tree.is_ancestor(k, index) != Some(false));
-        let mut walked = Vec::new();
-        let found = on_branch
-            && tree.ancestors(index).any(|j| {
-                walked.push(j);
-                session.nodes[j].id == first_kept
-            });
-        if found {
-            for &j in walked[1..].iter().rev() {
-                if let Some(m) = session.nodes[j].message() {
-                    let role = match m.role {
-                        Role::Assistant => "model",
-                        Role::User | Role::Tool => "user",
-                        _ => continue,
-                    };
-                    history.push(json!({"role": role, "parts": parts_to_json(&m.parts)}));
-                }
-            }
-        } else {
-            losses.add(
+        match kept(first_kept) {
+            Some(entries) => history.extend(entries),
+            None => losses.add(
                 "compaction-kept",
                 1,
                 "compactions whose first kept message is not on their branch (kept messages dropped from the compressed history)",
-            );
+            ),
         }
     }
     payload.insert("compressedHistory".into(), Value::Array(history));
     payload.insert("summary".into(), summary.into());
     Value::Object(payload)
+}
+
+/// A kept node as an entry of a compressed history (its message's role as the API has it, and
+/// its parts); `None` for what the history leaves out (events, system messages, notices).
+pub(super) fn history_entry(node: &Node) -> Option<Value> {
+    let m = node.message()?;
+    let role = match m.role {
+        Role::Assistant => "model",
+        Role::User | Role::Tool => "user",
+        _ => return None,
+    };
+    Some(json!({"role": role, "parts": parts_to_json(&m.parts)}))
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::gemini_content::{is_gemini_family, parts_to_json, to_api_parts};
 use super::super::{WriteError, WriteOptions, Written, foreign_session_id, ordered};
-use super::foreign::{api_parts, foreign_event, result_groups};
+use super::foreign::{api_parts, foreign_event, history_entry, result_groups};
 use super::read::{read_record, result_target};
 use super::{
     ASSISTANT_ORDER, BASE_ORDER, Common, Defaults, HINT_KEYS, HINT_RAW, HINT_USAGE, NAME, RECORD,
@@ -18,6 +18,7 @@ use crate::diag::LossReport;
 use crate::ids::{derived_uuid, is_uuid};
 use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session, Usage};
 use crate::tree::Tree;
+use crate::tree::kept::kept_since;
 
 /// The fields every record starts with.
 struct Base<'a> {
@@ -379,7 +380,7 @@ impl Ids {
 }
 
 /// Whether a node becomes at least one record.
-fn writes_record(node: &Node, native: bool) -> bool {
+pub(super) fn writes_record(node: &Node, native: bool) -> bool {
     match &node.body {
         Body::Message(m) => matches!(m.role, Role::User | Role::Assistant | Role::Tool),
         Body::Event(Event::Custom { kind, .. }) => native && kind != RECORD,
@@ -468,6 +469,8 @@ pub(crate) struct RecordWriter {
     last_ts: Option<String>,
     last_uuid: Option<String>,
     blank_cwd: usize,
+    /// A record gave a session from another format its title.
+    wrote_title: bool,
     losses: LossReport,
 }
 
@@ -513,6 +516,7 @@ impl RecordWriter {
             last_ts: None,
             last_uuid: None,
             blank_cwd: 0,
+            wrote_title: false,
             losses,
         }
     }
@@ -688,26 +692,62 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
     let tree = session.tree();
     let order = write_order(session, &tree, options, native, &mut w.losses)?;
     let mut out = Vec::new();
-    let mut wrote_title = false;
     for &i in &order {
         let node = &session.nodes[i];
         if native {
             w.native_node(node, &mut out);
             continue;
         }
-        let Some(Start { parent, ts, uuid }) = w.begin(node, &mut out) else {
-            continue;
+        let kept = |first: &str| {
+            let kept = kept_since(&tree, i, first)?;
+            Some(
+                kept.into_iter()
+                    .filter_map(|j| history_entry(&session.nodes[j]))
+                    .collect(),
+            )
+        };
+        w.foreign_node(node, kept, &mut out);
+    }
+    if !native {
+        w.foreign_end(meta, options, &mut out);
+    }
+    Ok(Written {
+        bytes: out,
+        losses: w.finish(),
+    })
+}
+
+impl RecordWriter {
+    /// The writer of a session from another format, for the engine: its nodes, their parts
+    /// API parts already when the session is not of the Gemini family, are then given to
+    /// [`Self::foreign_node`] in the order [`head_last`] puts them, and
+    /// [`Self::foreign_end`] ends it.
+    pub(crate) fn foreign(meta: &Meta, options: &WriteOptions, first_id: &str) -> Self {
+        Self::new(meta, options, first_id, LossReport::default())
+    }
+
+    /// A node of a session from another format as its records (a tool message as one record
+    /// per call; an event as a system record, where Qwen Code has one). `kept`: the history
+    /// a compaction keeps, as [`foreign_event`] takes it.
+    pub(crate) fn foreign_node(
+        &mut self,
+        node: &Node,
+        kept: impl FnOnce(&str) -> Option<Vec<Value>>,
+        out: &mut Vec<u8>,
+    ) {
+        let Some(Start { parent, ts, uuid }) = self.begin(node, out) else {
+            return;
         };
         let base = Base {
             uuid: &uuid,
             parent: parent.as_deref(),
             timestamp: &ts,
-            defaults: &w.defaults,
+            defaults: &self.defaults,
         };
         let mut records: Vec<Map<String, Value>> = Vec::with_capacity(1);
         match &node.body {
             Body::Message(m) => {
-                let parts = api_parts(node, m, &mut w.losses);
+                let parts = api_parts(node, m, &mut self.losses);
                 let all_results = !parts.is_empty()
                     && parts
                         .iter()
@@ -726,7 +766,7 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
                         let id = if k == 0 {
                             uuid.clone()
                         } else {
-                            derived_uuid(&format!("{}/{}#{k}", w.defaults.session_id, node.id))
+                            derived_uuid(&format!("{}/{}#{k}", self.defaults.session_id, node.id))
                         };
                         let b = Base {
                             uuid: &id,
@@ -737,32 +777,34 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
                         prev = Some(id);
                     }
                     if records.len() > 1 {
-                        w.ids.alias.insert(node.id.clone(), prev);
+                        self.ids.alias.insert(node.id.clone(), prev);
                     }
                 }
             }
             Body::Event(e) => {
-                let payload = foreign_event(session, &tree, i, e, &mut w.losses);
-                if let Some((subtype, payload)) = payload {
-                    wrote_title |= subtype == "custom_title";
+                if let Some((subtype, payload)) = foreign_event(kept, e, &mut self.losses) {
+                    self.wrote_title |= subtype == "custom_title";
                     records.push(system_record(node, subtype, payload, &base, false));
                 }
             }
         }
         for record in records {
-            w.push(record, node, &mut out);
+            self.push(record, node, out);
         }
-        w.last_ts = Some(ts);
+        self.last_ts = Some(ts);
     }
-    if !native {
+
+    /// What ends a session from another format (`meta`): a trailing title record when it has
+    /// a title no record gave, and what is lost of its fields.
+    pub(crate) fn foreign_end(&mut self, meta: &Meta, options: &WriteOptions, out: &mut Vec<u8>) {
         if let Some(title) = meta
             .title
             .as_ref()
-            .filter(|_| !wrote_title && w.last_uuid.is_some())
+            .filter(|_| !self.wrote_title && self.last_uuid.is_some())
         {
             // Qwen Code finds the name in a trailing custom_title record, chained to the tail.
-            let uuid = derived_uuid(&format!("{}/title", w.defaults.session_id));
-            let ts = w
+            let uuid = derived_uuid(&format!("{}/title", self.defaults.session_id));
+            let ts = self
                 .last_ts
                 .clone()
                 .or_else(|| options.now.clone())
@@ -770,9 +812,9 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
                 .unwrap_or_default();
             let base = Base {
                 uuid: &uuid,
-                parent: w.last_uuid.as_deref(),
+                parent: self.last_uuid.as_deref(),
                 timestamp: &ts,
-                defaults: &w.defaults,
+                defaults: &self.defaults,
             };
             let mut r = base_map("system", &base);
             r.insert("subtype".into(), "custom_title".into());
@@ -780,26 +822,22 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
                 "systemPayload".into(),
                 json!({"customTitle": title, "titleSource": "manual"}),
             );
-            if !w.cwd_known {
-                w.blank_cwd += 1;
+            if !self.cwd_known {
+                self.blank_cwd += 1;
             }
-            push_line(&mut out, &r);
+            push_line(out, &r);
         }
         if meta.summary.is_some() {
-            w.losses.add(
+            self.losses.add(
                 "session-summary",
                 1,
                 "the session summary (Qwen Code records have no field for it)",
             );
         }
-        w.losses.add(
+        self.losses.add(
             "session-fields",
             meta.extra.len(),
             "session-level fields of the source format",
         );
     }
-    Ok(Written {
-        bytes: out,
-        losses: w.finish(),
-    })
 }
