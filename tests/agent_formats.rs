@@ -12,7 +12,7 @@ use sessiontool::model::{Body, Content, Event, Role, Session};
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 const OWN: [&str; 3] = ["plain.jsonl", "tools.jsonl", "compaction-branch.jsonl"];
 
-static AGENT: AgentJsonl = AgentJsonl;
+static AGENT: &dyn Format = &AgentJsonl;
 
 fn fixture(dir: &str, file: &str) -> Vec<u8> {
     let path = Path::new(FIXTURES).join(dir).join(file);
@@ -189,7 +189,7 @@ fn qwen_tools_convert_and_read_back() {
     let qwen = formats::by_name("qwen-jsonl").unwrap();
     let source = qwen.read(&input).unwrap().session;
     let (source, _) = source.branch(None).unwrap();
-    let conv = convert(&input, Some(qwen), &AGENT, &WriteOptions::default()).unwrap();
+    let conv = convert(&input, Some(qwen), AGENT, &WriteOptions::default()).unwrap();
     let text = String::from_utf8(conv.bytes.clone()).unwrap();
     let back = read(text.as_bytes());
     // Same output twice, and it reads back as itself.

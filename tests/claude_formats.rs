@@ -13,6 +13,10 @@ use sessiontool::formats::qwen_jsonl::QwenJsonl;
 use sessiontool::formats::{Format, Input, OpenCall, Parent, WriteOptions};
 use sessiontool::model::{Body, Content, Event, Role, Session};
 
+const QWEN_JSONL: &dyn sessiontool::formats::Format = &QwenJsonl;
+
+const CLAUDE_JSONL: &dyn sessiontool::formats::Format = &ClaudeJsonl;
+
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples/claude");
 
 /// The real files, or `None` (after saying so) where they are not available.
@@ -134,7 +138,7 @@ fn samples_round_trip_byte_for_byte() {
             "{name}: one node per line"
         );
         assert_eq!(pairs_in_session(&s), pairs_in_file(&bytes), "{name}");
-        let w = ClaudeJsonl.write(&s, &WriteOptions::default()).unwrap();
+        let w = CLAUDE_JSONL.write(&s, &WriteOptions::default()).unwrap();
         assert!(w.losses.is_empty(), "{name}: {:?}", w.losses);
         assert!(w.bytes == bytes, "{name}: written back differently");
         println!(
@@ -155,7 +159,7 @@ fn fixtures_round_trip_byte_for_byte() {
         let s = read(&name, &bytes);
         assert_eq!(s.nodes.len(), records_in(&bytes), "{name}");
         assert_eq!(pairs_in_session(&s), pairs_in_file(&bytes), "{name}");
-        let w = ClaudeJsonl.write(&s, &WriteOptions::default()).unwrap();
+        let w = CLAUDE_JSONL.write(&s, &WriteOptions::default()).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&w.bytes),
             String::from_utf8_lossy(&bytes),
@@ -268,19 +272,19 @@ fn detection_tells_claude_from_qwen() {
     for e in std::fs::read_dir(qwen_dir).unwrap() {
         let p = e.unwrap().path();
         let bytes = std::fs::read(&p).unwrap();
-        assert_eq!(ClaudeJsonl.detect(Some(&p), &bytes), 0, "{}", p.display());
+        assert_eq!(CLAUDE_JSONL.detect(Some(&p), &bytes), 0, "{}", p.display());
     }
     let mut claude = fixtures();
     claude.extend(samples().unwrap_or_default());
     for p in claude {
         let bytes = std::fs::read(&p).unwrap();
         assert!(
-            ClaudeJsonl.detect(Some(&p), &bytes) >= 60,
+            CLAUDE_JSONL.detect(Some(&p), &bytes) >= 60,
             "{}",
             p.display()
         );
         assert_eq!(
-            QwenJsonl.detect(Some(&p), &bytes),
+            QWEN_JSONL.detect(Some(&p), &bytes),
             0,
             "qwen claims {}",
             p.display()
@@ -289,7 +293,7 @@ fn detection_tells_claude_from_qwen() {
     // A file that starts with a torn stub and a snapshot is still found.
     let mut damaged = b"{\"parentUu\n".to_vec();
     damaged.extend(fixture("claude-jsonl/summary-snapshot.jsonl"));
-    assert!(ClaudeJsonl.detect(None, &damaged) >= 90);
+    assert!(CLAUDE_JSONL.detect(None, &damaged) >= 90);
 }
 
 /// Roles, texts, tool calls and results of the messages, in order.
@@ -335,7 +339,7 @@ fn qwen_to_claude_keeps_the_conversation() {
         let qwen = read_with(&QwenJsonl, name, &bytes);
         let back = read(name, &c.bytes);
         assert_eq!(conversation(&back), conversation(&qwen), "{name}");
-        assert!(ClaudeJsonl.detect(None, &c.bytes) >= 90, "{name}");
+        assert!(CLAUDE_JSONL.detect(None, &c.bytes) >= 90, "{name}");
         // Every line is a chain entry the CLI resumes.
         for line in c.bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             let v: Value = serde_json::from_slice(line).unwrap();
@@ -353,7 +357,7 @@ fn qwen_to_claude_keeps_the_conversation() {
                 assert!(v[key].is_string(), "{name}: {key} in {v}");
             }
             assert_eq!(v["isSidechain"], false);
-            let k = ClaudeJsonl.keys(line).unwrap();
+            let k = CLAUDE_JSONL.keys(line).unwrap();
             assert!(k.missing.is_empty(), "{name}: {:?}", k.missing);
         }
         // Every call is answered.
@@ -420,7 +424,7 @@ fn keys_on_every_line() {
         let (mut calls, mut results) = (Vec::new(), Vec::new());
         for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             let v: Value = serde_json::from_slice(line).unwrap();
-            let Some(k) = ClaudeJsonl.keys(line) else {
+            let Some(k) = CLAUDE_JSONL.keys(line) else {
                 assert!(!v.is_object(), "{name}: {v}");
                 continue;
             };
@@ -462,9 +466,9 @@ fn synthetic_result_answers_the_call() {
         parent_id: "00000000-0000-4000-8000-000000000003",
         message: "no result was recorded (added by sessiontool)",
     };
-    assert!(ClaudeJsonl.closes_tool_calls());
-    let rec = ClaudeJsonl.synthetic_result(&call).unwrap();
-    let k = ClaudeJsonl.keys(&rec).unwrap();
+    assert!(CLAUDE_JSONL.closes_tool_calls());
+    let rec = CLAUDE_JSONL.synthetic_result(&call).unwrap();
+    let k = CLAUDE_JSONL.keys(&rec).unwrap();
     assert_eq!(k.results, ["toolu_01Run"]);
     assert_eq!(k.id.as_deref(), Some(call.new_id));
     assert_eq!(k.parent, Parent::Id(call.parent_id.into()));

@@ -16,7 +16,7 @@ use sessiontool::formats::codex_jsonl::{CodexJsonl, NAME};
 use sessiontool::formats::{self, Format, Input, OpenCall, Parent, ReadOutcome, WriteOptions};
 use sessiontool::model::{Body, Content, Event, Role, Session};
 
-static CODEX: CodexJsonl = CodexJsonl;
+static CODEX: &dyn Format = &CodexJsonl;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 const SAMPLE: &str = concat!(
@@ -334,7 +334,7 @@ fn qwen_converts_to_codex() {
         })
         .unwrap()
         .session;
-    let c = convert_to(&bytes, qwen, &CODEX);
+    let c = convert_to(&bytes, qwen, CODEX);
     let text = String::from_utf8(c.bytes.clone()).unwrap();
     let lines: Vec<Value> = text
         .lines()
@@ -409,7 +409,7 @@ fn qwen_converts_to_codex() {
 fn codex_converts_to_qwen_and_gemini() {
     let Some(bytes) = sample() else { return };
     let qwen = formats::by_name("qwen-jsonl").unwrap();
-    let c = convert_to(&bytes, &CODEX, qwen);
+    let c = convert_to(&bytes, CODEX, qwen);
     let back = qwen
         .read(&Input {
             name: "q",
@@ -428,7 +428,7 @@ fn codex_converts_to_qwen_and_gemini() {
     assert!(codes.contains(&"events"), "{codes:?}");
 
     let gemini = formats::by_name("gemini-json").unwrap();
-    let c = convert_to(&bytes, &CODEX, gemini);
+    let c = convert_to(&bytes, CODEX, gemini);
     let back = gemini
         .read(&Input {
             name: "g",
@@ -443,8 +443,8 @@ fn codex_converts_to_qwen_and_gemini() {
     // Fixtures convert too.
     for file in FIXTURE_FILES {
         let bytes = load(NAME, file);
-        convert_to(&bytes, &CODEX, qwen);
-        convert_to(&bytes, &CODEX, gemini);
+        convert_to(&bytes, CODEX, qwen);
+        convert_to(&bytes, CODEX, gemini);
     }
 }
 

@@ -16,6 +16,8 @@ use sessiontool::formats::gemini_jsonl::GeminiJsonl;
 use sessiontool::formats::{Format, Input, Parent, ReadOutcome, WriteOptions};
 use sessiontool::model::{Content, Role, Session};
 
+const GEMINI_JSONL: &dyn sessiontool::formats::Format = &GeminiJsonl;
+
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
 const FIXTURE_FILES: &[&str] = &[
@@ -83,7 +85,7 @@ fn every_fixture_writes_back_byte_for_byte() {
     for file in FIXTURE_FILES {
         let bytes = load("gemini-jsonl", file);
         let out = read(file);
-        let written = GeminiJsonl
+        let written = GEMINI_JSONL
             .write(&out.session, &WriteOptions::default())
             .unwrap();
         assert!(
@@ -103,13 +105,13 @@ fn every_fixture_writes_back_byte_for_byte() {
 fn every_fixture_is_detected_as_gemini_jsonl() {
     for file in FIXTURE_FILES {
         let bytes = load("gemini-jsonl", file);
-        assert!(GeminiJsonl.detect(None, &bytes) >= 85, "{file}");
+        assert!(GEMINI_JSONL.detect(None, &bytes) >= 85, "{file}");
         for other in sessiontool::formats::all()
             .iter()
             .filter(|f| f.name() != GeminiJsonl.name())
         {
             assert!(
-                other.detect(None, &bytes) < GeminiJsonl.detect(None, &bytes),
+                other.detect(None, &bytes) < GEMINI_JSONL.detect(None, &bytes),
                 "{file}: {} claims it",
                 other.name()
             );
@@ -141,7 +143,7 @@ fn other_formats_files_are_not_claimed() {
     assert!(files.len() > 20);
     for f in files {
         let bytes = std::fs::read(&f).unwrap();
-        assert_eq!(GeminiJsonl.detect(Some(&f), &bytes), 0, "{}", f.display());
+        assert_eq!(GEMINI_JSONL.detect(Some(&f), &bytes), 0, "{}", f.display());
     }
 }
 
@@ -239,7 +241,7 @@ fn rewind_to_an_unknown_id_empties_the_session_and_says_so() {
             .iter()
             .any(|d| d.code == "gemini-jsonl-rewind-unknown")
     );
-    let back = GeminiJsonl
+    let back = GEMINI_JSONL
         .write(&out.session, &WriteOptions::default())
         .unwrap();
     assert_eq!(back.bytes, bytes);
@@ -271,7 +273,7 @@ fn unknown_fields_are_kept() {
 fn an_edited_session_is_rewritten_as_the_cli_rewrites_it() {
     let mut s = read("unknown-fields.jsonl").session;
     s.nodes.truncate(1);
-    let w = GeminiJsonl.write(&s, &WriteOptions::default()).unwrap();
+    let w = GEMINI_JSONL.write(&s, &WriteOptions::default()).unwrap();
     let text = String::from_utf8(w.bytes.clone()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
@@ -295,7 +297,7 @@ fn keys_on_every_fixture_line() {
         let bytes = load("gemini-jsonl", file);
         for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             let v: serde_json::Value = serde_json::from_slice(line).unwrap();
-            let Some(k) = GeminiJsonl.keys(line) else {
+            let Some(k) = GEMINI_JSONL.keys(line) else {
                 // Only a line the CLI ignores has no keys (fsck: not a record of this format).
                 assert!(
                     ["id", "$set", "$rewindTo", "projectHash"]
@@ -328,13 +330,13 @@ fn keys_on_every_fixture_line() {
     }
     let tools = load("gemini-jsonl", "tools.jsonl");
     let lines: Vec<&[u8]> = tools.split(|&b| b == b'\n').collect();
-    let pending = GeminiJsonl.keys(lines[3]).unwrap();
+    let pending = GEMINI_JSONL.keys(lines[3]).unwrap();
     assert_eq!(pending.calls, ["read_file-1745139661000-a1b2"]);
     assert!(pending.results.is_empty());
-    let done = GeminiJsonl.keys(lines[4]).unwrap();
+    let done = GEMINI_JSONL.keys(lines[4]).unwrap();
     assert_eq!(done.calls, ["read_file-1745139661000-a1b2"]);
     assert_eq!(done.results, ["read_file-1745139661000-a1b2"]);
-    assert_eq!(GeminiJsonl.keys(b"[1,2]"), None);
+    assert_eq!(GEMINI_JSONL.keys(b"[1,2]"), None);
 }
 
 /// Roles, texts, tool calls (id, name, args) and results (id, output) of the conversation.
@@ -378,7 +380,7 @@ fn gemini_json_fixtures_survive_a_trip_through_jsonl() {
             &WriteOptions::default(),
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(GeminiJsonl.detect(None, &jsonl.bytes) >= 85, "{name}");
+        assert!(GEMINI_JSONL.detect(None, &jsonl.bytes) >= 85, "{name}");
         let via = read_with(&GeminiJsonl, "via.jsonl", &jsonl.bytes);
         // Only what the legacy reader said too (a message type it does not know, say).
         assert!(

@@ -10,6 +10,8 @@ use sessiontool::formats::llxprt_jsonl::LlxprtJsonl;
 use sessiontool::formats::{Format, Input, WriteOptions, by_name};
 use sessiontool::model::{Body, Content, Event, Role, Session};
 
+const LLXPRT_JSONL: &dyn sessiontool::formats::Format = &LlxprtJsonl;
+
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/llxprt-jsonl");
 const FIXTURES: [&str; 5] = ["plain", "tools", "thinking", "compression", "events"];
 
@@ -23,7 +25,7 @@ fn read(bytes: &[u8]) -> (Session, Vec<&'static str>) {
         path: None,
         bytes,
     };
-    let out = LlxprtJsonl.read(&input).unwrap();
+    let out = LLXPRT_JSONL.read(&input).unwrap();
     (
         out.session,
         out.diagnostics.iter().map(|d| d.code).collect(),
@@ -35,7 +37,7 @@ fn fixtures_round_trip_byte_identical() {
     for name in FIXTURES {
         let original = bytes(name);
         let (session, diags) = read(&original);
-        let written = LlxprtJsonl
+        let written = LLXPRT_JSONL
             .write(&session, &WriteOptions::default())
             .unwrap();
         assert_eq!(
@@ -189,7 +191,7 @@ fn compression_and_events() {
 fn an_edited_session_keeps_seq_increasing() {
     let (mut s, _) = read(&bytes("tools"));
     s.nodes[0].message_mut().unwrap().parts[0] = sessiontool::model::Part::text("Run all tests.");
-    let w = LlxprtJsonl.write(&s, &WriteOptions::default()).unwrap();
+    let w = LLXPRT_JSONL.write(&s, &WriteOptions::default()).unwrap();
     let text = String::from_utf8(w.bytes).unwrap();
     assert!(text.contains("Run all tests."));
     assert_seq_increasing(&text);
@@ -317,7 +319,7 @@ fn llxprt_converts_to_qwen_and_gemini() {
 #[test]
 fn detection_claims_only_llxprt_files() {
     for name in FIXTURES {
-        assert!(LlxprtJsonl.detect(None, &bytes(name)) >= 90, "{name}");
+        assert!(LLXPRT_JSONL.detect(None, &bytes(name)) >= 90, "{name}");
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dirs: Vec<std::path::PathBuf> = [
@@ -341,7 +343,7 @@ fn detection_claims_only_llxprt_files() {
         for e in entries.flatten() {
             let b = std::fs::read(e.path()).unwrap();
             assert_eq!(
-                LlxprtJsonl.detect(Some(&e.path()), &b),
+                LLXPRT_JSONL.detect(Some(&e.path()), &b),
                 0,
                 "{}",
                 e.path().display()
@@ -358,7 +360,7 @@ fn keys_of_every_fixture_line() {
         let text = String::from_utf8(bytes(name)).unwrap();
         let mut last = 0;
         for line in text.lines() {
-            let k = LlxprtJsonl.keys(line.as_bytes()).unwrap();
+            let k = LLXPRT_JSONL.keys(line.as_bytes()).unwrap();
             assert!(k.missing.is_empty(), "{name}: {line}");
             assert!(k.id.is_none());
             let seq = k.seq.unwrap();
@@ -370,12 +372,12 @@ fn keys_of_every_fixture_line() {
     let text = String::from_utf8(bytes("tools")).unwrap();
     let keys: Vec<_> = text
         .lines()
-        .map(|l| LlxprtJsonl.keys(l.as_bytes()).unwrap())
+        .map(|l| LLXPRT_JSONL.keys(l.as_bytes()).unwrap())
         .collect();
     assert_eq!(keys[2].calls, ["toolu_01"]);
     assert_eq!(keys[3].results, ["toolu_01"]);
     assert_eq!(keys[0].kind.as_deref(), Some("session_start"));
-    let k = LlxprtJsonl
+    let k = LLXPRT_JSONL
         .keys(br#"{"seq":"x","type":"content"}"#)
         .unwrap();
     assert_eq!(k.missing, ["v", "seq", "ts", "payload"]);
@@ -387,7 +389,7 @@ fn fsck_reports_a_seq_going_backwards() {
     let swapped = original.replace("\"seq\":5,", "\"seq\":3,");
     let seqs: Vec<u64> = swapped
         .lines()
-        .map(|l| LlxprtJsonl.keys(l.as_bytes()).unwrap().seq.unwrap())
+        .map(|l| LLXPRT_JSONL.keys(l.as_bytes()).unwrap().seq.unwrap())
         .collect();
     assert_eq!(seqs, [1, 2, 3, 4, 3, 6, 7]);
     // Through fsck once the format is registered in `formats::all()`.

@@ -18,7 +18,7 @@ use sessiontool::model::{Body, Content, Event, Role, Session};
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples");
 
-static PI: PiJsonl = PiJsonl;
+static PI: &dyn Format = &PiJsonl;
 
 fn fixture(dir: &str, file: &str) -> Vec<u8> {
     let path = Path::new(FIXTURES).join(dir).join(file);
@@ -340,7 +340,7 @@ fn qwen_to_pi_and_back() {
     };
     let qwen = formats::by_name("qwen-jsonl").unwrap();
     let source = qwen.read(&input).unwrap().session;
-    let conv = convert(&input, Some(qwen), &PI, &WriteOptions::default()).expect("converts");
+    let conv = convert(&input, Some(qwen), PI, &WriteOptions::default()).expect("converts");
     let entries = lines(&conv.bytes);
     assert_eq!(entries[0]["type"], "session");
     assert_eq!(entries[0]["version"], 3);
@@ -394,7 +394,7 @@ fn qwen_to_pi_and_back() {
         path: None,
         bytes: &conv.bytes,
     };
-    let again = convert(&pi_input, Some(&PI), qwen, &WriteOptions::default()).expect("to qwen");
+    let again = convert(&pi_input, Some(PI), qwen, &WriteOptions::default()).expect("to qwen");
     let q = qwen
         .read(&Input {
             name: "again",
@@ -420,7 +420,7 @@ fn pi_sample_converts_to_qwen_and_gemini() {
         let source = read("sample", &bytes).session;
         for to in ["qwen-jsonl", "gemini-json"] {
             let target = formats::by_name(to).unwrap();
-            let conv = convert(&input, Some(&PI), target, &WriteOptions::default())
+            let conv = convert(&input, Some(PI), target, &WriteOptions::default())
                 .unwrap_or_else(|e| panic!("{} -> {to}: {e}", path.display()));
             let codes: Vec<&str> = conv.losses.losses.iter().map(|l| l.code).collect();
             println!("{} -> {to}: {:?}", path.display(), conv.losses.losses);

@@ -11,7 +11,7 @@ use sessiontool::formats::{self, Format, Input, WriteOptions};
 use sessiontool::model::{Body, Content, Role, Session};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
-const SA: &SimpleAgentJson = &SimpleAgentJson;
+const SA: &dyn Format = &SimpleAgentJson;
 const OWN: &[&str] = &["plain.json", "tools.json", "unknown-fields.json"];
 
 fn path(dir: &str, file: &str) -> PathBuf {

@@ -29,6 +29,7 @@ pub fn single_jobs(fmt: Fmt) -> &'static [&'static str] {
             "fsck",
             "convert-codex",
             "convert-gemini",
+            "convert-qwen",
             "convert-same",
             "show",
             "show-first",
@@ -52,6 +53,8 @@ pub fn single_jobs(fmt: Fmt) -> &'static [&'static str] {
             "jq",
             "fsck",
             "convert-claude",
+            "convert-gemini",
+            "convert-qwen",
             "convert-same",
             "show",
             "show-first",
@@ -77,6 +80,9 @@ enum PeerJob {
     NotComparable(&'static str),
 }
 
+/// casr has no Qwen Code writer.
+const PEER_NO_QWEN: &str = "not comparable: casr writes no Qwen Code sessions";
+
 /// casr writes nothing when the source and the target are the same tool.
 const PEER_SAME_TOOL: &str = "not comparable: casr writes nothing when source and target are \
      the same tool";
@@ -87,6 +93,11 @@ fn conversions(fmt: Fmt) -> Vec<Conversion> {
         Fmt::Claude => vec![
             c("convert-codex", "codex-jsonl", PeerJob::Resume("cod")),
             c("convert-gemini", "gemini-json", PeerJob::Resume("gmi")),
+            c(
+                "convert-qwen",
+                "qwen-jsonl",
+                PeerJob::NotComparable(PEER_NO_QWEN),
+            ),
             c(
                 "convert-same",
                 "claude-jsonl",
@@ -106,6 +117,12 @@ fn conversions(fmt: Fmt) -> Vec<Conversion> {
         ],
         Fmt::Codex => vec![
             c("convert-claude", "claude-jsonl", PeerJob::Resume("cc")),
+            c("convert-gemini", "gemini-json", PeerJob::Resume("gmi")),
+            c(
+                "convert-qwen",
+                "qwen-jsonl",
+                PeerJob::NotComparable(PEER_NO_QWEN),
+            ),
             c(
                 "convert-same",
                 "codex-jsonl",

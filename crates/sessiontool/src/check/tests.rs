@@ -7,9 +7,8 @@ use std::path::Path;
 use super::scan::{ScanOptions, scan};
 use super::*;
 use crate::formats::{
-    Confidence, Input, Keys, Parent, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+    Confidence, HeaderRule, Input, Keys, Parent, ReadError, ReadOutcome, Reader, Rules,
 };
-use crate::model::Session;
 
 struct Test;
 
@@ -23,16 +22,23 @@ impl Format for Test {
     fn tool(&self) -> &'static str {
         "test"
     }
-    fn is_jsonl(&self) -> bool {
-        true
+    fn rules(&self) -> &'static Rules {
+        const RULES: Rules = Rules {
+            jsonl: true,
+            ..Rules::DOCUMENT
+        };
+        &RULES
     }
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
+    }
+}
+
+impl Reader for Test {
     fn detect(&self, _: Option<&Path>, _: &[u8]) -> Confidence {
         0
     }
     fn read(&self, _: &Input) -> Result<ReadOutcome, ReadError> {
-        unreachable!()
-    }
-    fn write(&self, _: &Session, _: &WriteOptions) -> Result<Written, WriteError> {
         unreachable!()
     }
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
@@ -243,23 +249,31 @@ fn a_missing_header_is_reported_for_formats_that_need_one() {
         fn tool(&self) -> &'static str {
             "test"
         }
-        fn is_jsonl(&self) -> bool {
-            true
+        fn rules(&self) -> &'static Rules {
+            const RULES: Rules = Rules {
+                jsonl: true,
+                header: Some(HeaderRule {
+                    kind: "head",
+                    missing: "the tool refuses it",
+                    first: true,
+                }),
+                ..Rules::DOCUMENT
+            };
+            &RULES
         }
+        fn reader(&self) -> Option<&dyn Reader> {
+            Some(self)
+        }
+    }
+    impl Reader for Headed {
         fn detect(&self, _: Option<&Path>, _: &[u8]) -> Confidence {
             0
         }
         fn read(&self, _: &Input) -> Result<ReadOutcome, ReadError> {
             unreachable!()
         }
-        fn write(&self, _: &Session, _: &WriteOptions) -> Result<Written, WriteError> {
-            unreachable!()
-        }
         fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
             Test.keys(record)
-        }
-        fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-            Some(("head", "the tool refuses it"))
         }
     }
     let found = |text: &str| {

@@ -12,9 +12,9 @@
 //! conversion that changes nothing copies each record's bytes.
 //!
 //! Each format's module declares what the engine does with it: a reader in two passes
-//! ([`reading::TwoPassReader`], from [`Format::two_pass`]), which may write the format back
+//! (`reading::TwoPassReader`, from [`Format::two_pass`]), which may write the format back
 //! itself (records copied), and a target that takes a session of another format node by node
-//! ([`target::StreamTarget`], from [`Format::stream_target`]). Any format with the one converts
+//! (`target::StreamTarget`, from [`Format::stream_target`]). Any format with the one converts
 //! into any format with the other; nothing here names a format. Readers: Claude Code JSONL,
 //! Codex rollouts, Qwen Code JSONL, Gemini legacy documents and Gemini CLI's JSONL recordings
 //! (each written back into its own format but the legacy document). Targets: Claude Code,

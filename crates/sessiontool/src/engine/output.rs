@@ -103,7 +103,7 @@ impl<'f> FileOutput<'f> {
         self.started = handed;
     }
 
-    /// Whether writing into the file failed (else an error of [`Plan::write`] was the
+    /// Whether writing into the file failed (else an error of [`super::Plan::write`] was the
     /// input's).
     pub fn failed(&self) -> bool {
         self.failed

@@ -28,6 +28,7 @@ use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
     Written,
 };
+use crate::formats::{HeaderRule, ProjectField, Reader, Repairer, Rules, Writer};
 use crate::model::Session;
 
 pub struct AgentJsonl;
@@ -106,16 +107,37 @@ impl Format for AgentJsonl {
         "agent"
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[F::path(&["cwd"]).on(&["session"])];
-        FIELDS
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
+    }
+
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+const RULES: Rules = Rules {
+    jsonl: true,
+    header: Some(HeaderRule {
+        kind: "session",
+        missing: "the agent reads the entries but the session has no id, directory or start time",
+        first: true,
+    }),
+    closes_tool_calls: true,
+    project_fields: &[ProjectField::path(&["cwd"]).on(&["session"])],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for AgentJsonl {
     fn detect(&self, _path: Option<&Path>, head: &[u8]) -> Confidence {
         let judge_line = |line: &[u8]| judge::json_line(line, judge_object, judge_torn);
         super::judge_lines(head, judge_line).unwrap_or(0)
@@ -125,6 +147,12 @@ impl Format for AgentJsonl {
         read::read(input)
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::agent_keys(record)
+    }
+}
+
+impl Writer for AgentJsonl {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         if session.meta.source_format.as_deref() == Some(NAME) {
             Ok(read::write_native(session))
@@ -132,24 +160,11 @@ impl Format for AgentJsonl {
             foreign::write_foreign(session, options)
         }
     }
+}
 
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        keys::agent_keys(record)
-    }
-
+impl Repairer for AgentJsonl {
     fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
         synthetic_result(call)
-    }
-
-    fn closes_tool_calls(&self) -> bool {
-        true
-    }
-
-    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-        Some((
-            "session",
-            "the agent reads the entries but the session has no id, directory or start time",
-        ))
     }
 }
 

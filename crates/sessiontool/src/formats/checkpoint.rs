@@ -30,6 +30,7 @@ use super::{
     WriteOptions, Written, ends_with_newline, to_pretty_js, trim_start,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
+use crate::formats::{Reader, Repairer, Rules, Writer};
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
 
 pub struct Checkpoint;
@@ -75,27 +76,30 @@ impl Format for Checkpoint {
         "gemini"
     }
 
-    /// Named as `/chat save` names it, `checkpoint-<tag>.json`, the stem being the tag.
-    fn file_name(&self, stem: &str) -> String {
-        match stem.starts_with("checkpoint-") {
-            true => format!("{stem}.json"),
-            false => format!("checkpoint-{stem}.json"),
-        }
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    /// `/chat save` writes `checkpoint-<tag>.json`.
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(n.starts_with("checkpoint-") && n.ends_with(".json")) * 90
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
-    fn gemini_parts(&self) -> bool {
-        true
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
     }
 
-    fn is_jsonl(&self) -> bool {
-        false
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
     }
+}
 
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+const RULES: Rules = Rules {
+    gemini_parts: true,
+    ..Rules::DOCUMENT
+};
+
+impl Reader for Checkpoint {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         let head = trim_start(head);
         let named = file_name(path).is_some_and(|n| self.claims_name(n) > 0);
@@ -203,6 +207,21 @@ impl Format for Checkpoint {
         })
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        #[derive(serde::Deserialize)]
+        struct K<'a> {
+            #[serde(borrow)]
+            role: Option<std::borrow::Cow<'a, str>>,
+        }
+        let k: K = serde_json::from_slice(record).ok()?;
+        Some(Keys {
+            kind: k.role,
+            ..Keys::default()
+        })
+    }
+}
+
+impl Writer for Checkpoint {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
         let mut session = one_branch(
@@ -322,21 +341,25 @@ impl Format for Checkpoint {
         })
     }
 
-    fn close_calls_in_document(&self, bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
-        close_calls::close_open_calls(bytes, message)
+    /// Named as `/chat save` names it, `checkpoint-<tag>.json`, the stem being the tag.
+    fn file_name(&self, stem: &str) -> Option<String> {
+        Some({
+            match stem.starts_with("checkpoint-") {
+                true => format!("{stem}.json"),
+                false => format!("checkpoint-{stem}.json"),
+            }
+        })
     }
 
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        #[derive(serde::Deserialize)]
-        struct K<'a> {
-            #[serde(borrow)]
-            role: Option<std::borrow::Cow<'a, str>>,
-        }
-        let k: K = serde_json::from_slice(record).ok()?;
-        Some(Keys {
-            kind: k.role,
-            ..Keys::default()
-        })
+    /// `/chat save` writes `checkpoint-<tag>.json`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.starts_with("checkpoint-") && n.ends_with(".json")) * 90
+    }
+}
+
+impl Repairer for Checkpoint {
+    fn close_calls_in_document(&self, bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
+        close_calls::close_open_calls(bytes, message)
     }
 }
 

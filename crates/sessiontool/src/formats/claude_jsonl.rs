@@ -42,6 +42,7 @@ use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
     Written,
 };
+use crate::formats::{ProjectField, Reader, Repairer, Rules, Writer};
 use crate::model::Session;
 
 pub struct ClaudeJsonl;
@@ -70,12 +71,6 @@ const HINT_STYLE: &str = "claude-jsonl.style";
 const WRITER_VERSION: &str = "2.0.24";
 
 impl Format for ClaudeJsonl {
-    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
-        Some(crate::engine::TwoPass(&ClaudeJsonl))
-    }
-    fn stream_target(&self) -> Option<crate::engine::Target> {
-        Some(crate::engine::Target(&ClaudeJsonl))
-    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -88,16 +83,40 @@ impl Format for ClaudeJsonl {
         "claude"
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[F::path(&["cwd"])];
-        FIELDS
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
+    }
+
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&ClaudeJsonl))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&ClaudeJsonl))
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+const RULES: Rules = Rules {
+    jsonl: true,
+    closes_tool_calls: true,
+    project_fields: &[ProjectField::path(&["cwd"])],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for ClaudeJsonl {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect::detect(path, head)
     }
@@ -106,6 +125,12 @@ impl Format for ClaudeJsonl {
         read::read(input)
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::claude_keys(record)
+    }
+}
+
+impl Writer for ClaudeJsonl {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         if session.meta.source_format.as_deref() == Some(NAME) {
             write::write_native(session)
@@ -113,16 +138,10 @@ impl Format for ClaudeJsonl {
             foreign::write_foreign(session, options)
         }
     }
+}
 
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        keys::claude_keys(record)
-    }
-
+impl Repairer for ClaudeJsonl {
     fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
         synthetic::synthetic_result(call)
-    }
-
-    fn closes_tool_calls(&self) -> bool {
-        true
     }
 }

@@ -51,6 +51,7 @@ use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
     Written,
 };
+use crate::formats::{HeaderRule, ProjectField, Reader, Repairer, Rules, Writer};
 use crate::model::Session;
 
 pub struct CodexJsonl;
@@ -90,12 +91,6 @@ const LINE_TYPES: [&str; 5] = [
 ];
 
 impl Format for CodexJsonl {
-    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
-        Some(crate::engine::TwoPass(&CodexJsonl))
-    }
-    fn stream_target(&self) -> Option<crate::engine::Target> {
-        Some(crate::engine::Target(&CodexJsonl))
-    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -108,21 +103,49 @@ impl Format for CodexJsonl {
         "codex"
     }
 
-    /// Codex names rollouts `rollout-<time>-<id>.jsonl`.
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(n.starts_with("rollout-") && n.ends_with(".jsonl")) * 90
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[F::path(&["payload", "cwd"]).on(&["session_meta", "turn_context"])];
-        FIELDS
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
     }
 
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&CodexJsonl))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&CodexJsonl))
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+///
+/// Codex lists and resumes a rollout by its first line, `session_meta`.
+/// Codex synthesizes an "aborted" output when it builds the prompt.
+const RULES: Rules = Rules {
+    jsonl: true,
+    header: Some(HeaderRule {
+        kind: "session_meta",
+        missing: "Codex does not list or resume it",
+        first: true,
+    }),
+    closes_tool_calls: true,
+    answers_open_calls_itself: true,
+    project_fields: &[ProjectField::path(&["payload", "cwd"]).on(&["session_meta", "turn_context"])],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for CodexJsonl {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect(path, head)
     }
@@ -131,34 +154,29 @@ impl Format for CodexJsonl {
         read::read(input)
     }
 
-    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
-        write::write(session, options)
-    }
-
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
         keys::codex_keys(record)
     }
 
-    fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
-        synthetic::synthetic_result(call)
-    }
-
-    /// Codex lists and resumes a rollout by its first line, `session_meta`.
-    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-        Some(("session_meta", "Codex does not list or resume it"))
-    }
-
-    fn closes_tool_calls(&self) -> bool {
-        true
-    }
-
-    /// Codex synthesizes an "aborted" output when it builds the prompt.
-    fn answers_open_calls_itself(&self) -> bool {
-        true
-    }
-
     fn is_context_message(&self, user_text: &str) -> bool {
         is_context_message(user_text)
+    }
+}
+
+impl Writer for CodexJsonl {
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        write::write(session, options)
+    }
+
+    /// Codex names rollouts `rollout-<time>-<id>.jsonl`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.starts_with("rollout-") && n.ends_with(".jsonl")) * 90
+    }
+}
+
+impl Repairer for CodexJsonl {
+    fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
+        synthetic::synthetic_result(call)
     }
 }
 

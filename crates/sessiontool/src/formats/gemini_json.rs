@@ -28,6 +28,7 @@ use super::{
     WriteOptions, Written, ends_with_newline, ordered, to_pretty_js,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
+use crate::formats::{ProjectField, Reader, Repairer, Rules, Writer};
 use crate::ids::sha256_hex;
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
 
@@ -78,12 +79,6 @@ const HINT_KEYS: &str = "gemini-json.keys";
 const UNKNOWN_MESSAGE: &str = "gemini-json.message";
 
 impl Format for GeminiJson {
-    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
-        Some(crate::engine::TwoPass(&GeminiJson))
-    }
-    fn stream_target(&self) -> Option<crate::engine::Target> {
-        Some(crate::engine::Target(&GeminiJson))
-    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -96,21 +91,41 @@ impl Format for GeminiJson {
         "gemini"
     }
 
-    /// Any other `.json`.
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(n.ends_with(".json")) * 10
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn is_jsonl(&self) -> bool {
-        false
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[F::hash(&["projectHash"]), F::list(&["directories"])];
-        FIELDS
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
     }
 
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&GeminiJson))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&GeminiJson))
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+const RULES: Rules = Rules {
+    project_fields: &[
+        ProjectField::hash(&["projectHash"]),
+        ProjectField::list(&["directories"]),
+    ],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for GeminiJson {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         // The CLI names these files `.json`; a `.jsonl` name, or one object per line, is JSONL.
         let Some(head) = json_document::document_head(path, head) else {
@@ -152,6 +167,28 @@ impl Format for GeminiJson {
         })
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        #[derive(serde::Deserialize)]
+        struct K<'a> {
+            #[serde(borrow)]
+            id: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, rename = "type")]
+            kind: Option<std::borrow::Cow<'a, str>>,
+        }
+        let k: K = serde_json::from_slice(record).ok()?;
+        Some(Keys {
+            id: k.id,
+            kind: k.kind,
+            ..Keys::default()
+        })
+    }
+
+    fn salvage(&self, bytes: &[u8]) -> Option<salvage::Salvage> {
+        salvage::salvage(bytes)
+    }
+}
+
+impl Writer for GeminiJson {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
         let mut session = one_branch(session, options, ONE_BRANCH, &mut losses)?;
@@ -189,28 +226,15 @@ impl Format for GeminiJson {
         })
     }
 
-    fn salvage(&self, bytes: &[u8]) -> Option<salvage::Salvage> {
-        salvage::salvage(bytes)
+    /// Any other `.json`.
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.ends_with(".json")) * 10
     }
+}
 
+impl Repairer for GeminiJson {
     fn close_calls_in_document(&self, bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
         close_calls::close_open_calls(bytes, message)
-    }
-
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        #[derive(serde::Deserialize)]
-        struct K<'a> {
-            #[serde(borrow)]
-            id: Option<std::borrow::Cow<'a, str>>,
-            #[serde(borrow, rename = "type")]
-            kind: Option<std::borrow::Cow<'a, str>>,
-        }
-        let k: K = serde_json::from_slice(record).ok()?;
-        Some(Keys {
-            id: k.id,
-            kind: k.kind,
-            ..Keys::default()
-        })
     }
 }
 

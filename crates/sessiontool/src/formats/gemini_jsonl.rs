@@ -44,7 +44,8 @@ use super::{
     Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
     trim_start,
 };
-use crate::formats::{OpenCall, RewindRule};
+use crate::formats::OpenCall;
+use crate::formats::{HeaderRule, ProjectField, Reader, Repairer, RewindRule, Rules, Writer};
 use crate::model::Session;
 
 pub struct GeminiJsonl;
@@ -60,12 +61,6 @@ const HINT_FINAL_NEWLINE: &str = "gemini-jsonl.final-newline";
 const MESSAGE_TYPES: [&str; 5] = ["user", "gemini", "info", "error", "warning"];
 
 impl Format for GeminiJsonl {
-    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
-        Some(crate::engine::TwoPass(&GeminiJsonl))
-    }
-    fn stream_target(&self) -> Option<crate::engine::Target> {
-        Some(crate::engine::Target(&GeminiJsonl))
-    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -78,25 +73,57 @@ impl Format for GeminiJsonl {
         "gemini"
     }
 
-    /// Gemini CLI's `session-<time>-<id>.jsonl` (llxprt's too; content tells them apart).
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(n.starts_with("session-") && n.ends_with(".jsonl")) * 80
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[
-            F::hash(&["projectHash"]),
-            F::list(&["directories"]),
-            F::list(&["$set", "directories"]),
-        ];
-        FIELDS
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
     }
 
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&GeminiJsonl))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&GeminiJsonl))
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+///
+/// Without a line holding `sessionId` and `projectHash` the CLI reads the file as one
+/// legacy JSON document, which fails. That line may stand anywhere.
+const RULES: Rules = Rules {
+    jsonl: true,
+    header: Some(HeaderRule {
+        kind: "header",
+        missing: "Gemini CLI then reads the file as one legacy JSON document, which fails, and sets it aside as unreadable",
+        first: false,
+    }),
+    rewind: Some(RewindRule {
+        kind: "$rewindTo",
+        replaces_all: Some("$set.messages"),
+        unknown_target: "Gemini CLI empties the session here",
+    }),
+    closes_tool_calls: true,
+    project_fields: &[
+        ProjectField::hash(&["projectHash"]),
+        ProjectField::list(&["directories"]),
+        ProjectField::list(&["$set", "directories"]),
+    ],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for GeminiJsonl {
     fn detect(&self, _path: Option<&Path>, head: &[u8]) -> Confidence {
         // Judged from the first lines that say something (a damaged file may start torn).
         if let Some(c) = crate::formats::judge_lines(head, judge_line) {
@@ -109,41 +136,25 @@ impl Format for GeminiJsonl {
         read::read(input)
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::gemini_jsonl_keys(record)
+    }
+}
+
+impl Writer for GeminiJsonl {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         write::write(session, options)
     }
 
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        keys::gemini_jsonl_keys(record)
+    /// Gemini CLI's `session-<time>-<id>.jsonl` (llxprt's too; content tells them apart).
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.starts_with("session-") && n.ends_with(".jsonl")) * 80
     }
+}
 
+impl Repairer for GeminiJsonl {
     fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
         synthetic::synthetic_result(call)
-    }
-
-    fn closes_tool_calls(&self) -> bool {
-        true
-    }
-
-    /// Without a line holding `sessionId` and `projectHash` the CLI reads the file as one
-    /// legacy JSON document, which fails. That line may stand anywhere.
-    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-        Some((
-            "header",
-            "Gemini CLI then reads the file as one legacy JSON document, which fails, and sets it aside as unreadable",
-        ))
-    }
-
-    fn header_first(&self) -> bool {
-        false
-    }
-
-    fn rewind_rule(&self) -> Option<RewindRule> {
-        Some(RewindRule {
-            kind: "$rewindTo",
-            replaces_all: Some("$set.messages"),
-            unknown_target: "Gemini CLI empties the session here",
-        })
     }
 }
 

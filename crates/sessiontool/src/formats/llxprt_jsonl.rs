@@ -25,9 +25,9 @@
 //! Repairs: llxprt answers an unanswered tool call itself when it restores history
 //! (`HistoryService.validateAndFix`, a synthetic `tool` message), and a line inserted into the
 //! middle of a file cannot get a `seq` between its neighbours' without renumbering every later
-//! line, so [`Format::synthetic_result`] gives `None`; [`synthetic::synthetic_line`] builds the
+//! line, so [`Repairer::synthetic_result`] gives `None`; [`synthetic::synthetic_line`] builds the
 //! line for a given `seq`. Repair does renumber a file whose `seq` does not increase
-//! ([`Format::renumbered`]), changing only the bytes of each `seq` value.
+//! ([`Repairer::renumbered`]), changing only the bytes of each `seq` value.
 
 mod blocks;
 mod keys;
@@ -46,6 +46,7 @@ use super::judge;
 use super::{
     Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
 };
+use crate::formats::{HeaderRule, ProjectField, Reader, Repairer, Rules, Writer};
 use crate::model::Session;
 
 pub struct LlxprtJsonl;
@@ -100,22 +101,51 @@ impl Format for LlxprtJsonl {
         "llxprt"
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const START: &[&str] = &["session_start"];
-        const FIELDS: &[F] = &[
-            F::hash(&["payload", "projectHash"]).on(START),
-            F::path(&["payload", "cwd"]).on(START),
-            F::list(&["payload", "workspaceDirs"]).on(START),
-            F::list(&["payload", "directories"]).on(&["directories_changed"]),
-        ];
-        FIELDS
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
+    }
+
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+///
+/// llxprt refuses a file whose first line is not a valid `session_start`.
+/// llxprt marks a file whose `seq` does not increase as corrupt; replay goes by file order,
+/// and checkpoints name the `seq` of their own line, which moves with it. Only a fork in
+/// another file keeps the old number.
+/// llxprt closes an unanswered call itself when it restores the history.
+const RULES: Rules = Rules {
+    jsonl: true,
+    header: Some(HeaderRule {
+        kind: "session_start",
+        missing: "llxprt cannot resume it",
+        first: true,
+    }),
+    renumbers: Some(
+        "a session forked from a checkpoint after this line names the old number in its `parentSequence`",
+    ),
+    answers_open_calls_itself: true,
+    project_fields: &[
+        ProjectField::hash(&["payload", "projectHash"]).on(&["session_start"]),
+        ProjectField::path(&["payload", "cwd"]).on(&["session_start"]),
+        ProjectField::list(&["payload", "workspaceDirs"]).on(&["session_start"]),
+        ProjectField::list(&["payload", "directories"]).on(&["directories_changed"]),
+    ],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for LlxprtJsonl {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect(path, head)
     }
@@ -124,14 +154,18 @@ impl Format for LlxprtJsonl {
         read::read(input)
     }
 
-    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
-        write::write(session, options)
-    }
-
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
         keys::llxprt_keys(record)
     }
+}
 
+impl Writer for LlxprtJsonl {
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        write::write(session, options)
+    }
+}
+
+impl Repairer for LlxprtJsonl {
     fn renumbered(&self, record: &[u8], seq: u64) -> Option<Vec<u8>> {
         keys::renumbered(record, seq)
     }
@@ -164,25 +198,6 @@ impl Format for LlxprtJsonl {
             locks.push(dir.join(format!("{id}.lock")));
         }
         locks
-    }
-
-    /// llxprt marks a file whose `seq` does not increase as corrupt; replay goes by file order,
-    /// and checkpoints name the `seq` of their own line, which moves with it. Only a fork in
-    /// another file keeps the old number.
-    fn renumbers(&self) -> Option<&'static str> {
-        Some(
-            "a session forked from a checkpoint after this line names the old number in its `parentSequence`",
-        )
-    }
-
-    /// llxprt refuses a file whose first line is not a valid `session_start`.
-    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-        Some(("session_start", "llxprt cannot resume it"))
-    }
-
-    /// llxprt closes an unanswered call itself when it restores the history.
-    fn answers_open_calls_itself(&self) -> bool {
-        true
     }
 }
 

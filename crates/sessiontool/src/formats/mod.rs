@@ -1,6 +1,11 @@
-//! One module per on-disk format. Each implements [`Format`]: `detect` from content (and name),
-//! `read` into the [`Session`] model with diagnostics, `write` back in that tool's exact layout
-//! with a loss report, and `keys`, the cheap per-record facts the checks need.
+//! One module per on-disk format. Each implements [`Format`]: its name and tool, its rules as
+//! data ([`Rules`]: a header, rewinds, renumbering, what its tool does with unanswered calls,
+//! where it records the project), and the capabilities it has: a [`Reader`] (`detect` from
+//! content and name, `read` into the [`Session`] model with diagnostics, `keys`, the cheap
+//! per-record facts the checks need), a [`Writer`] (back in that tool's exact layout, with a
+//! loss report), a [`Repairer`] (records a repair writes into its files), and the engine's
+//! reader in two passes and streaming target. A write-only export implements a writer and
+//! nothing else.
 //!
 //! Adding a format means adding one module and one line in [`all`].
 
@@ -187,6 +192,15 @@ pub struct RewindRule {
 /// How sure a format is that some content is its own (0 = not at all, 100 = certain).
 pub type Confidence = u8;
 
+/// A format: its name, the tool that writes it, its rules (as data, [`Rules`]) and what
+/// sessiontool can do with it, each a capability of its own that the format has or has not:
+/// read it ([`Reader`]), write sessions into it ([`Writer`]), repair its files in place
+/// ([`Repairer`]), read it in two passes and stream sessions into it (the engine's). A
+/// write-only export has a writer and nothing else; Codex's older layout is read and repaired,
+/// never written.
+///
+/// Callers go through the methods of `dyn Format` (`format.read(input)`, `format.keys(record)`,
+/// `format.resumable()`, ...), which ask the capability or the rules.
 pub trait Format: Sync {
     /// Stable name used on the command line (`gemini-json`).
     fn name(&self) -> &'static str;
@@ -194,112 +208,19 @@ pub trait Format: Sync {
     fn description(&self) -> &'static str;
     /// The tool that writes it.
     fn tool(&self) -> &'static str;
-    /// Whether files hold one JSON record per line (and so go through the records layer).
-    fn is_jsonl(&self) -> bool;
-    /// Judged from the first bytes of the content and, as a tie-breaker, the file name.
-    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence;
-    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError>;
-    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError>;
-    /// The keys of one record (a JSONL line, or one message of a whole-file format); `None`
-    /// when the record is not a JSON object.
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>>;
-    /// For JSONL formats: one record (bytes without `\n`) that answers a tool call with an
-    /// error result in this format's own shape, marked as written by sessiontool. `None`
-    /// when the format cannot express one.
-    fn synthetic_result(&self, _call: &OpenCall) -> Option<Vec<u8>> {
+    /// How it lays out a session and what its tool does with one.
+    fn rules(&self) -> &'static Rules;
+    /// Its reader, when sessiontool reads it.
+    fn reader(&self) -> Option<&dyn Reader> {
         None
     }
-    /// Whether [`synthetic_result`](Self::synthetic_result) can close an unanswered call.
-    fn closes_tool_calls(&self) -> bool {
-        false
-    }
-    /// For JSONL formats whose first record must be a header: its kind, and what the tool
-    /// does with a file without one.
-    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+    /// Its writer, when sessiontool writes sessions into it.
+    fn writer(&self) -> Option<&dyn Writer> {
         None
     }
-    /// Whether the header must be the first record (`false`: any line may hold it, as Gemini
-    /// CLI takes the first line with `sessionId` and `projectHash`).
-    fn header_first(&self) -> bool {
-        true
-    }
-    /// For JSONL formats with lines that cut the session back to an earlier record (their
-    /// `parent` key names it): see [`RewindRule`].
-    fn rewind_rule(&self) -> Option<RewindRule> {
+    /// What repairs its files in place, when sessiontool does.
+    fn repairer(&self) -> Option<&dyn Repairer> {
         None
-    }
-    /// For JSONL formats that number their records ([`Keys::seq`]): the record with its
-    /// number replaced by `seq` and every other byte as it was; `None` when it has no number
-    /// to replace. Formats that return `Some` let repair renumber a file whose numbers do not
-    /// increase.
-    fn renumbered(&self, _record: &[u8], _seq: u64) -> Option<Vec<u8>> {
-        None
-    }
-    /// When [`renumbered`](Self::renumbered) can renumber records: what else a renumber
-    /// changes for the tool, said in the fix (`None`: the format cannot renumber).
-    fn renumbers(&self) -> Option<&'static str> {
-        None
-    }
-    /// The lock files by which this format's tool says it is writing the session at `path`
-    /// (`first_line`: the file's first line, which names the session in some formats): a
-    /// repair refuses while one is live.
-    fn lock_files(&self, _path: &Path, _first_line: &[u8]) -> Vec<std::path::PathBuf> {
-        Vec::new()
-    }
-    /// The name a file converted into this format gets from its source's `stem` (a folder
-    /// convert): the tool's own naming where it has one, else the layout's extension.
-    fn file_name(&self, stem: &str) -> String {
-        match self.is_jsonl() {
-            true => format!("{stem}.jsonl"),
-            false => format!("{stem}.json"),
-        }
-    }
-    /// How strongly an output file name asks for this format (its tool's own naming scheme
-    /// high, a bare extension low); 0 when it does not.
-    fn claims_name(&self, _file_name: &str) -> Confidence {
-        0
-    }
-    /// Whether this format stores message parts exactly as the Gemini API's `Content.parts`
-    /// (checkpoints, Qwen records): their extra fields are then API fields a checkpoint keeps.
-    /// Legacy Gemini JSON is not: its part extras are the CLI's own (times, display names).
-    fn gemini_parts(&self) -> bool {
-        false
-    }
-    /// Whether a tool resumes what this format writes (false for exports people read).
-    fn resumable(&self) -> bool {
-        true
-    }
-    /// Whether sessiontool writes this format (false for a layout it only reads: its tool no
-    /// longer reads it either).
-    fn writable(&self) -> bool {
-        true
-    }
-    /// What can be saved of a whole-file session that does not parse (a document cut off by
-    /// a crash); `None` when the format cannot tell.
-    fn salvage(&self, _bytes: &[u8]) -> Option<gemini_json::salvage::Salvage> {
-        None
-    }
-    /// Whether the tool itself answers an unanswered call with a placeholder when it resumes
-    /// (pi, Codex, newer Qwen Code), so such a call is not fatal to that tool.
-    fn answers_open_calls_itself(&self) -> bool {
-        false
-    }
-    /// For whole-file formats: the document with every unanswered tool call closed by an
-    /// error result saying `message`, and how many were closed; `None` when the format
-    /// cannot do that without changing other bytes.
-    fn close_calls_in_document(&self, _bytes: &[u8], _message: &str) -> Option<(Vec<u8>, usize)> {
-        None
-    }
-    /// The fields that record the project folder (or its hash): what moving the folder must
-    /// rewrite ([`crate::store::rekey`]). Paths within records (JSONL) or the document.
-    fn project_fields(&self) -> &'static [ProjectField] {
-        &[]
-    }
-    /// Whether the text of a user message is context the tool itself put there for the model
-    /// (Codex's `<environment_context>`), not a prompt: `list` titles a session by its first
-    /// real prompt.
-    fn is_context_message(&self, _user_text: &str) -> bool {
-        false
     }
     /// The engine's reader of this format in two passes, when it has one: the engine then
     /// converts and views its sessions in memory bounded by their number of records
@@ -311,6 +232,278 @@ pub trait Format: Sync {
     /// it has one (its module implements it).
     fn stream_target(&self) -> Option<crate::engine::Target> {
         None
+    }
+}
+
+/// How a format lays out a session and what its tool does with one: what the checks, repair,
+/// conversion and the stores act on, declared by the format's module as data.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// Files hold one JSON record per line (and go through the records layer).
+    pub jsonl: bool,
+    /// For JSONL formats with a header record: its kind, and what the tool does with a file
+    /// without one.
+    pub header: Option<HeaderRule>,
+    /// For JSONL formats with lines that cut the session back to an earlier record.
+    pub rewind: Option<RewindRule>,
+    /// For JSONL formats that number their records ([`Keys::seq`]) and whose repair renumbers
+    /// them ([`Repairer::renumbered`]): what else a renumber changes for the tool, said in
+    /// the fix.
+    pub renumbers: Option<&'static str>,
+    /// A repair closes an unanswered call with a record of this format
+    /// ([`Repairer::synthetic_result`]).
+    pub closes_tool_calls: bool,
+    /// The tool itself answers an unanswered call with a placeholder when it resumes (pi,
+    /// Codex, newer Qwen Code), so such a call is not fatal to that tool.
+    pub answers_open_calls_itself: bool,
+    /// Message parts are exactly the Gemini API's `Content.parts` (checkpoints, Qwen records):
+    /// their extra fields are then API fields a checkpoint keeps. Legacy Gemini JSON's are not
+    /// (its part extras are the CLI's own: times, display names).
+    pub gemini_parts: bool,
+    /// A tool resumes what this format holds (false for exports people read).
+    pub resumable: bool,
+    /// The fields that record the project folder (or its hash): what moving the folder must
+    /// rewrite ([`crate::store::rekey`]).
+    pub project_fields: &'static [ProjectField],
+}
+
+impl Rules {
+    /// A whole-file format a tool resumes, with none of the rules above: what a format's rules
+    /// start from (`Rules { jsonl: true, ..Rules::DOCUMENT }`).
+    pub const DOCUMENT: Rules = Rules {
+        jsonl: false,
+        header: None,
+        rewind: None,
+        renumbers: None,
+        closes_tool_calls: false,
+        answers_open_calls_itself: false,
+        gemini_parts: false,
+        resumable: true,
+        project_fields: &[],
+    };
+}
+
+/// The header record of a JSONL format.
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderRule {
+    /// Its kind ([`Keys::kind`]).
+    pub kind: &'static str,
+    /// What the tool does with a file without one.
+    pub missing: &'static str,
+    /// It must be the first record (`false`: any line may hold it, as Gemini CLI takes the
+    /// first line with `sessionId` and `projectHash`).
+    pub first: bool,
+}
+
+/// What reads a format: detection, the whole reader, and the cheap per-record facts the checks
+/// need.
+pub trait Reader: Sync {
+    /// Judged from the first bytes of the content and, as a tie-breaker, the file name.
+    fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence;
+    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError>;
+    /// The keys of one record (a JSONL line, or one message of a whole-file format); `None`
+    /// when the record is not a JSON object.
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>>;
+    /// What can be saved of a whole-file session that does not parse (a document cut off by
+    /// a crash); `None` when the format cannot tell.
+    fn salvage(&self, _bytes: &[u8]) -> Option<gemini_json::salvage::Salvage> {
+        None
+    }
+    /// Whether the text of a user message is context the tool itself put there for the model
+    /// (Codex's `<environment_context>`), not a prompt: `list` titles a session by its first
+    /// real prompt.
+    fn is_context_message(&self, _user_text: &str) -> bool {
+        false
+    }
+}
+
+/// What writes sessions into a format.
+pub trait Writer: Sync {
+    fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError>;
+    /// The name a file converted into this format gets from its source's `stem` (a folder
+    /// convert), when the tool has a naming of its own (`None`: the layout's extension).
+    fn file_name(&self, _stem: &str) -> Option<String> {
+        None
+    }
+    /// How strongly an output file name asks for this format (its tool's own naming scheme
+    /// high, a bare extension low); 0 when it does not.
+    fn claims_name(&self, _file_name: &str) -> Confidence {
+        0
+    }
+}
+
+/// What repairs a format's files in place: the records a repair writes into them, and what
+/// tells it the tool is writing one.
+pub trait Repairer: Sync {
+    /// For JSONL formats: one record (bytes without `\n`) that answers a tool call with an
+    /// error result in this format's own shape, marked as written by sessiontool. `None`
+    /// when the format cannot express one ([`Rules::closes_tool_calls`]).
+    fn synthetic_result(&self, _call: &OpenCall) -> Option<Vec<u8>> {
+        None
+    }
+    /// For JSONL formats that number their records ([`Rules::renumbers`]): the record with
+    /// its number replaced by `seq` and every other byte as it was; `None` when it has no
+    /// number to replace.
+    fn renumbered(&self, _record: &[u8], _seq: u64) -> Option<Vec<u8>> {
+        None
+    }
+    /// For whole-file formats: the document with every unanswered tool call closed by an
+    /// error result saying `message`, and how many were closed; `None` when the format
+    /// cannot do that without changing other bytes.
+    fn close_calls_in_document(&self, _bytes: &[u8], _message: &str) -> Option<(Vec<u8>, usize)> {
+        None
+    }
+    /// The lock files by which this format's tool says it is writing the session at `path`
+    /// (`first_line`: the file's first line, which names the session in some formats): a
+    /// repair refuses while one is live.
+    fn lock_files(&self, _path: &Path, _first_line: &[u8]) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+}
+
+/// What every caller asks of a format, from its capabilities and its rules.
+impl<'f> dyn Format + 'f {
+    /// Whether files hold one JSON record per line (and so go through the records layer).
+    pub fn is_jsonl(&self) -> bool {
+        self.rules().jsonl
+    }
+
+    /// Judged from the first bytes of the content and, as a tie-breaker, the file name (0 for
+    /// a format sessiontool does not read).
+    pub fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
+        self.reader().map_or(0, |r| r.detect(path, head))
+    }
+
+    /// The session in `input`; an error for a format sessiontool does not read.
+    pub fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
+        match self.reader() {
+            Some(r) => r.read(input),
+            None => Err(ReadError::new(
+                Location::file(input.name),
+                format!(
+                    "{} is write-only: sessions can be exported to it, not read from it",
+                    self.name()
+                ),
+            )
+            .with_hint("read the session in its original format (see `sessiontool formats`)")),
+        }
+    }
+
+    /// [`Reader::keys`]; `None` for a format sessiontool does not read.
+    pub fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        self.reader()?.keys(record)
+    }
+
+    /// [`Reader::salvage`].
+    pub fn salvage(&self, bytes: &[u8]) -> Option<gemini_json::salvage::Salvage> {
+        self.reader()?.salvage(bytes)
+    }
+
+    /// [`Reader::is_context_message`].
+    pub fn is_context_message(&self, user_text: &str) -> bool {
+        self.reader()
+            .is_some_and(|r| r.is_context_message(user_text))
+    }
+
+    /// `session` in this format; an error for a format sessiontool does not write.
+    pub fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
+        match self.writer() {
+            Some(w) => w.write(session, options),
+            None => Err(WriteError(format!(
+                "{} is read only (its tool no longer reads it): write another format",
+                self.name()
+            ))),
+        }
+    }
+
+    /// Whether sessiontool writes this format (false for a layout it only reads: its tool no
+    /// longer reads it either).
+    pub fn writable(&self) -> bool {
+        self.writer().is_some()
+    }
+
+    /// The name a file converted into this format gets from its source's `stem` (a folder
+    /// convert): the tool's own naming where it has one, else the layout's extension.
+    pub fn file_name(&self, stem: &str) -> String {
+        if let Some(name) = self.writer().and_then(|w| w.file_name(stem)) {
+            return name;
+        }
+        match self.is_jsonl() {
+            true => format!("{stem}.jsonl"),
+            false => format!("{stem}.json"),
+        }
+    }
+
+    /// [`Writer::claims_name`]; 0 for a format sessiontool does not write.
+    pub fn claims_name(&self, file_name: &str) -> Confidence {
+        self.writer().map_or(0, |w| w.claims_name(file_name))
+    }
+
+    /// [`Repairer::synthetic_result`].
+    pub fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
+        self.repairer()?.synthetic_result(call)
+    }
+
+    /// Whether a repair can close an unanswered call with [`Repairer::synthetic_result`].
+    pub fn closes_tool_calls(&self) -> bool {
+        self.rules().closes_tool_calls
+    }
+
+    /// [`Rules::header`]: the header's kind and what the tool does with a file without one.
+    pub fn header_kind(&self) -> Option<(&'static str, &'static str)> {
+        self.rules().header.map(|h| (h.kind, h.missing))
+    }
+
+    /// Whether the header must be the first record ([`HeaderRule::first`]).
+    pub fn header_first(&self) -> bool {
+        self.rules().header.is_none_or(|h| h.first)
+    }
+
+    /// [`Rules::rewind`].
+    pub fn rewind_rule(&self) -> Option<RewindRule> {
+        self.rules().rewind
+    }
+
+    /// [`Repairer::renumbered`].
+    pub fn renumbered(&self, record: &[u8], seq: u64) -> Option<Vec<u8>> {
+        self.repairer()?.renumbered(record, seq)
+    }
+
+    /// [`Rules::renumbers`].
+    pub fn renumbers(&self) -> Option<&'static str> {
+        self.rules().renumbers
+    }
+
+    /// [`Repairer::lock_files`].
+    pub fn lock_files(&self, path: &Path, first_line: &[u8]) -> Vec<std::path::PathBuf> {
+        self.repairer()
+            .map(|r| r.lock_files(path, first_line))
+            .unwrap_or_default()
+    }
+
+    /// [`Rules::gemini_parts`].
+    pub fn gemini_parts(&self) -> bool {
+        self.rules().gemini_parts
+    }
+
+    /// [`Rules::resumable`].
+    pub fn resumable(&self) -> bool {
+        self.rules().resumable
+    }
+
+    /// [`Rules::answers_open_calls_itself`].
+    pub fn answers_open_calls_itself(&self) -> bool {
+        self.rules().answers_open_calls_itself
+    }
+
+    /// [`Repairer::close_calls_in_document`].
+    pub fn close_calls_in_document(&self, bytes: &[u8], message: &str) -> Option<(Vec<u8>, usize)> {
+        self.repairer()?.close_calls_in_document(bytes, message)
+    }
+
+    /// [`Rules::project_fields`].
+    pub fn project_fields(&self) -> &'static [ProjectField] {
+        self.rules().project_fields
     }
 }
 
@@ -495,7 +688,7 @@ fn a_flood_of_records_reserves_at_most_64_mib() {
 /// never build them (they would hold the whole file), and `show --json` leaves them out.
 const INPUT_COPIES: &[&str] = &[gemini_jsonl::HINT_LINES];
 
-/// `meta` without the hints that copy the input ([`INPUT_COPIES`]): what `show --json` prints,
+/// `meta` without the hints that copy the input (Gemini CLI's JSONL lines): what `show --json` prints,
 /// and what a two-pass reading gives.
 pub fn without_input_copies(meta: &Meta) -> Cow<'_, Meta> {
     if !INPUT_COPIES.iter().any(|h| meta.hints.contains_key(*h)) {

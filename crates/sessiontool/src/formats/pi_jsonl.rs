@@ -42,6 +42,7 @@ use super::{
     Written,
 };
 use super::{judge, pi_style};
+use crate::formats::{HeaderRule, ProjectField, Reader, Repairer, Rules, Writer};
 use crate::model::Session;
 
 pub struct PiJsonl;
@@ -142,16 +143,41 @@ impl Format for PiJsonl {
         "pi"
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[F::path(&["cwd"]).on(&["session"])];
-        FIELDS
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
+    }
+
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+///
+/// pi overwrites a file whose first entry is not its session header.
+/// pi's transformMessages synthesizes "No result provided".
+const RULES: Rules = Rules {
+    jsonl: true,
+    header: Some(HeaderRule {
+        kind: "session",
+        missing: "pi treats the file as empty and overwrites it",
+        first: true,
+    }),
+    closes_tool_calls: true,
+    answers_open_calls_itself: true,
+    project_fields: &[ProjectField::path(&["cwd"]).on(&["session"])],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for PiJsonl {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect(path, head)
     }
@@ -160,6 +186,12 @@ impl Format for PiJsonl {
         read::read(input)
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::pi_keys(record)
+    }
+}
+
+impl Writer for PiJsonl {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         if session.meta.source_format.as_deref() == Some(NAME) {
             Ok(write::write_native(session))
@@ -167,27 +199,11 @@ impl Format for PiJsonl {
             foreign::write_foreign(session, options)
         }
     }
+}
 
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        keys::pi_keys(record)
-    }
-
+impl Repairer for PiJsonl {
     fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
         synthetic::synthetic_result(call)
-    }
-
-    /// pi overwrites a file whose first entry is not its session header.
-    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-        Some(("session", "pi treats the file as empty and overwrites it"))
-    }
-
-    fn closes_tool_calls(&self) -> bool {
-        true
-    }
-
-    /// pi's transformMessages synthesizes "No result provided".
-    fn answers_open_calls_itself(&self) -> bool {
-        true
     }
 }
 

@@ -49,6 +49,7 @@ use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
     Written, trim_start,
 };
+use crate::formats::{ProjectField, Reader, Repairer, Rules, Writer};
 use crate::model::{Meta, Session, Usage};
 
 pub struct QwenJsonl;
@@ -148,12 +149,6 @@ fn usage_fields(u: &Usage) -> [Option<u64>; 6] {
 }
 
 impl Format for QwenJsonl {
-    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
-        Some(crate::engine::TwoPass(&QwenJsonl))
-    }
-    fn stream_target(&self) -> Option<crate::engine::Target> {
-        Some(crate::engine::Target(&QwenJsonl))
-    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -166,25 +161,45 @@ impl Format for QwenJsonl {
         "qwen"
     }
 
-    /// Any other `.jsonl` (Qwen names files by session id).
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(n.ends_with(".jsonl")) * 10
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn gemini_parts(&self) -> bool {
-        true
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[F::path(&["cwd"])];
-        FIELDS
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
     }
 
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&QwenJsonl))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&QwenJsonl))
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+///
+/// Newer Qwen Code answers them on resume (repairOrphanedToolUseTurns); older versions drop
+/// the call on OpenAI-compatible providers.
+const RULES: Rules = Rules {
+    jsonl: true,
+    closes_tool_calls: true,
+    answers_open_calls_itself: true,
+    gemini_parts: true,
+    project_fields: &[ProjectField::path(&["cwd"])],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for QwenJsonl {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         detect(path, head)
     }
@@ -193,26 +208,25 @@ impl Format for QwenJsonl {
         read::read(input)
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        keys::qwen_keys(record)
+    }
+}
+
+impl Writer for QwenJsonl {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         write::write(session, options)
     }
 
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        keys::qwen_keys(record)
+    /// Any other `.jsonl` (Qwen names files by session id).
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(n.ends_with(".jsonl")) * 10
     }
+}
 
+impl Repairer for QwenJsonl {
     fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
         synthetic::synthetic_result(call)
-    }
-
-    fn closes_tool_calls(&self) -> bool {
-        true
-    }
-
-    /// Newer Qwen Code answers them on resume (repairOrphanedToolUseTurns); older versions drop
-    /// the call on OpenAI-compatible providers.
-    fn answers_open_calls_itself(&self) -> bool {
-        true
     }
 }
 

@@ -30,6 +30,7 @@ use super::{
     WriteOptions, Written, ends_with_newline, ordered,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
+use crate::formats::{ProjectField, Reader, Rules, Writer};
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
 
 mod go;
@@ -87,16 +88,26 @@ impl Format for SimpleAgentJson {
         "simple-agent"
     }
 
-    fn is_jsonl(&self) -> bool {
-        false
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn project_fields(&self) -> &'static [super::ProjectField] {
-        use super::ProjectField as F;
-        const FIELDS: &[F] = &[F::path(&["path"])];
-        FIELDS
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+const RULES: Rules = Rules {
+    project_fields: &[ProjectField::path(&["path"])],
+    ..Rules::DOCUMENT
+};
+
+impl Reader for SimpleAgentJson {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         let Some(head) = json_document::document_head(path, head) else {
             return 0;
@@ -175,6 +186,37 @@ impl Format for SimpleAgentJson {
         })
     }
 
+    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
+        #[derive(serde::Deserialize)]
+        struct Call<'a> {
+            #[serde(borrow)]
+            id: Option<std::borrow::Cow<'a, str>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct K<'a> {
+            #[serde(borrow)]
+            role: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, default)]
+            tool_calls: Option<Vec<Call<'a>>>,
+            #[serde(borrow)]
+            tool_call_id: Option<std::borrow::Cow<'a, str>>,
+        }
+        let k: K = serde_json::from_slice(record).ok()?;
+        Some(Keys {
+            kind: k.role,
+            calls: k
+                .tool_calls
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|c| c.id)
+                .collect(),
+            results: k.tool_call_id.into_iter().collect(),
+            ..Keys::default()
+        })
+    }
+}
+
+impl Writer for SimpleAgentJson {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let mut losses = LossReport::default();
         let session = one_branch(session, options, ONE_BRANCH, &mut losses)?;
@@ -272,35 +314,6 @@ impl Format for SimpleAgentJson {
         Ok(Written {
             bytes: to_pretty_go(&Value::Object(root), newline, escape),
             losses,
-        })
-    }
-
-    fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
-        #[derive(serde::Deserialize)]
-        struct Call<'a> {
-            #[serde(borrow)]
-            id: Option<std::borrow::Cow<'a, str>>,
-        }
-        #[derive(serde::Deserialize)]
-        struct K<'a> {
-            #[serde(borrow)]
-            role: Option<std::borrow::Cow<'a, str>>,
-            #[serde(borrow, default)]
-            tool_calls: Option<Vec<Call<'a>>>,
-            #[serde(borrow)]
-            tool_call_id: Option<std::borrow::Cow<'a, str>>,
-        }
-        let k: K = serde_json::from_slice(record).ok()?;
-        Some(Keys {
-            kind: k.role,
-            calls: k
-                .tool_calls
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|c| c.id)
-                .collect(),
-            results: k.tool_call_id.into_iter().collect(),
-            ..Keys::default()
         })
     }
 }

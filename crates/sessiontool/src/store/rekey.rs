@@ -1,7 +1,7 @@
 //! Re-keying session files after their project folder moved (`sessiontool relocate OLD NEW`).
 //!
 //! The tools find a project's sessions by the path (or its sha256) recorded inside them: the
-//! fields each format lists in [`Format::project_fields`]. This module rewrites the values of
+//! fields each format lists in [`Rules::project_fields`](crate::formats::Rules::project_fields). This module rewrites the values of
 //! those fields and nothing else: every other byte (key order, white space, unknown fields,
 //! escapes, torn or garbage lines, NUL padding, a missing final newline) stays as it was.
 //!

@@ -1,11 +1,13 @@
 use std::borrow::Cow;
 
-use super::super::{Format, Input, Parent, ReadOutcome, WriteOptions};
+use super::super::{Input, Parent, ReadOutcome, WriteOptions};
 use super::{ClaudeJsonl, HINT_CONTENT, HINT_RAW, HINT_UUID};
 use crate::model::{Body, Content};
 
+const CLAUDE_JSONL: &dyn crate::formats::Format = &ClaudeJsonl;
+
 fn read(bytes: &[u8]) -> ReadOutcome {
-    ClaudeJsonl
+    CLAUDE_JSONL
         .read(&Input {
             name: "t.jsonl",
             path: None,
@@ -16,7 +18,7 @@ fn read(bytes: &[u8]) -> ReadOutcome {
 
 fn round_trip(bytes: &[u8]) -> ReadOutcome {
     let out = read(bytes);
-    let w = ClaudeJsonl
+    let w = CLAUDE_JSONL
         .write(&out.session, &WriteOptions::default())
         .expect("writes");
     assert_eq!(
@@ -81,7 +83,7 @@ fn damage_is_reported_and_the_rest_read() {
 
 #[test]
 fn keys_borrow_and_find_the_parent() {
-    let k = ClaudeJsonl.keys(CALL.as_bytes()).unwrap();
+    let k = CLAUDE_JSONL.keys(CALL.as_bytes()).unwrap();
     assert!(matches!(k.id, Some(Cow::Borrowed("u2"))));
     assert!(matches!(k.session_id, Some(Cow::Borrowed("s1"))));
     assert!(matches!(k.kind, Some(Cow::Borrowed("assistant"))));
@@ -89,15 +91,15 @@ fn keys_borrow_and_find_the_parent() {
     assert_eq!(&CALL[k.parent_span.unwrap()], "\"u1\"");
     assert_eq!(k.calls, ["toolu_1"]);
     assert!(k.missing.is_empty());
-    let k = ClaudeJsonl
+    let k = CLAUDE_JSONL
         .keys(br#"{"type":"summary","summary":"s","leafUuid":"u2"}"#)
         .unwrap();
     assert_eq!(k.kind.as_deref(), Some("summary"));
     assert!(k.id.is_none() && k.missing.is_empty());
-    let k = ClaudeJsonl.keys(br#"{"uuid":"x","type":"user"}"#).unwrap();
+    let k = CLAUDE_JSONL.keys(br#"{"uuid":"x","type":"user"}"#).unwrap();
     assert_eq!(k.missing, ["parentUuid", "sessionId", "message"]);
-    assert!(ClaudeJsonl.keys(b"[1]").is_none());
-    assert!(ClaudeJsonl.keys(b"{\"uuid\":").is_none());
+    assert!(CLAUDE_JSONL.keys(b"[1]").is_none());
+    assert!(CLAUDE_JSONL.keys(b"{\"uuid\":").is_none());
 }
 
 #[test]

@@ -24,12 +24,12 @@ use serde_json::{Map, Value};
 
 use super::super::judge;
 use super::super::{
-    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
-    Written, record_diagnostics,
+    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, record_diagnostics,
 };
 use super::{DERIVED_IDS, RECORD};
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::formats::keys::{self, string};
+use crate::formats::{HeaderRule, Reader, Repairer, Rules};
 use crate::model::{Body, Event, Extra, Meta, Node, Session};
 use crate::records::{Options, split_slice};
 
@@ -65,14 +65,34 @@ impl Format for CodexLegacyJsonl {
         "codex"
     }
 
-    fn is_jsonl(&self) -> bool {
-        true
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn writable(&self) -> bool {
-        false
+    fn reader(&self) -> Option<&dyn Reader> {
+        Some(self)
     }
 
+    fn repairer(&self) -> Option<&dyn Repairer> {
+        Some(self)
+    }
+}
+
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+///
+/// Codex read the first line as `SessionMeta` and failed the resume without it.
+const RULES: Rules = Rules {
+    jsonl: true,
+    header: Some(HeaderRule {
+        kind: "session_meta",
+        missing: "Codex could not resume it",
+        first: true,
+    }),
+    closes_tool_calls: true,
+    ..Rules::DOCUMENT
+};
+
+impl Reader for CodexLegacyJsonl {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence {
         let judge_line = |line: &[u8]| judge::json_line(line, judge_object, |_| None);
         let _ = path;
@@ -83,16 +103,16 @@ impl Format for CodexLegacyJsonl {
         read(input)
     }
 
-    fn write(&self, _session: &Session, _options: &WriteOptions) -> Result<Written, WriteError> {
-        Err(WriteError(format!(
-            "{NAME} is read only: Codex no longer reads this layout; write codex-jsonl instead"
-        )))
-    }
-
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>> {
         legacy_keys(record)
     }
 
+    fn is_context_message(&self, user_text: &str) -> bool {
+        super::is_context_message(user_text)
+    }
+}
+
+impl Repairer for CodexLegacyJsonl {
     fn synthetic_result(&self, call: &OpenCall) -> Option<Vec<u8>> {
         let Value::Object(source) = serde_json::from_slice::<Value>(call.call_record).ok()? else {
             return None;
@@ -106,19 +126,6 @@ impl Format for CodexLegacyJsonl {
         p.insert("call_id".into(), call.call_id.into());
         p.insert("output".into(), call.message.into());
         serde_json::to_vec(&p).ok()
-    }
-
-    fn closes_tool_calls(&self) -> bool {
-        true
-    }
-
-    /// Codex read the first line as `SessionMeta` and failed the resume without it.
-    fn header_kind(&self) -> Option<(&'static str, &'static str)> {
-        Some(("session_meta", "Codex could not resume it"))
-    }
-
-    fn is_context_message(&self, user_text: &str) -> bool {
-        super::is_context_message(user_text)
     }
 }
 

@@ -1,13 +1,8 @@
 //! The [`Format`] of a write-only export: everything but its name, its file names and how it
 //! prints a [`Doc`] is the same for every export, so each only implements [`Exporter`].
 
-use std::path::Path;
-
 use super::{Doc, build};
-use crate::diag::Location;
-use crate::formats::{
-    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
-};
+use crate::formats::{Confidence, Format, Rules, WriteError, WriteOptions, Writer, Written};
 use crate::model::Session;
 
 /// What tells one export from another.
@@ -35,37 +30,22 @@ impl<E: Exporter> Format for E {
         "export"
     }
 
-    fn resumable(&self) -> bool {
-        false
+    fn rules(&self) -> &'static Rules {
+        &RULES
     }
 
-    fn claims_name(&self, n: &str) -> Confidence {
-        u8::from(E::EXTENSIONS.iter().any(|e| n.ends_with(e))) * 90
+    fn writer(&self) -> Option<&dyn Writer> {
+        Some(self)
     }
+}
 
-    fn is_jsonl(&self) -> bool {
-        false
-    }
+/// What the checks, repair, conversion and the stores act on (see [`Rules`]).
+const RULES: Rules = Rules {
+    resumable: false,
+    ..Rules::DOCUMENT
+};
 
-    fn file_name(&self, stem: &str) -> String {
-        format!("{stem}{}", E::EXTENSIONS[0])
-    }
-
-    fn detect(&self, _path: Option<&Path>, _head: &[u8]) -> Confidence {
-        0
-    }
-
-    fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
-        Err(ReadError::new(
-            Location::file(input.name),
-            format!(
-                "{} is write-only: sessions can be exported to it, not read from it",
-                E::NAME
-            ),
-        )
-        .with_hint("read the session in its original format (see `sessiontool formats`)"))
-    }
-
+impl<E: Exporter> Writer for E {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
         let doc = build(session, options)?;
         let text = E::render(&doc);
@@ -75,7 +55,11 @@ impl<E: Exporter> Format for E {
         })
     }
 
-    fn keys<'a>(&self, _record: &'a [u8]) -> Option<Keys<'a>> {
-        None
+    fn file_name(&self, stem: &str) -> Option<String> {
+        Some(format!("{stem}{}", E::EXTENSIONS[0]))
+    }
+
+    fn claims_name(&self, n: &str) -> Confidence {
+        u8::from(E::EXTENSIONS.iter().any(|e| n.ends_with(e))) * 90
     }
 }

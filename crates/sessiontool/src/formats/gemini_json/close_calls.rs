@@ -65,9 +65,11 @@ pub(crate) fn close_message_calls(m: &mut serde_json::Map<String, Value>, messag
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Input;
     use crate::formats::gemini_json::GeminiJson;
-    use crate::formats::{Format, Input};
     use crate::model::Content;
+
+    const GEMINI_JSON: &dyn crate::formats::Format = &GeminiJson;
 
     fn fixture(name: &str) -> Vec<u8> {
         std::fs::read(format!(
@@ -92,7 +94,7 @@ mod tests {
             path: None,
             bytes: &out,
         };
-        let session = GeminiJson.read(&input).unwrap().session;
+        let session = GEMINI_JSON.read(&input).unwrap().session;
         let errors = session
             .nodes
             .iter()

@@ -275,11 +275,13 @@ mod tests {
     use serde_json::Value;
     use std::path::Path;
 
+    const GEMINI_JSON: &dyn crate::formats::Format = &GeminiJson;
+
     use proptest::prelude::*;
 
     use super::*;
     use crate::formats::gemini_json::GeminiJson;
-    use crate::formats::{Format, Input, to_pretty_js};
+    use crate::formats::{Input, to_pretty_js};
 
     fn fixtures() -> Vec<(String, Vec<u8>)> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/gemini-json");
@@ -320,7 +322,7 @@ mod tests {
     }
 
     fn read_ok(name: &str, document: &[u8]) -> crate::formats::ReadOutcome {
-        GeminiJson
+        GEMINI_JSON
             .read(&Input {
                 name,
                 path: None,
@@ -545,7 +547,7 @@ mod tests {
                 prop_assert!(serde_json::from_slice::<Value>(&s.document).is_ok());
                 prop_assert!(s.cut_at as usize <= bytes.len());
                 let input = Input { name: "p", path: None, bytes: &s.document };
-                prop_assert!(GeminiJson.read(&input).is_ok());
+                prop_assert!(GEMINI_JSON.read(&input).is_ok());
             }
         }
     }

@@ -254,7 +254,9 @@ impl Reading for Known {
 mod tests {
     use super::*;
     use crate::engine::Bytes;
-    use crate::formats::{Format, Input};
+    use crate::formats::Input;
+
+    const GEMINI_JSON: &dyn crate::formats::Format = &super::super::GeminiJson;
 
     /// Pass one and pass two give what the whole reader gives: the metadata, the diagnostics
     /// in order, every node (id, parent, body, hints), the kinds, the unanswered calls; or
@@ -265,7 +267,7 @@ mod tests {
             path: None,
             bytes,
         };
-        let whole = super::super::GeminiJson.read(&input);
+        let whole = GEMINI_JSON.read(&input);
         let Some(known) = known(&Bytes(bytes), name).unwrap() else {
             return false;
         };

@@ -24,12 +24,14 @@ pub(super) fn synthetic_result(call: &OpenCall) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::{Format, gemini_jsonl::GeminiJsonl};
+    use crate::formats::gemini_jsonl::GeminiJsonl;
+
+    const GEMINI_JSONL: &dyn crate::formats::Format = &GeminiJsonl;
 
     #[test]
     fn the_message_is_appended_again_with_results() {
         let record = br#"{"id":"m1","timestamp":"t","type":"gemini","content":"","toolCalls":[{"id":"a","name":"ls","args":{},"status":"executing"},{"id":"b","name":"cat","args":{},"result":null,"status":"cancelled"}]}"#;
-        let out = GeminiJsonl
+        let out = GEMINI_JSONL
             .synthetic_result(&OpenCall {
                 call_record: record,
                 call_id: "a",
@@ -38,7 +40,7 @@ mod tests {
                 message: "gone",
             })
             .unwrap();
-        let keys = GeminiJsonl.keys(&out).unwrap();
+        let keys = GEMINI_JSONL.keys(&out).unwrap();
         assert_eq!(keys.id.as_deref(), Some("m1"), "same id: a re-append");
         assert_eq!(keys.results, ["a", "b"]);
         let text = String::from_utf8(out).unwrap();

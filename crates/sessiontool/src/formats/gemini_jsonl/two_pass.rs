@@ -349,7 +349,9 @@ mod tests {
     use super::*;
     use crate::engine::reading::Reading;
     use crate::engine::{Bytes, MadeFor, pass1};
-    use crate::formats::{Format, Input};
+    use crate::formats::Input;
+
+    const GEMINI_JSONL: &dyn crate::formats::Format = &super::super::GeminiJsonl;
 
     /// Pass one and pass two give what the whole reader gives (blocks of `block_size`): the
     /// metadata but the file's lines, the diagnostics in order, every node, the kinds, the
@@ -360,7 +362,7 @@ mod tests {
             path: None,
             bytes,
         };
-        let whole = super::super::GeminiJsonl
+        let whole = GEMINI_JSONL
             .read(&input)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let source = Bytes(bytes);

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::super::gemini_json::{self, GeminiJson};
-use super::super::{Format, Input, WriteError, WriteOptions, Written, ordered};
+use super::super::{Input, WriteError, WriteOptions, Writer, Written, ordered};
 use super::{HINT_FINAL_NEWLINE, HINT_LINES, NAME, read};
 use crate::diag::LossReport;
 use crate::model::Session;

@@ -4,7 +4,7 @@
 //! `result: null`, the message as `error`, `isComplete: true`, and metadata
 //! `{synthetic: true, reason}`.
 //!
-//! Not wired into [`crate::formats::Format::synthetic_result`]: the line must carry a `seq`
+//! Not wired into [`crate::formats::Repairer::synthetic_result`]: the line must carry a `seq`
 //! greater than the call's line and smaller than the next line's, and llxprt numbers lines
 //! 1, 2, 3, ... without gaps, so a line inserted after the call needs every later line
 //! renumbered (llxprt marks a file whose `seq` does not increase as corrupt).

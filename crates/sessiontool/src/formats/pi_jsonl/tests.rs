@@ -3,11 +3,13 @@
 
 use serde_json::{Value, json};
 
-use super::super::{Format, Input, OpenCall, Parent, ReadOutcome, WriteOptions};
+use super::super::{Input, OpenCall, Parent, ReadOutcome, WriteOptions};
 use super::js::js_number;
 use super::{HINT_NO_ID, HINT_RAW, NAME, PiJsonl, RECORD};
 use crate::diag::Severity;
 use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session, Usage};
+
+const PI_JSONL: &dyn crate::formats::Format = &PiJsonl;
 
 const V1: &str = concat!(
     r#"{"type":"session","id":"s1","timestamp":"2025-11-20T23:33:50.805Z","cwd":"/p","provider":"anthropic","modelId":"m","thinkingLevel":"off"}"#,
@@ -21,7 +23,7 @@ const V1: &str = concat!(
 );
 
 fn read(bytes: &[u8]) -> ReadOutcome {
-    PiJsonl
+    PI_JSONL
         .read(&Input {
             name: "t.jsonl",
             path: None,
@@ -31,7 +33,7 @@ fn read(bytes: &[u8]) -> ReadOutcome {
 }
 
 fn write(s: &Session) -> Vec<u8> {
-    PiJsonl.write(s, &WriteOptions::default()).unwrap().bytes
+    PI_JSONL.write(s, &WriteOptions::default()).unwrap().bytes
 }
 
 fn codes(out: &ReadOutcome) -> Vec<&'static str> {
@@ -132,7 +134,7 @@ fn odd_key_orders_duplicates_and_no_final_newline_write_back() {
 
 #[test]
 fn keys_flag_what_pi_needs() {
-    let k = |line: &str| PiJsonl.keys(line.as_bytes()).unwrap().missing;
+    let k = |line: &str| PI_JSONL.keys(line.as_bytes()).unwrap().missing;
     // Version 1: no id, no parentId, nothing missing.
     for line in V1.lines() {
         assert!(k(line).is_empty(), "{line}");
@@ -154,10 +156,10 @@ fn keys_flag_what_pi_needs() {
         ["message.toolCallId"]
     );
     assert_eq!(k(r#"{"type":"session","cwd":"/"}"#), ["id"]);
-    assert!(PiJsonl.keys(b"[1]").is_none());
+    assert!(PI_JSONL.keys(b"[1]").is_none());
     // Escaped ids are unescaped; the parent span covers the escaped text.
     let line = r#"{"type":"label","id":"a\"b","parentId":"c\\d","timestamp":"t"}"#;
-    let keys = PiJsonl.keys(line.as_bytes()).unwrap();
+    let keys = PI_JSONL.keys(line.as_bytes()).unwrap();
     assert_eq!(keys.id.as_deref(), Some("a\"b"));
     assert_eq!(keys.parent, Parent::Id("c\\d".into()));
     assert_eq!(&line[keys.parent_span.unwrap()], r#""c\\d""#);
@@ -166,7 +168,7 @@ fn keys_flag_what_pi_needs() {
 #[test]
 fn synthetic_result_for_version_1_has_no_id() {
     let call = V1.lines().nth(2).unwrap();
-    let rec = PiJsonl
+    let rec = PI_JSONL
         .synthetic_result(&OpenCall {
             call_record: call.as_bytes(),
             call_id: "c1",
@@ -179,7 +181,7 @@ fn synthetic_result_for_version_1_has_no_id() {
     assert!(v.get("id").is_none() && v.get("parentId").is_none());
     assert_eq!(v["message"]["toolName"], "read");
     assert_eq!(v["message"]["timestamp"], 2);
-    let keys = PiJsonl.keys(&rec).unwrap();
+    let keys = PI_JSONL.keys(&rec).unwrap();
     assert_eq!(keys.results, ["c1"]);
     assert!(keys.missing.is_empty());
     // Appended after the call, it answers it in a version 1 file.
@@ -259,7 +261,7 @@ fn foreign_sessions_become_version_3() {
             ),
         ],
     };
-    let w = PiJsonl.write(&session, &WriteOptions::default()).unwrap();
+    let w = PI_JSONL.write(&session, &WriteOptions::default()).unwrap();
     let codes: Vec<&str> = w.losses.losses.iter().map(|l| l.code).collect();
     assert_eq!(codes, ["no-cwd", "notices"]);
     let lines: Vec<Value> = std::str::from_utf8(&w.bytes)

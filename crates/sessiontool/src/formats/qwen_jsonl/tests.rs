@@ -2,12 +2,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::super::{Format, Input, ReadOutcome, WriteOptions};
+use super::super::{Input, ReadOutcome, WriteOptions};
 use super::{NAME, QwenJsonl, RECORD};
 use crate::diag::Severity;
 use crate::formats::gemini_json::GeminiJson;
 use crate::ids::is_uuid;
 use crate::model::{Body, Content, Event, Node, Role, Session};
+
+const GEMINI_JSON: &dyn crate::formats::Format = &GeminiJson;
+
+const QWEN_JSONL: &dyn crate::formats::Format = &QwenJsonl;
 
 fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,7 +24,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 fn read_bytes(name: &str, bytes: &[u8]) -> ReadOutcome {
-    QwenJsonl
+    QWEN_JSONL
         .read(&Input {
             name,
             path: None,
@@ -34,7 +38,7 @@ fn read(name: &str) -> ReadOutcome {
 }
 
 fn write(session: &Session) -> Vec<u8> {
-    let w = QwenJsonl
+    let w = QWEN_JSONL
         .write(session, &WriteOptions::default())
         .expect("writes");
     assert!(w.losses.is_empty(), "{:?}", w.losses);
@@ -545,7 +549,7 @@ fn gemini_session() -> Session {
         ]
     });
     let bytes = serde_json::to_vec_pretty(&doc).unwrap();
-    GeminiJson
+    GEMINI_JSON
         .read(&Input {
             name: "session.json",
             path: None,
@@ -563,7 +567,7 @@ fn writes_a_gemini_session() {
         cwd: Some("/home/dana/projects/pomodoro".into()),
         ..WriteOptions::default()
     };
-    let written = QwenJsonl.write(&session, &options).unwrap();
+    let written = QWEN_JSONL.write(&session, &options).unwrap();
     let codes: Vec<_> = written.losses.losses.iter().map(|l| l.code).collect();
     assert!(codes.contains(&"notices"), "{codes:?}");
     assert!(!codes.contains(&"cwd-unknown"));
@@ -622,7 +626,7 @@ fn writes_a_gemini_session() {
         json!({"id": "read-1", "name": "read_file", "args": {"path": "a.txt"}})
     );
     assert!(codes.contains(&"part-fields"), "{codes:?}");
-    let again = QwenJsonl.write(&session, &options).unwrap();
+    let again = QWEN_JSONL.write(&session, &options).unwrap();
     assert_eq!(again.bytes, written.bytes, "derived uuids are stable");
     assert_eq!(
         a["usageMetadata"],
@@ -664,7 +668,9 @@ fn writes_a_gemini_session() {
 fn foreign_sessions_report_what_has_no_place() {
     let mut session = gemini_session();
     session.meta.title = Some("Reading files".into());
-    let written = QwenJsonl.write(&session, &WriteOptions::default()).unwrap();
+    let written = QWEN_JSONL
+        .write(&session, &WriteOptions::default())
+        .unwrap();
     let codes: Vec<_> = written.losses.losses.iter().map(|l| l.code).collect();
     assert!(codes.contains(&"cwd-unknown"), "{codes:?}");
     let recs = lines(&written.bytes);
@@ -709,7 +715,9 @@ fn foreign_events_become_system_records() {
         }),
     ));
     session.meta.head = None;
-    let written = QwenJsonl.write(&session, &WriteOptions::default()).unwrap();
+    let written = QWEN_JSONL
+        .write(&session, &WriteOptions::default())
+        .unwrap();
     // contextWindowSize is this format's field, but the session claims to be from another.
     let codes: Vec<_> = written.losses.losses.iter().map(|l| l.code).collect();
     assert_eq!(codes, ["extra-fields"]);
@@ -747,22 +755,22 @@ fn head_is_written_last() {
 #[test]
 fn detects_its_own_files() {
     for name in FIXTURES {
-        let score = QwenJsonl.detect(Some(&fixture_path(name)), &fixture(name));
+        let score = QWEN_JSONL.detect(Some(&fixture_path(name)), &fixture(name));
         let expected = if name == "empty.jsonl" { 0 } else { 90 };
         assert_eq!(score, expected, "{name}");
     }
     let text = fixture("plain.jsonl");
     let cut = &text[..200];
-    assert_eq!(QwenJsonl.detect(None, cut), 80, "a first line cut short");
+    assert_eq!(QWEN_JSONL.detect(None, cut), 80, "a first line cut short");
     assert_eq!(
-        QwenJsonl.detect(
+        QWEN_JSONL.detect(
             Some(Path::new("x.jsonl")),
             b"garbage\n{\"parentUuid\":null}\n"
         ),
         40
     );
     assert_eq!(
-        QwenJsonl.detect(
+        QWEN_JSONL.detect(
             Some(Path::new("x.json")),
             b"garbage\n{\"parentUuid\":null}\n"
         ),
@@ -782,7 +790,7 @@ fn claude_samples_are_not_qwen() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(
-            QwenJsonl.detect(Some(&path), &bytes),
+            QWEN_JSONL.detect(Some(&path), &bytes),
             0,
             "{}",
             path.display()
@@ -798,14 +806,14 @@ fn gemini_sample_is_not_qwen() {
         return;
     };
     let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(QwenJsonl.detect(Some(&path), &bytes), 0);
+    assert_eq!(QWEN_JSONL.detect(Some(&path), &bytes), 0);
 }
 
 #[test]
 fn keys_are_borrowed_and_lenient() {
     use crate::formats::Parent;
     use std::borrow::Cow;
-    let k = QwenJsonl
+    let k = QWEN_JSONL
         .keys(br#"{"uuid":"u1","parentUuid":null,"sessionId":"s","type":"user","message":{"parts":[]}}"#)
         .unwrap();
     assert!(matches!(k.id, Some(Cow::Borrowed("u1"))));
@@ -814,24 +822,24 @@ fn keys_are_borrowed_and_lenient() {
     assert_eq!(k.kind.as_deref(), Some("user"));
     assert!(k.missing.is_empty());
     let record = br#"{"uuid":7,"parentUuid":"p\u00e9","type":{"x":[1]}}"#;
-    let k = QwenJsonl.keys(record).unwrap();
+    let k = QWEN_JSONL.keys(record).unwrap();
     assert_eq!((&k.id, &k.kind), (&None, &None));
     assert_eq!(k.parent, Parent::Id("pé".into()));
     // The span covers the parent value exactly, quotes included, for a repair to splice.
     assert_eq!(&record[k.parent_span.unwrap()], br#""p\u00e9""#);
     assert_eq!(k.missing, ["uuid", "sessionId", "type"]);
-    assert!(QwenJsonl.keys(b"[1]").is_none());
-    assert!(QwenJsonl.keys(b"{").is_none());
+    assert!(QWEN_JSONL.keys(b"[1]").is_none());
+    assert!(QWEN_JSONL.keys(b"{").is_none());
 }
 
 #[test]
 fn keys_name_tool_calls_and_results() {
     let call = br#"{"uuid":"a","parentUuid":"u","sessionId":"s","type":"assistant","message":{"role":"model","parts":[{"text":"x"},{"functionCall":{"id":"c1","name":"f","args":{}}},{"functionCall":{"id":"c2","name":"g","args":{}}}]}}"#;
-    let k = QwenJsonl.keys(call).unwrap();
+    let k = QWEN_JSONL.keys(call).unwrap();
     assert_eq!(k.calls, ["c1", "c2"]);
     assert!(k.results.is_empty());
     let result = br#"{"uuid":"b","parentUuid":"a","sessionId":"s","type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"f","response":{}}}]},"toolCallResult":{"callId":"c1","status":"success"}}"#;
-    let k = QwenJsonl.keys(result).unwrap();
+    let k = QWEN_JSONL.keys(result).unwrap();
     assert_eq!(k.results, ["c1"]);
 }
 
@@ -839,7 +847,7 @@ fn keys_name_tool_calls_and_results() {
 fn synthetic_result_answers_the_call_in_qwen_shape() {
     use crate::formats::OpenCall;
     let call = br#"{"uuid":"a","parentUuid":"u","sessionId":"s","timestamp":"t","type":"assistant","cwd":"/p","version":"0.15.6","gitBranch":"main","model":"m","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"run","args":{}}}]}}"#;
-    let bytes = QwenJsonl
+    let bytes = QWEN_JSONL
         .synthetic_result(&OpenCall {
             call_record: call,
             call_id: "c1",
@@ -850,7 +858,7 @@ fn synthetic_result_answers_the_call_in_qwen_shape() {
         .unwrap();
     let text = String::from_utf8(bytes.clone()).unwrap();
     assert!(text.starts_with(r#"{"uuid":"n1","parentUuid":"a","sessionId":"s","timestamp":"t","type":"tool_result","cwd":"/p","version":"0.15.6","gitBranch":"main","message":"#), "{text}");
-    let k = QwenJsonl.keys(&bytes).unwrap();
+    let k = QWEN_JSONL.keys(&bytes).unwrap();
     assert_eq!(k.results, ["c1"]);
     assert!(k.missing.is_empty());
     let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();

@@ -11,8 +11,10 @@ use crate::engine::pass1::{self, Pass1Options};
 use crate::engine::reading::{Reading, each_node};
 use crate::engine::{Bytes, FileSource, MadeFor, Source};
 use crate::formats::qwen_jsonl::QwenJsonl;
-use crate::formats::{Format, Input, gemini_content};
+use crate::formats::{Input, gemini_content};
 use crate::model::{Body, Node, Role};
+
+const QWEN_JSONL: &dyn crate::formats::Format = &QwenJsonl;
 
 const NAME: &str = "t.jsonl";
 
@@ -28,7 +30,7 @@ fn known(source: &dyn Source, block_size: usize) -> Known {
 }
 
 fn same(bytes: &[u8], what: &str) {
-    let whole = QwenJsonl
+    let whole = QWEN_JSONL
         .read(&Input {
             name: NAME,
             path: None,
