@@ -2,8 +2,8 @@
 //! from a leaf to its root, and every leaf. Built once, by index, for cheap repeated queries.
 //! Nothing here recurses: a session can be a million nodes deep.
 
-use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use crate::model::{Node, Session};
 
@@ -22,7 +22,7 @@ pub struct Tree<'a> {
     head: Option<usize>,
     /// Preorder entry and exit times of each node reachable from a root or an orphan (made on
     /// first use): `a` is an ancestor of `b` when `b`'s span lies inside `a`'s.
-    spans: OnceCell<Vec<(u32, u32)>>,
+    spans: OnceLock<Vec<(u32, u32)>>,
 }
 
 /// The span of a node no root reaches (it hangs below a cycle of parent links).
@@ -66,7 +66,7 @@ impl<'a> Tree<'a> {
             roots,
             orphans,
             head,
-            spans: OnceCell::new(),
+            spans: OnceLock::new(),
         }
     }
 

@@ -104,8 +104,11 @@ impl Links {
 
     /// How many of [`crate::tree::Tree::branch_leaves`].
     pub fn branch_leaves(&self) -> usize {
-        (0..self.len() as u32)
-            .filter(|&i| self.children(i).is_empty() && !self.is_outside(i))
-            .count()
+        self.branch_leaf_nodes().count()
+    }
+
+    /// [`crate::tree::Tree::branch_leaves`], in file order.
+    pub fn branch_leaf_nodes(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len() as u32).filter(|&i| self.children(i).is_empty() && !self.is_outside(i))
     }
 }

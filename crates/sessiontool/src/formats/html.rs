@@ -8,7 +8,9 @@
 
 use std::fmt::Write as _;
 
-use super::export::{self, Block, Detail, Doc, Exporter, Item, ResultBlock, SectionKind};
+use super::export::{
+    self, Block, Detail, Exporter, Head, Item, Render, ResultBlock, Section, SectionKind,
+};
 use crate::model::Role;
 
 pub struct Html;
@@ -17,9 +19,10 @@ impl Exporter for Html {
     const NAME: &'static str = "html";
     const DESCRIPTION: &'static str = "Self-contained HTML page for reading and sharing (export only: all branches, tool calls with results)";
     const EXTENSIONS: &'static [&'static str] = &[".html", ".htm"];
+    const THIS: &'static Self = &Html;
 
-    fn render(doc: &Doc) -> String {
-        render(doc)
+    fn renderer() -> Box<dyn Render> {
+        Box::new(Printer)
     }
 }
 
@@ -60,33 +63,38 @@ summary{cursor:pointer;font-size:.85rem;color:#57606a}
 .branch-note{font-style:italic;color:#57606a}
 ";
 
-fn render(doc: &Doc) -> String {
-    let mut out = String::with_capacity(32 * 1024);
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
-    );
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    let _ = writeln!(out, "<title>{}</title>", esc(&doc.title));
-    let _ = writeln!(out, "<style>\n{CSS}</style>\n</head>\n<body>");
-    let _ = writeln!(out, "<header>\n<h1>{}</h1>", esc(&doc.title));
-    if !doc.facts.is_empty() {
-        out.push_str("<dl class=\"facts\">\n");
-        for (label, value) in &doc.facts {
-            let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(label), esc(value));
-        }
-        out.push_str("</dl>\n");
-    }
-    if let Some(s) = &doc.summary {
-        let _ = writeln!(
-            out,
-            "<p class=\"summary\"><strong>Summary:</strong> {}</p>",
-            esc(s)
+/// Prints a session as one HTML page, piece by piece.
+struct Printer;
+
+impl Render for Printer {
+    fn head(&mut self, head: &Head, out: &mut String) {
+        out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+        out.push_str(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
         );
+        out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+        let _ = writeln!(out, "<title>{}</title>", esc(&head.title));
+        let _ = writeln!(out, "<style>\n{CSS}</style>\n</head>\n<body>");
+        let _ = writeln!(out, "<header>\n<h1>{}</h1>", esc(&head.title));
+        if !head.facts.is_empty() {
+            out.push_str("<dl class=\"facts\">\n");
+            for (label, value) in &head.facts {
+                let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(label), esc(value));
+            }
+            out.push_str("</dl>\n");
+        }
+        if let Some(s) = &head.summary {
+            let _ = writeln!(
+                out,
+                "<p class=\"summary\"><strong>Summary:</strong> {}</p>",
+                esc(s)
+            );
+        }
+        out.push_str("</header>\n<main>\n");
     }
-    out.push_str("</header>\n<main>\n");
-    let others = doc.sections.len().saturating_sub(1);
-    for section in &doc.sections {
+
+    fn section(&mut self, section: &Section, sections: usize, out: &mut String) {
+        let others = sections.saturating_sub(1);
         let _ = writeln!(out, "<section id=\"branch-{}\">", section.number);
         match &section.kind {
             SectionKind::Main { missing_parent } => {
@@ -144,13 +152,19 @@ fn render(doc: &Doc) -> String {
                 out.push_str("<h3>Nodes on no branch</h3>\n<p class=\"branch-note\">Their parent links form a cycle; shown in file order.</p>\n");
             }
         }
-        for item in &section.items {
-            render_item(&mut out, item);
-        }
+    }
+
+    fn item(&mut self, item: &Item, _sections: usize, out: &mut String) {
+        render_item(out, item);
+    }
+
+    fn section_end(&mut self, out: &mut String) {
         out.push_str("</section>\n");
     }
-    out.push_str("</main>\n</body>\n</html>\n");
-    out
+
+    fn end(&mut self, out: &mut String) {
+        out.push_str("</main>\n</body>\n</html>\n");
+    }
 }
 
 fn role_class(role: Role) -> &'static str {

@@ -8,7 +8,9 @@
 
 use std::fmt::Write as _;
 
-use super::export::{self, Block, Detail, Doc, Exporter, Item, ResultBlock, SectionKind};
+use super::export::{
+    self, Block, Detail, Exporter, Head, Item, Render, ResultBlock, Section, SectionKind,
+};
 
 mod as_text;
 
@@ -18,26 +20,37 @@ impl Exporter for Markdown {
     const NAME: &'static str = "markdown";
     const DESCRIPTION: &'static str = "Markdown document for reading and sharing (export only: all branches, tool calls with results)";
     const EXTENSIONS: &'static [&'static str] = &[".md", ".markdown"];
+    const THIS: &'static Self = &Markdown;
 
-    fn render(doc: &Doc) -> String {
-        render(doc)
+    fn renderer() -> Box<dyn Render> {
+        Box::new(Printer)
     }
 }
 
-fn render(doc: &Doc) -> String {
-    let mut out = String::with_capacity(16 * 1024);
-    let _ = writeln!(out, "# {}\n", inline(&doc.title));
-    for (label, value) in &doc.facts {
-        let _ = writeln!(out, "- **{label}:** {}", code_span(value));
+/// Prints a session as Markdown, piece by piece.
+struct Printer;
+
+/// The heading level of items: under a section heading when there are other branches.
+fn item_level(sections: usize) -> &'static str {
+    if sections > 1 { "####" } else { "###" }
+}
+
+impl Render for Printer {
+    fn head(&mut self, head: &Head, out: &mut String) {
+        let _ = writeln!(out, "# {}\n", inline(&head.title));
+        for (label, value) in &head.facts {
+            let _ = writeln!(out, "- **{label}:** {}", code_span(value));
+        }
+        if !head.facts.is_empty() {
+            out.push('\n');
+        }
+        if let Some(s) = &head.summary {
+            let _ = writeln!(out, "> **Summary:** {}\n", inline(s));
+        }
     }
-    if !doc.facts.is_empty() {
-        out.push('\n');
-    }
-    if let Some(s) = &doc.summary {
-        let _ = writeln!(out, "> **Summary:** {}\n", inline(s));
-    }
-    let others = doc.sections.len().saturating_sub(1);
-    for section in &doc.sections {
+
+    fn section(&mut self, section: &Section, sections: usize, out: &mut String) {
+        let others = sections.saturating_sub(1);
         match &section.kind {
             SectionKind::Main { missing_parent } => {
                 if others > 0 {
@@ -92,15 +105,19 @@ fn render(doc: &Doc) -> String {
                 );
             }
         }
-        let level = if others > 0 { "####" } else { "###" };
-        for item in &section.items {
-            render_item(&mut out, level, item);
+    }
+
+    fn item(&mut self, item: &Item, sections: usize, out: &mut String) {
+        render_item(out, item_level(sections), item);
+    }
+
+    /// The document ends with one line break at most (what comes before it is held back until
+    /// here: [`export::export`]).
+    fn end(&mut self, out: &mut String) {
+        while out.ends_with("\n\n") {
+            out.pop();
         }
     }
-    while out.ends_with("\n\n") {
-        out.pop();
-    }
-    out
 }
 
 fn render_item(out: &mut String, level: &str, item: &Item) {

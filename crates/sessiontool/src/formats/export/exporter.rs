@@ -1,20 +1,23 @@
 //! The [`Format`] of a write-only export: everything but its name, its file names and how it
-//! prints a [`Doc`] is the same for every export, so each only implements [`Exporter`].
+//! prints ([`Render`]) is the same for every export, so each only implements [`Exporter`].
 
-use super::{Doc, build};
+use super::whole::Whole;
+use super::{ExportError, Render, export};
 use crate::formats::{Confidence, Format, Rules, WriteError, WriteOptions, Writer, Written};
 use crate::model::Session;
 
 /// What tells one export from another.
-pub(crate) trait Exporter: Sync {
+pub(crate) trait Exporter: Sync + 'static {
     /// Stable name used on the command line.
     const NAME: &'static str;
     /// One line for `sessiontool formats`.
     const DESCRIPTION: &'static str;
     /// The file name endings that ask for this export (`.md`).
     const EXTENSIONS: &'static [&'static str];
-    /// The document as the export's text.
-    fn render(doc: &Doc) -> String;
+    /// The export itself (what the engine is handed).
+    const THIS: &'static Self;
+    /// What prints a session as the export's text.
+    fn renderer() -> Box<dyn Render>;
 }
 
 impl<E: Exporter> Format for E {
@@ -37,6 +40,10 @@ impl<E: Exporter> Format for E {
     fn writer(&self) -> Option<&dyn Writer> {
         Some(self)
     }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(E::THIS))
+    }
 }
 
 /// What the checks, repair, conversion and the stores act on (see [`Rules`]).
@@ -47,11 +54,19 @@ const RULES: Rules = Rules {
 
 impl<E: Exporter> Writer for E {
     fn write(&self, session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
-        let doc = build(session, options)?;
-        let text = E::render(&doc);
+        let mut text = String::new();
+        let put = &mut |s: &str| {
+            text.push_str(s);
+            Ok(())
+        };
+        let losses = match export(&Whole::new(session), options, &mut *E::renderer(), put) {
+            Ok(losses) => losses,
+            Err(ExportError::Write(e)) => return Err(e),
+            Err(ExportError::Io(e)) => unreachable!("a session in memory is read without I/O: {e}"),
+        };
         Ok(Written {
             bytes: text.into_bytes(),
-            losses: doc.losses,
+            losses,
         })
     }
 

@@ -1,39 +1,28 @@
 //! What the write-only exports (`markdown`, `html`) share: the session laid out as a document
 //! (title, facts, then one section per branch, head branch first) that each renderer only has
-//! to print. Nothing here reads the clock, and every list is in file order, so the same
-//! session always exports to the same bytes.
+//! to print, piece by piece ([`Render`]). Nothing here reads the clock, and every list is in
+//! file order, so the same session always exports to the same bytes.
+//!
+//! The layout reads the session through [`Nodes`]: the whole session in memory
+//! ([`whole::Whole`]), or the engine's two passes ([`stream`]), where the sections are planned
+//! on the tree of ids and each section's nodes are read twice (once for its calls and results,
+//! once to print them), the node of a result shown under its call read again where it is:
+//! memory bounded by the number of records, the same bytes either way.
 
 use std::collections::HashMap;
+use std::io;
 
 use serde_json::Value;
 
 mod exporter;
+mod stream;
+pub(crate) mod whole;
 
 pub(crate) use exporter::Exporter;
 
 use crate::diag::LossReport;
 use crate::formats::{self, WriteError, WriteOptions};
-use crate::model::{Body, Content, Event, Message, Part, Role, Session, Usage};
-use crate::tree::Tree;
-
-/// A session ready to print.
-pub(crate) struct Doc {
-    pub title: String,
-    /// Label and value, in display order.
-    pub facts: Vec<(&'static str, String)>,
-    pub summary: Option<String>,
-    pub sections: Vec<Section>,
-    pub losses: LossReport,
-}
-
-pub(crate) struct Section {
-    /// 1 for the exported branch; 2, 3, ... for the others.
-    pub number: usize,
-    pub kind: SectionKind,
-    /// The id of the node this branch ends at (empty for detached nodes).
-    pub leaf_id: String,
-    pub items: Vec<Item>,
-}
+use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Usage};
 
 pub(crate) enum SectionKind {
     /// The head branch (or the `--leaf` one). `missing_parent` when its first node's parent is
@@ -128,37 +117,167 @@ pub(crate) struct ResultBlock {
     pub attachments: Vec<Block>,
 }
 
-/// Lays out `session` for export: the `options.leaf` branch only when given, else the head
-/// branch followed by every other branch.
-pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, WriteError> {
-    let tree = session.tree();
+/// What comes before the sections: the title, the facts, the summary.
+pub(crate) struct Head {
+    pub title: String,
+    /// Label and value, in display order.
+    pub facts: Vec<(&'static str, String)>,
+    pub summary: Option<String>,
+}
+
+/// A section's heading: which branch it shows.
+pub(crate) struct Section {
+    /// 1 for the exported branch; 2, 3, ... for the others.
+    pub number: usize,
+    pub kind: SectionKind,
+    /// The id of the node this branch ends at (empty for detached nodes).
+    pub leaf_id: String,
+}
+
+/// How an export prints what [`export`] lays out, piece by piece and in order: the head, then
+/// each section's heading and its items (`sections`: how many sections there are).
+pub(crate) trait Render: Send {
+    fn head(&mut self, head: &Head, out: &mut String);
+    fn section(&mut self, section: &Section, sections: usize, out: &mut String);
+    fn item(&mut self, item: &Item, sections: usize, out: &mut String);
+    /// After a section's last item.
+    fn section_end(&mut self, _out: &mut String) {}
+    /// After the last section.
+    fn end(&mut self, out: &mut String);
+}
+
+/// What an export reads of a session: its tree and its nodes, from the whole session
+/// ([`whole::Whole`]) or from the engine's two passes. Indexes are the nodes' places in the
+/// session, in file order; the tree is [`crate::tree::Tree`]'s.
+pub(crate) trait Nodes: Sync {
+    fn meta(&self) -> &Meta;
+    fn len(&self) -> usize;
+    /// The head: the node the metadata names, else the last one.
+    fn head(&self) -> Option<usize>;
+    /// The node an id names (the first one with it).
+    fn index_of(&self, id: &str) -> Option<usize>;
+    /// The parent node `index` names, in the session or not.
+    fn parent_id(&self, index: usize) -> Option<String>;
+    /// The nodes from the root down to `leaf`.
+    fn path_to(&self, leaf: usize) -> Vec<usize>;
+    /// The records outside the conversation, in file order.
+    fn outside(&self) -> Vec<usize>;
+    /// The leaves that end a branch of the conversation, in file order.
+    fn branch_leaves(&self) -> Vec<usize>;
+    /// Whether node `index` has a time.
+    fn timed(&self, index: usize) -> bool;
+    /// The nodes of `indices`, in that order, until `each` says to stop (`false`).
+    fn each(
+        &self,
+        indices: &[usize],
+        each: &mut (dyn FnMut(usize, &Node) -> io::Result<bool> + Send),
+    ) -> io::Result<()>;
+}
+
+/// Why an export stopped.
+#[derive(Debug)]
+pub(crate) enum ExportError {
+    /// The `--leaf` node is not there.
+    Write(WriteError),
+    /// The session could not be read (the engine's input), or the output not written.
+    Io(io::Error),
+}
+
+impl From<io::Error> for ExportError {
+    fn from(e: io::Error) -> Self {
+        ExportError::Io(e)
+    }
+}
+
+/// Lays out the session `nodes` reads for export (the `options.leaf` branch only when given,
+/// else the head branch followed by every other branch) and prints it with `render`, handing
+/// what is printed to `put` as it goes; what the export could not show.
+pub(crate) fn export(
+    nodes: &dyn Nodes,
+    options: &WriteOptions,
+    render: &mut dyn Render,
+    put: &mut (dyn FnMut(&str) -> io::Result<()> + Send),
+) -> Result<LossReport, ExportError> {
     let mut losses = LossReport::default();
-    let n = session.nodes.len();
-    let mut covered = vec![false; n];
-    // (kind, leaf index, nodes to print)
-    let mut plans: Vec<(SectionKind, Option<usize>, Vec<usize>)> = Vec::new();
-    let main_leaf = match options.leaf.as_deref() {
-        Some(id) => Some(
-            tree.index_of(id)
-                .ok_or_else(|| WriteError(format!("no node with id {id:?} in this session")))?,
-        ),
-        None => tree.head(),
+    let plan = plan(nodes, options, &mut losses)?;
+    let head = Head {
+        title: title(nodes, &plan.main)?,
+        facts: facts(nodes)?,
+        summary: nodes.meta().summary.clone(),
     };
+    let mut out = String::with_capacity(16 * 1024);
+    render.head(&head, &mut out);
+    let count = plan.sections.len();
+    for (k, (kind, leaf, indices)) in plan.sections.into_iter().enumerate() {
+        let section = Section {
+            number: k + 1,
+            kind,
+            leaf_id: leaf
+                .map(|l| node_id(nodes, l))
+                .transpose()?
+                .unwrap_or_default(),
+        };
+        render.section(&section, count, &mut out);
+        section_items(nodes, &indices, &plan.forks, &mut losses, &mut |item| {
+            render.item(&item, count, &mut out);
+            if out.len() >= 1 << 20 {
+                // What ends in line breaks is held back: the end may take some back.
+                let upto = out.trim_end_matches('\n').len();
+                put(&out[..upto])?;
+                out.drain(..upto);
+            }
+            Ok(())
+        })?;
+        render.section_end(&mut out);
+    }
+    render.end(&mut out);
+    put(&out)?;
+    Ok(losses)
+}
+
+/// The sections to print, as node indexes, and where other branches fork from the nodes shown
+/// before them.
+struct Plan {
+    /// (kind, leaf, nodes to print)
+    sections: Vec<(SectionKind, Option<usize>, Vec<usize>)>,
+    /// The exported branch's nodes.
+    main: Vec<usize>,
+    /// A node other branches continue from: their section numbers.
+    forks: HashMap<usize, Vec<usize>>,
+}
+
+fn plan(
+    nodes: &dyn Nodes,
+    options: &WriteOptions,
+    losses: &mut LossReport,
+) -> Result<Plan, ExportError> {
+    let n = nodes.len();
+    let mut covered = vec![false; n];
+    let mut sections: Vec<(SectionKind, Option<usize>, Vec<usize>)> = Vec::new();
+    let main_leaf = match options.leaf.as_deref() {
+        Some(id) => Some(nodes.index_of(id).ok_or_else(|| {
+            ExportError::Write(WriteError(format!(
+                "no node with id {id:?} in this session"
+            )))
+        })?),
+        None => nodes.head(),
+    };
+    let mut main = Vec::new();
     if let Some(leaf) = main_leaf {
-        let path = tree.path_to(leaf);
-        for &i in &path {
+        main = nodes.path_to(leaf);
+        for &i in &main {
             covered[i] = true;
         }
-        plans.push((
+        sections.push((
             SectionKind::Main {
-                missing_parent: missing_parent(&tree, &path),
+                missing_parent: nodes.parent_id(main[0]),
             },
             Some(leaf),
-            path,
+            main.clone(),
         ));
     }
     // Records beside the conversation (file-history snapshots...) are no branch to show.
-    let outside: Vec<usize> = tree
+    let outside: Vec<usize> = nodes
         .outside()
         .into_iter()
         .filter(|&i| !covered[i])
@@ -168,7 +287,7 @@ pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, Wr
         outside.len(),
         format!(
             "records outside the conversation, not exported ({})",
-            tree.outside_summary(outside.iter().copied())
+            outside_summary(nodes, &outside)?
         ),
     );
     for &i in &outside {
@@ -181,66 +300,71 @@ pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, Wr
             "nodes on other branches (only the --leaf branch is exported)",
         );
     } else {
-        for leaf in tree.branch_leaves() {
+        for leaf in nodes.branch_leaves() {
             if covered[leaf] {
                 continue;
             }
-            let (nodes, fork, missing) = new_part(&tree, leaf, &covered);
-            for &i in &nodes {
+            let (part, fork, missing) = new_part(nodes, leaf, &covered);
+            for &i in &part {
                 covered[i] = true;
             }
-            let fork = fork.map(|f| (anchor(f), describe(session, f)));
-            plans.push((
+            let fork = match fork {
+                Some(f) => Some((anchor(f), describe(nodes, f)?)),
+                None => None,
+            };
+            sections.push((
                 SectionKind::Branch {
                     fork,
                     missing_parent: missing,
                 },
                 Some(leaf),
-                nodes,
+                part,
             ));
         }
         let rest: Vec<usize> = (0..n).filter(|&i| !covered[i]).collect();
         if !rest.is_empty() {
-            plans.push((SectionKind::Detached, None, rest));
+            sections.push((SectionKind::Detached, None, rest));
         }
     }
-
     // Where each other branch leaves the nodes shown before it.
     let mut forks: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (k, (kind, _, nodes)) in plans.iter().enumerate() {
-        if let SectionKind::Branch { fork: Some(_), .. } = kind {
-            let first = nodes[0];
-            if let Some(p) = session.nodes[first]
-                .parent
-                .as_deref()
-                .and_then(|p| tree.index_of(p))
-            {
-                forks.entry(p).or_default().push(k + 1);
-            }
+    for (k, (kind, _, part)) in sections.iter().enumerate() {
+        if let SectionKind::Branch { fork: Some(_), .. } = kind
+            && let Some(p) = nodes.parent_id(part[0]).and_then(|p| nodes.index_of(&p))
+        {
+            forks.entry(p).or_default().push(k + 1);
         }
     }
-
-    let mut sections = Vec::with_capacity(plans.len());
-    for (k, (kind, leaf, nodes)) in plans.into_iter().enumerate() {
-        let items = section_items(session, &nodes, &forks, &mut losses);
-        sections.push(Section {
-            number: k + 1,
-            kind,
-            leaf_id: leaf
-                .map(|l| session.nodes[l].id.clone())
-                .unwrap_or_default(),
-            items,
-        });
-    }
-
-    let main_nodes: Vec<usize> = main_leaf.map(|l| tree.path_to(l)).unwrap_or_default();
-    Ok(Doc {
-        title: title(session, &main_nodes),
-        facts: facts(session),
-        summary: session.meta.summary.clone(),
+    Ok(Plan {
         sections,
-        losses,
+        main,
+        forks,
     })
+}
+
+/// Node `index` (read again where the session is not in memory).
+fn node_at(nodes: &dyn Nodes, index: usize) -> io::Result<Node> {
+    let mut found = None;
+    nodes.each(&[index], &mut |_, node| {
+        found = Some(node.clone());
+        Ok(false)
+    })?;
+    Ok(found.expect("each gives every index it is asked for"))
+}
+
+fn node_id(nodes: &dyn Nodes, index: usize) -> io::Result<String> {
+    Ok(node_at(nodes, index)?.id)
+}
+
+/// The records outside the conversation counted by what they are
+/// ([`crate::tree::Tree::outside_summary`]).
+fn outside_summary(nodes: &dyn Nodes, outside: &[usize]) -> io::Result<String> {
+    let mut names = Vec::with_capacity(outside.len());
+    nodes.each(outside, &mut |_, node| {
+        names.push(crate::tree::record_name(node));
+        Ok(true)
+    })?;
+    Ok(crate::tree::kinds_summary(names))
 }
 
 /// The part of `leaf`'s branch not shown yet: its nodes from where it leaves the shown ones
@@ -248,39 +372,34 @@ pub(crate) fn build(session: &Session, options: &WriteOptions) -> Result<Doc, Wr
 /// it forks from, and the parent it names that is not in the session (when it reaches no
 /// shown node).
 fn new_part(
-    tree: &Tree,
+    nodes: &dyn Nodes,
     leaf: usize,
     covered: &[bool],
 ) -> (Vec<usize>, Option<usize>, Option<String>) {
-    let mut nodes = vec![leaf];
+    let mut part = vec![leaf];
     let mut seen = std::collections::HashSet::from([leaf]);
     let mut cur = leaf;
-    while let Some(parent) = tree.node(cur).parent.as_deref() {
-        match tree.index_of(parent) {
+    while let Some(parent) = nodes.parent_id(cur) {
+        match nodes.index_of(&parent) {
             Some(p) if covered[p] => {
-                nodes.reverse();
-                return (nodes, Some(p), None);
+                part.reverse();
+                return (part, Some(p), None);
             }
             // A cycle: stop where it closes, as `path_to` does.
             Some(p) if !seen.insert(p) => break,
             Some(p) => {
-                nodes.push(p);
+                part.push(p);
                 cur = p;
             }
             None => {
-                nodes.reverse();
-                return (nodes, None, Some(parent.to_string()));
+                part.reverse();
+                return (part, None, Some(parent));
             }
         }
     }
-    nodes.reverse();
-    let missing = missing_parent(tree, &nodes);
-    (nodes, None, missing)
-}
-
-fn missing_parent(tree: &Tree, path: &[usize]) -> Option<String> {
-    let first = tree.node(*path.first()?);
-    first.parent.clone()
+    part.reverse();
+    let missing = nodes.parent_id(part[0]);
+    (part, None, missing)
 }
 
 /// The anchor of a node in both exports (its position: ids may hold any character).
@@ -288,47 +407,55 @@ pub(crate) fn anchor(index: usize) -> String {
     format!("n{}", index + 1)
 }
 
-fn describe(session: &Session, index: usize) -> String {
-    let node = &session.nodes[index];
+fn describe(nodes: &dyn Nodes, index: usize) -> io::Result<String> {
+    let node = node_at(nodes, index)?;
     let what = match &node.body {
         Body::Message(m) => format!("{} message", m.role.as_str()),
         Body::Event(e) => format!("{} event", e.kind()),
     };
-    match &node.timestamp {
+    Ok(match &node.timestamp {
         Some(t) => format!("{what} at {t}"),
         None => what,
-    }
+    })
 }
 
-fn title(session: &Session, main: &[usize]) -> String {
-    if let Some(t) = session
-        .meta
-        .title
-        .as_deref()
-        .filter(|t| !t.trim().is_empty())
-    {
-        return one_line(t, 120);
+fn title(nodes: &dyn Nodes, main: &[usize]) -> io::Result<String> {
+    let meta = nodes.meta();
+    if let Some(t) = meta.title.as_deref().filter(|t| !t.trim().is_empty()) {
+        return Ok(one_line(t, 120));
     }
-    // The context a tool puts in user messages itself (Codex's `<environment_context>`) is
-    // no prompt.
-    let source = session
-        .meta
-        .source_format
-        .as_deref()
-        .and_then(super::by_name);
-    let first_prompt = main
-        .iter()
-        .map(|&i| &session.nodes[i])
-        .chain(session.nodes.iter())
-        .filter_map(|n| n.message())
-        .filter(|m| m.role == Role::User)
-        .map(Message::text)
-        .find(|t| !t.trim().is_empty() && !source.is_some_and(|f| f.is_context_message(t)));
-    match (first_prompt, &session.meta.id) {
+    // The exported branch first, then every node in file order.
+    let mut first_prompt = first_prompt_in(nodes, main)?;
+    if first_prompt.is_none() {
+        let all: Vec<usize> = (0..nodes.len()).collect();
+        first_prompt = first_prompt_in(nodes, &all)?;
+    }
+    Ok(match (first_prompt, &meta.id) {
         (Some(p), _) => one_line(&p, 80),
         (None, Some(id)) => format!("Session {id}"),
         (None, None) => "Session".to_string(),
-    }
+    })
+}
+
+/// The text of the first user message among `indices` that is a prompt: not empty, and not
+/// the context a tool puts in user messages itself (Codex's `<environment_context>`).
+fn first_prompt_in(nodes: &dyn Nodes, indices: &[usize]) -> io::Result<Option<String>> {
+    let source = nodes
+        .meta()
+        .source_format
+        .as_deref()
+        .and_then(super::by_name);
+    let mut first_prompt = None;
+    nodes.each(indices, &mut |_, node| {
+        if let Some(m) = node.message().filter(|m| m.role == Role::User) {
+            let t = m.text();
+            if !t.trim().is_empty() && !source.is_some_and(|f| f.is_context_message(&t)) {
+                first_prompt = Some(t);
+            }
+        }
+        Ok(first_prompt.is_none())
+    })?;
+    Ok(first_prompt)
 }
 
 /// The first non-empty line of `text`, cut to `max` characters.
@@ -346,11 +473,20 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-fn facts(session: &Session) -> Vec<(&'static str, String)> {
-    let m = &session.meta;
+/// The time of the first node that has one among `indices`.
+fn first_time(
+    nodes: &dyn Nodes,
+    indices: impl Iterator<Item = usize>,
+) -> io::Result<Option<String>> {
+    match indices.into_iter().find(|&i| nodes.timed(i)) {
+        Some(i) => Ok(node_at(nodes, i)?.timestamp),
+        None => Ok(None),
+    }
+}
+
+fn facts(nodes: &dyn Nodes) -> io::Result<Vec<(&'static str, String)>> {
+    let m = nodes.meta();
     let mut out = Vec::new();
-    let first_ts = session.nodes.iter().find_map(|n| n.timestamp.clone());
-    let last_ts = session.nodes.iter().rev().find_map(|n| n.timestamp.clone());
     if let Some(id) = &m.id {
         out.push(("Session", id.clone()));
     }
@@ -379,122 +515,166 @@ fn facts(session: &Session) -> Vec<(&'static str, String)> {
     if let Some(b) = &m.git_branch {
         out.push(("Git branch", b.clone()));
     }
-    if let Some(t) = m.start_time.clone().or(first_ts) {
+    let start = match &m.start_time {
+        Some(t) => Some(t.clone()),
+        None => first_time(nodes, 0..nodes.len())?,
+    };
+    if let Some(t) = start {
         out.push(("Started", t));
     }
-    if let Some(t) = m.last_updated.clone().or(last_ts) {
+    let last = match &m.last_updated {
+        Some(t) => Some(t.clone()),
+        None => first_time(nodes, (0..nodes.len()).rev())?,
+    };
+    if let Some(t) = last {
         out.push(("Last updated", t));
     }
-    out
+    Ok(out)
 }
 
-fn section_items(
-    session: &Session,
-    nodes: &[usize],
-    forks: &HashMap<usize, Vec<usize>>,
-    losses: &mut LossReport,
-) -> Vec<Item> {
-    // Results this section holds, by call id, so that each call is followed by its result.
-    let mut results: HashMap<&str, (usize, usize)> = HashMap::new();
-    let mut calls: HashMap<&str, usize> = HashMap::new();
-    for &i in nodes {
-        let Some(m) = session.nodes[i].message() else {
-            continue;
-        };
-        for (j, p) in m.parts.iter().enumerate() {
-            match &p.content {
-                Content::ToolCall { id: Some(id), .. } => {
-                    calls.entry(id.as_str()).or_insert(i);
+/// Where a section's calls and results are: each call id's first call (its node) and first
+/// result (its node and part), so that each call is followed by its result.
+#[derive(Default)]
+struct Pairs {
+    calls: HashMap<String, usize>,
+    results: HashMap<String, (usize, usize)>,
+}
+
+impl Pairs {
+    fn of(nodes: &dyn Nodes, indices: &[usize]) -> io::Result<Pairs> {
+        let mut pairs = Pairs::default();
+        nodes.each(indices, &mut |i, node| {
+            if let Some(m) = node.message() {
+                for (j, p) in m.parts.iter().enumerate() {
+                    match &p.content {
+                        Content::ToolCall { id: Some(id), .. } => {
+                            pairs.calls.entry(id.clone()).or_insert(i);
+                        }
+                        Content::ToolResult {
+                            call_id: Some(id), ..
+                        } => {
+                            pairs.results.entry(id.clone()).or_insert((i, j));
+                        }
+                        _ => {}
+                    }
                 }
-                Content::ToolResult {
-                    call_id: Some(id), ..
-                } => {
-                    results.entry(id.as_str()).or_insert((i, j));
-                }
-                _ => {}
             }
-        }
+            Ok(true)
+        })?;
+        Ok(pairs)
     }
-    // A result is moved under its call only when the call comes first and in another part.
-    let moved = |i: usize, j: usize| -> bool {
-        let Some(m) = session.nodes[i].message() else {
-            return false;
-        };
+
+    /// Whether part `j` of node `i` (`m`) is a result shown under its call: the first result
+    /// of a call the section has.
+    fn moved(&self, i: usize, j: usize, m: &Message) -> bool {
         match &m.parts[j].content {
             Content::ToolResult {
                 call_id: Some(id), ..
-            } => results.get(id.as_str()) == Some(&(i, j)) && calls.contains_key(id.as_str()),
+            } => self.results.get(id) == Some(&(i, j)) && self.calls.contains_key(id),
             _ => false,
         }
-    };
-    // Media right after a moved result (a file the tool read) goes with it.
-    let attached = |i: usize, j: usize| -> bool {
-        let Some(m) = session.nodes[i].message() else {
-            return false;
-        };
+    }
+
+    /// Whether part `j` of node `i` (`m`) is media right after a moved result (a file the tool
+    /// read): it goes with it.
+    fn attached(&self, i: usize, j: usize, m: &Message) -> bool {
         let is_media = |k: usize| matches!(m.parts[k].content, Content::Media { .. });
         is_media(j)
             && (0..j)
                 .rev()
                 .find(|&k| !is_media(k))
-                .is_some_and(|k| moved(i, k))
-    };
+                .is_some_and(|k| self.moved(i, k, m))
+    }
+}
 
-    let mut items = Vec::new();
-    for &i in nodes {
-        let node = &session.nodes[i];
+/// The items of a section (`indices`), handed to `put` one at a time.
+fn section_items(
+    nodes: &dyn Nodes,
+    indices: &[usize],
+    forks: &HashMap<usize, Vec<usize>>,
+    losses: &mut LossReport,
+    put: &mut (dyn FnMut(Item) -> io::Result<()> + Send),
+) -> io::Result<()> {
+    let pairs = Pairs::of(nodes, indices)?;
+    // The node of the last result shown under its call, when it is another node.
+    let mut result_node: Option<(usize, Node)> = None;
+    let mut failed = None;
+    nodes.each(indices, &mut |i, node| {
         let ts = node.timestamp.clone();
-        match &node.body {
+        let item = match &node.body {
             Body::Message(m) => {
                 let mut blocks = Vec::new();
                 for (j, p) in m.parts.iter().enumerate() {
-                    if moved(i, j) || attached(i, j) {
+                    if pairs.moved(i, j, m) || pairs.attached(i, j, m) {
                         continue;
                     }
-                    let paired = match &p.content {
-                        Content::ToolCall { id: Some(id), .. } => results
-                            .get(id.as_str())
-                            .filter(|&&(ri, rj)| moved(ri, rj))
-                            .map(|&(ri, rj)| &session.nodes[ri].message().unwrap().parts[rj..]),
+                    let result = match &p.content {
+                        Content::ToolCall { id: Some(id), .. } => pairs
+                            .results
+                            .get(id)
+                            .copied()
+                            .filter(|_| pairs.calls.contains_key(id)),
                         _ => None,
+                    };
+                    let paired = match result {
+                        Some((ri, rj)) if ri == i => Some(&m.parts[rj..]),
+                        Some((ri, rj)) => {
+                            if result_node.as_ref().is_none_or(|(k, _)| *k != ri) {
+                                match node_at(nodes, ri) {
+                                    Ok(n) => result_node = Some((ri, n)),
+                                    Err(e) => {
+                                        failed = Some(e);
+                                        return Ok(false);
+                                    }
+                                }
+                            }
+                            let (_, n) = result_node.as_ref().expect("read just now");
+                            n.message().map(|rm| &rm.parts[rj..])
+                        }
+                        None => None,
                     };
                     blocks.push(block(p, paired, losses));
                 }
                 if blocks.is_empty() && !m.parts.is_empty() {
                     // Every part was shown under its call.
+                    None
                 } else if m.role.is_conversation() {
-                    items.push(Item::Message {
+                    Some(Item::Message {
                         role: m.role,
                         model: m.model.clone(),
                         timestamp: ts,
                         usage: m.usage.as_ref().and_then(usage),
                         blocks,
-                    });
+                    })
                 } else {
-                    items.push(Item::Notice {
+                    Some(Item::Notice {
                         role: m.role,
                         timestamp: ts,
                         blocks,
-                    });
+                    })
                 }
             }
             Body::Event(e) => {
                 let (text, detail) = event(e);
-                items.push(Item::Event {
+                Some(Item::Event {
                     timestamp: ts,
                     text,
                     detail,
-                });
+                })
             }
+        };
+        if let Some(item) = item {
+            put(item)?;
         }
         if let Some(sections) = forks.get(&i) {
-            items.push(Item::Fork {
+            put(Item::Fork {
                 anchor: anchor(i),
                 sections: sections.clone(),
-            });
+            })?;
         }
-    }
-    items
+        Ok(true)
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// The block of one part; for a tool call, `result` is its result's part followed by the rest
