@@ -11,8 +11,12 @@
 //! - [`Raw`]: a checked value read lazily (entries, items, strings decoded, numbers as text);
 //! - [`out`]: writing, with each tool's escaping, separators and indentation.
 
+mod classes;
 pub mod facts;
 pub mod out;
+mod quick;
+#[cfg(test)]
+mod quick_tests;
 pub mod raw;
 pub mod scan;
 mod skip;

@@ -23,11 +23,12 @@ struct Masks {
     control: u64,
 }
 
-const CHUNK: usize = 64;
+pub(super) const CHUNK: usize = 64;
 
-/// What is carried from one chunk to the next.
+/// What is carried from one chunk to the next (also by the chunked grammar check,
+/// [`super::quick`]).
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     /// The next chunk's first byte is escaped (this one ended in an odd run of backslashes).
     escape_next: bool,
     /// The chunk ended inside a string.
@@ -39,11 +40,13 @@ impl State {
     /// as inside, a closing one as outside).
     fn strings(&mut self, m: &Masks) -> (u64, u64) {
         let escaped = self.escaped(m.backslash);
-        self.strings_with(m, escaped)
+        self.strings_with(m.quote, escaped)
     }
 
-    fn strings_with(&mut self, m: &Masks, escaped: u64) -> (u64, u64) {
-        let quotes = m.quote & !escaped;
+    /// [`strings`](Self::strings) of a chunk whose escaped bytes are known: `quote` is every
+    /// quote of the chunk, escaped or not.
+    pub(super) fn strings_with(&mut self, quote: u64, escaped: u64) -> (u64, u64) {
+        let quotes = quote & !escaped;
         let mut inside = prefix_xor(quotes);
         if self.in_string {
             inside = !inside;
@@ -54,7 +57,7 @@ impl State {
 
     /// The bytes escaped by a backslash: a backslash not itself escaped escapes the byte
     /// after it. Backslashes are rare, so they are walked one by one.
-    fn escaped(&mut self, backslash: u64) -> u64 {
+    pub(super) fn escaped(&mut self, backslash: u64) -> u64 {
         let mut escaped = u64::from(std::mem::take(&mut self.escape_next));
         let mut left = backslash & !escaped;
         while left != 0 {
@@ -219,7 +222,7 @@ pub(crate) fn checked_string_rest<N: super::scan::Note>(
     let mut closed = false;
     let end = each_chunk(b, from, |at, m| {
         let escaped = state.escaped(m.backslash);
-        let (quotes, _) = state.strings_with(&m, escaped);
+        let (quotes, _) = state.strings_with(m.quote, escaped);
         // The bytes up to the closing quote (all of them when it is not in this chunk).
         let upto = match quotes {
             0 => u64::MAX,
