@@ -1,9 +1,10 @@
 //! The bytes of a 64-byte chunk that the chunked grammar check ([`super::quick`]) looks at, a
-//! bit per byte (bit `k` is byte `k`): AVX2 when the processor has it (asked once), else
-//! SSE2, which every x86-64 processor has; byte by byte elsewhere. Tests hold each to the
-//! byte-by-byte masks.
+//! bit per byte (bit `k` is byte `k`), and its strings ([`super::strings`]): AVX2 and a
+//! carry-less multiply when the processor has them (asked once), else SSE2, which every
+//! x86-64 processor has; byte by byte elsewhere. Tests hold each to the byte-by-byte way.
 
 use super::skip::CHUNK;
+use super::strings::{Carry, Strings, prefix_xor_shifts, strings};
 
 /// One chunk's bytes by what they are to the grammar.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -17,21 +18,75 @@ pub(super) struct Classes {
     pub structural: u64,
 }
 
-/// A way to classify a chunk.
-pub(super) type Classify = fn(&[u8; CHUNK]) -> Classes;
+/// A chunk classified, with its strings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Chunk {
+    pub classes: Classes,
+    pub strings: Strings,
+}
 
-/// The quickest way this processor has.
-pub(super) fn best() -> Classify {
+/// A way to read chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Way {
+    Bytes,
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    Sse2,
+    /// AVX2 and PCLMULQDQ: only [`Way::best`] makes it, when the processor has them.
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return classify_avx2;
+    Avx2,
+}
+
+impl Way {
+    /// The quickest way this processor has (asked once: the answer is cached).
+    pub(super) fn best() -> Way {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("pclmulqdq")
+            {
+                return Way::Avx2;
+            }
+            #[cfg(target_feature = "sse2")]
+            return Way::Sse2;
         }
-        #[cfg(target_feature = "sse2")]
-        return classify_sse2;
+        #[allow(unreachable_code)]
+        Way::Bytes
     }
-    #[allow(unreachable_code)]
-    classify_bytes
+}
+
+/// Byte by byte, strings by shifts: other processors, and what tests hold the others to.
+pub(super) fn read_bytes(chunk: &[u8; CHUNK], carry: &mut Carry) -> Chunk {
+    let classes = classify_bytes(chunk);
+    let strings = strings(classes.quote, classes.backslash, carry, prefix_xor_shifts);
+    Chunk { classes, strings }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(super) fn read_sse2(chunk: &[u8; CHUNK], carry: &mut Carry) -> Chunk {
+    // SAFETY: the build targets SSE2 (the cfg above), so the processor has it.
+    let classes = unsafe { sse2(chunk) };
+    let strings = strings(classes.quote, classes.backslash, carry, prefix_xor_shifts);
+    Chunk { classes, strings }
+}
+
+/// Only where the processor has AVX2 and PCLMULQDQ ([`Way::Avx2`]); inlined into the caller
+/// that has them.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,pclmulqdq")]
+#[inline]
+pub(super) fn read_avx2(chunk: &[u8; CHUNK], carry: &mut Carry) -> Chunk {
+    use std::arch::x86_64::*;
+    // Kept opaque: inlined into the walk, LLVM took the masks apart bit by bit (ten times
+    // the instructions); a pass through the stack costs ten.
+    let classes = std::hint::black_box(avx2(chunk));
+    // A carry-less product with all ones is the XOR of every bit with those below it.
+    let prefix_xor = |x: u64| {
+        let product = _mm_clmulepi64_si128(_mm_set_epi64x(0, x as i64), _mm_set1_epi8(-1), 0);
+        _mm_cvtsi128_si64(product) as u64
+    };
+    let strings = strings(classes.quote, classes.backslash, carry, prefix_xor);
+    Chunk { classes, strings }
 }
 
 /// Byte by byte: other processors, and what tests hold the others to.
@@ -52,13 +107,8 @@ pub(super) fn classify_bytes(chunk: &[u8; CHUNK]) -> Classes {
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub(super) fn classify_sse2(chunk: &[u8; CHUNK]) -> Classes {
-    // SAFETY: the build targets SSE2 (the cfg above), so the processor has it.
-    unsafe { sse2(chunk) }
-}
-
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
+#[inline]
 fn sse2(chunk: &[u8; CHUNK]) -> Classes {
     use std::arch::x86_64::*;
     let mut c = Classes::default();
@@ -87,13 +137,8 @@ fn sse2(chunk: &[u8; CHUNK]) -> Classes {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn classify_avx2(chunk: &[u8; CHUNK]) -> Classes {
-    // SAFETY: only chosen by `best` when the processor has AVX2.
-    unsafe { avx2(chunk) }
-}
-
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 fn avx2(chunk: &[u8; CHUNK]) -> Classes {
     use std::arch::x86_64::*;
     let mut c = Classes::default();
@@ -122,24 +167,11 @@ fn avx2(chunk: &[u8; CHUNK]) -> Classes {
 mod tests {
     use super::*;
 
-    /// Every way this build and processor can classify, with its name.
-    pub(crate) fn every_way() -> Vec<(&'static str, Classify)> {
-        #[allow(unused_mut)]
-        let mut ways: Vec<(&'static str, Classify)> = vec![("bytes", classify_bytes)];
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        ways.push(("sse2", classify_sse2));
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            ways.push(("avx2", classify_avx2));
-        }
-        ways
-    }
-
     #[test]
-    fn every_way_classifies_as_byte_by_byte() {
+    fn every_way_reads_as_byte_by_byte() {
         let mut chunk = [0u8; CHUNK];
         let mut seed = 1u64;
-        for round in 0..2000u32 {
+        for round in 0..4000u32 {
             for (k, b) in chunk.iter_mut().enumerate() {
                 seed = seed
                     .wrapping_mul(6364136223846793005)
@@ -152,11 +184,26 @@ mod tests {
                     pool[(seed >> 33) as usize % pool.len()]
                 };
             }
-            let want = classify_bytes(&chunk);
-            for (name, way) in every_way() {
-                assert_eq!(way(&chunk), want, "{name}: {chunk:?}");
+            let carry = Carry {
+                escape_next: round % 3 == 0,
+                in_string: round % 5 == 0,
+            };
+            let mut want_carry = carry;
+            let want = read_bytes(&chunk, &mut want_carry);
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            {
+                let mut got_carry = carry;
+                assert_eq!(read_sse2(&chunk, &mut got_carry), want, "{chunk:?}");
+                assert_eq!(got_carry, want_carry);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if Way::best() == Way::Avx2 {
+                let mut got_carry = carry;
+                // SAFETY: the processor has AVX2 and PCLMULQDQ (`Way::best` asked).
+                let got = unsafe { read_avx2(&chunk, &mut got_carry) };
+                assert_eq!(got, want, "{chunk:?}");
+                assert_eq!(got_carry, want_carry);
             }
         }
-        assert_eq!(best()(&chunk), classify_bytes(&chunk));
     }
 }

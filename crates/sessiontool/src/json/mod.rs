@@ -20,6 +20,7 @@ mod quick_tests;
 pub mod raw;
 pub mod scan;
 mod skip;
+mod strings;
 pub mod text;
 pub mod value;
 

@@ -1,7 +1,8 @@
 //! The grammar check of [`super::scan`], 64 bytes at a time, for text that is valid.
 //!
-//! Each chunk is classified at once ([`super::classes`]): escaped bytes are found from the few
-//! backslashes, the bytes inside strings from the unescaped quotes (a running XOR), and only
+//! Each chunk is classified at once ([`super::classes`]): escaped bytes are found from the
+//! backslash runs, the bytes inside strings from the unescaped quotes (a running XOR,
+//! [`super::strings`]), and only
 //! the tokens are walked one by one: the quotes, the brackets, colons and commas outside
 //! strings, and the first byte of each run of other bytes outside strings (a number or a
 //! literal, read by the byte-by-byte scan's own code). What lies between tokens is checked by
@@ -14,22 +15,49 @@
 //! anywhere, a value nested deeper than 64, a text that ends first) gives `None`: the caller
 //! forgets the notes and asks the byte-by-byte scan, which says what and where.
 
-use super::classes::{self, Classes};
+use super::classes::{self, Chunk, Classes, Way};
 use super::scan::{Note, is_surrogate_hex, literal_end, number_end};
-use super::skip::{CHUNK, State};
+use super::skip::CHUNK;
+use super::strings::Carry;
 
 /// Where the value starting at `start` (white space allowed before it) ends, when the text is
 /// valid that far; see the module's documentation.
 pub(super) fn value_end<N: Note>(b: &[u8], start: usize, note: &mut N) -> Option<usize> {
-    value_end_with(classes::best(), b, start, note)
+    value_end_by(Way::best(), b, start, note)
 }
 
-/// [`value_end`] with a given way to classify chunks (tests try each).
-pub(super) fn value_end_with<N: Note>(
-    classify: classes::Classify,
+/// [`value_end`] reading chunks `way` (tests try each).
+pub(super) fn value_end_by<N: Note>(
+    way: Way,
     b: &[u8],
     start: usize,
     note: &mut N,
+) -> Option<usize> {
+    match way {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Way::Avx2` is only made where the processor has AVX2 and PCLMULQDQ.
+        Way::Avx2 => unsafe { walk_avx2(b, start, note) },
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        Way::Sse2 => walk(b, start, note, classes::read_sse2),
+        Way::Bytes => walk(b, start, note, classes::read_bytes),
+    }
+}
+
+/// [`walk`] compiled for AVX2, the chunks read inline.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,pclmulqdq")]
+fn walk_avx2<N: Note>(b: &[u8], start: usize, note: &mut N) -> Option<usize> {
+    walk(b, start, note, |chunk, carry| {
+        classes::read_avx2(chunk, carry)
+    })
+}
+
+#[inline(always)]
+fn walk<N: Note>(
+    b: &[u8],
+    start: usize,
+    note: &mut N,
+    read: impl Fn(&[u8; CHUNK], &mut Carry) -> Chunk,
 ) -> Option<usize> {
     let mut walk = Walk {
         expect: Expect::Value,
@@ -37,29 +65,31 @@ pub(super) fn value_end_with<N: Note>(
         depth: 0,
         string_start: 0,
     };
-    let mut strings = State::default();
+    let mut carry = Carry::default();
     let mut atom_before = false;
     let mut spaced = false;
     let mut at = start;
     while at < b.len() {
-        let c = match b.get(at..at + CHUNK) {
-            Some(chunk) => classify(chunk.try_into().expect("a chunk")),
+        let Chunk {
+            classes: c,
+            strings,
+        } = match b.get(at..at + CHUNK) {
+            Some(chunk) => read(chunk.try_into().expect("a chunk"), &mut carry),
             None => {
                 // The last bytes, padded with spaces: white space the value never reaches.
                 let mut last = [b' '; CHUNK];
                 last[..b.len() - at].copy_from_slice(&b[at..]);
-                classify(&last)
+                read(&last, &mut carry)
             }
         };
-        let escaped = strings.escaped(c.backslash);
-        let (quotes, inside) = strings.strings_with(c.quote, escaped);
+        let inside = strings.inside;
         let outside = !inside;
         let low = c.control | c.space;
         // Bytes of numbers and literals, and anything else out of place outside strings.
         let atoms = outside & !(low | c.structural | c.quote);
         let atom_starts = atoms & !(atoms << 1 | u64::from(atom_before));
         atom_before = atoms >> 63 == 1;
-        let mut tokens = quotes | (c.structural & outside) | atom_starts;
+        let mut tokens = strings.quotes | (c.structural & outside) | atom_starts;
         let mut end = None;
         while tokens != 0 {
             let p = at + tokens.trailing_zeros() as usize;
@@ -80,7 +110,7 @@ pub(super) fn value_end_with<N: Note>(
             Some(_) => return None,
         };
         spaced |= between_tokens(b, at, &c, outside & upto)?;
-        strings_hold(b, at, &c, escaped & upto, inside & upto, note)?;
+        strings_hold(b, at, &c, strings.escaped & upto, inside & upto, note)?;
         if let Some(e) = end {
             if spaced {
                 note.space();
@@ -94,6 +124,7 @@ pub(super) fn value_end_with<N: Note>(
 
 /// Whether there is white space among the `outside` bytes (outside strings); `None` when a
 /// low byte there is not white space.
+#[inline(always)]
 fn between_tokens(b: &[u8], at: usize, c: &Classes, outside: u64) -> Option<bool> {
     let mut control = c.control & outside;
     while control != 0 {
@@ -108,6 +139,7 @@ fn between_tokens(b: &[u8], at: usize, c: &Classes, outside: u64) -> Option<bool
 
 /// Whether the strings' bytes among `inside` are all ones a string may hold, and each of the
 /// `escaped` bytes one of JSON's escapes (surrogate escapes noted); `None` when not.
+#[inline(always)]
 fn strings_hold<N: Note>(
     b: &[u8],
     at: usize,
@@ -120,7 +152,7 @@ fn strings_hold<N: Note>(
         return None;
     }
     // An escaped byte outside strings follows a backslash outside strings: an error the
-    // tokens already found.
+    // tokens already found. Escaped backslashes are not among `escaped`: always valid.
     let mut escapes = escaped & inside;
     while escapes != 0 {
         let p = at + escapes.trailing_zeros() as usize;
@@ -180,7 +212,7 @@ enum Step {
 
 impl Walk {
     /// The token at `p`; `None` when it is out of place (or nested too deep for the bits).
-    #[inline]
+    #[inline(always)]
     fn token<N: Note>(&mut self, b: &[u8], p: usize, note: &mut N) -> Option<Step> {
         let byte = b[p];
         match self.expect {
@@ -238,6 +270,7 @@ impl Walk {
         }
     }
 
+    #[inline(always)]
     fn open<N: Note>(&mut self, object: bool, expect: Expect, note: &mut N) -> Option<Step> {
         if self.depth == u64::BITS {
             return None;
@@ -249,6 +282,7 @@ impl Walk {
         Some(Step::On)
     }
 
+    #[inline(always)]
     fn close<N: Note>(&mut self, p: usize, note: &mut N) -> Step {
         self.depth -= 1;
         self.objects &= !(1 << self.depth);
@@ -257,6 +291,7 @@ impl Walk {
 
     /// A number or literal ended at `end`: only when no other such byte follows it (`1x`,
     /// `truex` and `1\` are errors for the byte-by-byte scan to name).
+    #[inline(always)]
     fn scalar_ended<N: Note>(&mut self, b: &[u8], end: usize, note: &mut N) -> Option<Step> {
         match b.get(end) {
             None | Some(0..=0x20 | b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',') => {
@@ -266,6 +301,7 @@ impl Walk {
         }
     }
 
+    #[inline(always)]
     fn value_ended<N: Note>(&mut self, end: usize, note: &mut N) -> Step {
         if self.depth == 0 {
             return Step::Ended(end);
@@ -279,6 +315,7 @@ impl Walk {
 
     /// What [`Note::key`] and [`Note::value_end`] are told as depth: 1 in the outermost
     /// object, 2 in an object that is the value of one of its entries.
+    #[inline(always)]
     fn outlined(&self) -> Option<usize> {
         match self.depth {
             1 if self.objects & 1 == 1 => Some(1),

@@ -2,8 +2,8 @@
 //! and the same notes; never an answer where the scan finds an error. Over every way to
 //! classify chunks this processor has (byte by byte included).
 
-use super::classes::{Classify, classify_bytes};
-use super::quick::value_end_with;
+use super::classes::Way;
+use super::quick::value_end_by;
 use super::scan::{Note, value_end_bytewise, value_end_noting};
 
 /// Every call a check makes, in order (surrogates counted apart: the chunked check notes a
@@ -39,12 +39,12 @@ impl Note for Log {
     }
 }
 
-fn ways() -> Vec<(&'static str, Classify)> {
+fn ways() -> Vec<(&'static str, Way)> {
     #[allow(unused_mut)]
-    let mut ways: Vec<(&'static str, Classify)> = vec![("bytes", classify_bytes)];
+    let mut ways = vec![("bytes", Way::Bytes)];
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    ways.push(("sse2", super::classes::classify_sse2));
-    ways.push(("best", super::classes::best()));
+    ways.push(("sse2", Way::Sse2));
+    ways.push(("best", Way::best()));
     ways
 }
 
@@ -56,7 +56,7 @@ fn same(b: &[u8], start: usize) -> bool {
     let mut answered = None;
     for (name, way) in ways() {
         let mut got = Log::default();
-        let end = value_end_with(way, b, start, &mut got);
+        let end = value_end_by(way, b, start, &mut got);
         let text = String::from_utf8_lossy(b);
         if let Some(end) = end {
             assert_eq!(Ok(end), reference, "{name} answered on {text:?}");
