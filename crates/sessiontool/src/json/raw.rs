@@ -155,12 +155,15 @@ impl std::fmt::Debug for Key<'_> {
 impl<'a> Key<'a> {
     /// Where this key is among `names`.
     fn position_in(self, names: &[&str]) -> Option<usize> {
-        // Most keys hold no escape: compared as written, the escape looked for once.
-        let inner = &self.0[1..self.0.len() - 1];
-        if inner.contains('\\') {
-            names.iter().position(|name| self.is(name))
-        } else {
-            names.iter().position(|name| *name == inner)
+        // Most keys hold no escape: compared as written first; a key that matches none is
+        // looked at for an escape (short keys byte by byte: quicker than a search's set-up),
+        // and one that matches is its name only without one.
+        let inner = &self.0.as_bytes()[1..self.0.len() - 1];
+        let escaped = || inner.contains(&b'\\');
+        match names.iter().position(|name| name.as_bytes() == inner) {
+            Some(i) if !escaped() => Some(i),
+            None if !escaped() => None,
+            _ => names.iter().position(|name| self.is(name)),
         }
     }
 
@@ -280,18 +283,46 @@ pub struct Outlined<'a> {
     facts: super::facts::Facts,
 }
 
+thread_local! {
+    /// The outline the last [`Outlined`] of this thread left, its buffers kept: records are
+    /// read one after another, and each would otherwise grow its own from nothing.
+    static SPARE: std::cell::Cell<Option<Outline>> = const { std::cell::Cell::new(None) };
+}
+
+/// Entries beyond which an outline's buffers are not kept for the next record.
+const SPARE_ENTRIES: usize = 4096;
+
+impl Outline {
+    /// This thread's spare outline, or a new one.
+    fn spare() -> Outline {
+        SPARE.with(std::cell::Cell::take).unwrap_or_default()
+    }
+
+    /// Kept as this thread's spare, unless it grew large.
+    fn keep(self) {
+        if self.entries.capacity() <= SPARE_ENTRIES && self.inner.capacity() <= SPARE_ENTRIES {
+            SPARE.with(|spare| spare.set(Some(self)));
+        }
+    }
+}
+
 impl<'a> Outlined<'a> {
     /// `text` when it is one JSON object (white space around it allowed).
     pub fn parse(text: &'a str) -> Option<Outlined<'a>> {
         let text = text.trim_matches(scan::is_ws_char);
-        let mut outline = Outline::default();
-        let facts = super::facts::checked_outlined(text.as_bytes(), &mut outline)?;
+        let mut outline = Outline::spare();
         let raw = Raw(text);
-        (raw.kind() == Kind::Object).then_some(Outlined {
-            raw,
-            outline,
-            facts,
-        })
+        match super::facts::checked_outlined(text.as_bytes(), &mut outline) {
+            Some(facts) if raw.kind() == Kind::Object => Some(Outlined {
+                raw,
+                outline,
+                facts,
+            }),
+            _ => {
+                outline.keep();
+                None
+            }
+        }
     }
 
     /// What the grammar check noted of the text (whether `serde_json` surely reads it).
@@ -311,6 +342,12 @@ impl<'a> Outlined<'a> {
         keys: [&str; N],
     ) -> [Option<Raw<'a>>; N] {
         self.outline.pick_within(self.raw, value, keys)
+    }
+}
+
+impl Drop for Outlined<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.outline).keep();
     }
 }
 
@@ -450,6 +487,28 @@ mod tests {
         assert_eq!(items[3].as_u64(), None);
         assert_eq!(items[2].as_f64(), None);
         assert_eq!(items[0].as_f64(), Some(100000.0));
+    }
+
+    #[test]
+    fn a_key_is_found_among_names_as_its_decoded_name() {
+        let names = ["uuid", "type", "a\\b", "é", ""];
+        for key in [
+            r#""uuid""#,
+            r#""u\u0075id""#,
+            r#""type""#,
+            r#""typ""#,
+            r#""a\\b""#,
+            r#""a\b""#,
+            r#""\u00e9""#,
+            r#""é""#,
+            r#""""#,
+            r#""\"""#,
+            r#""\ud800""#,
+        ] {
+            let key = Key(key);
+            let want = names.iter().position(|name| key.is(name));
+            assert_eq!(key.position_in(&names), want, "{key:?}");
+        }
     }
 
     #[test]
