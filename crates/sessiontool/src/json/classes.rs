@@ -1,7 +1,8 @@
 //! The bytes of a 64-byte chunk that the chunked grammar check ([`super::quick`]) looks at, a
-//! bit per byte (bit `k` is byte `k`), and its strings ([`super::strings`]): AVX2 and a
-//! carry-less multiply when the processor has them (asked once), else SSE2, which every
-//! x86-64 processor has; byte by byte elsewhere. Tests hold each to the byte-by-byte way.
+//! bit per byte (bit `k` is byte `k`), and its strings ([`super::strings`]): AVX-512 or AVX2,
+//! with a carry-less multiply, when the processor has them (asked once), else SSE2, which
+//! every x86-64 processor has; byte by byte elsewhere. Tests hold each to the byte-by-byte
+//! way.
 
 use super::skip::CHUNK;
 use super::strings::{Carry, Strings, prefix_xor_shifts, strings};
@@ -31,9 +32,12 @@ pub(super) enum Way {
     Bytes,
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     Sse2,
-    /// AVX2 and PCLMULQDQ: only [`Way::best`] makes it, when the processor has them.
+    /// AVX2 and PCLMULQDQ: only [`Way::best`] (and tests) make it, when the processor has them.
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// AVX-512 (F and BW) and PCLMULQDQ: likewise.
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
 }
 
 impl Way {
@@ -41,9 +45,11 @@ impl Way {
     pub(super) fn best() -> Way {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("pclmulqdq")
-            {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("pclmulqdq") {
+                if has!("avx512f") && has!("avx512bw") {
+                    return Way::Avx512;
+                }
                 return Way::Avx2;
             }
             #[cfg(target_feature = "sse2")]
@@ -51,6 +57,26 @@ impl Way {
         }
         #[allow(unreachable_code)]
         Way::Bytes
+    }
+
+    /// Every way this processor has, slowest first (for tests).
+    #[cfg(test)]
+    pub(super) fn supported() -> Vec<Way> {
+        #[allow(unused_mut)]
+        let mut ways = vec![Way::Bytes];
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        ways.push(Way::Sse2);
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("pclmulqdq") {
+                ways.push(Way::Avx2);
+                if has!("avx512f") && has!("avx512bw") {
+                    ways.push(Way::Avx512);
+                }
+            }
+        }
+        ways
     }
 }
 
@@ -81,6 +107,34 @@ pub(super) fn read_avx2(chunk: &[u8; CHUNK], carry: &mut Carry) -> Chunk {
     // the instructions); a pass through the stack costs ten.
     let classes = std::hint::black_box(avx2(chunk));
     // A carry-less product with all ones is the XOR of every bit with those below it.
+    let prefix_xor = |x: u64| {
+        let product = _mm_clmulepi64_si128(_mm_set_epi64x(0, x as i64), _mm_set1_epi8(-1), 0);
+        _mm_cvtsi128_si64(product) as u64
+    };
+    let strings = strings(classes.quote, classes.backslash, carry, prefix_xor);
+    Chunk { classes, strings }
+}
+
+/// Only where the processor has AVX-512 (F, BW) and PCLMULQDQ ([`Way::Avx512`]); inlined
+/// into the caller that has them. The 64 bytes are compared at once, into bit masks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,pclmulqdq")]
+#[inline]
+pub(super) fn read_avx512(chunk: &[u8; CHUNK], carry: &mut Carry) -> Chunk {
+    use std::arch::x86_64::*;
+    // SAFETY: an unaligned load of the chunk's 64 bytes.
+    let v = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+    let is = |byte: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(byte as i8));
+    let folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+    let brackets = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8(b'{' as i8))
+        | _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8(b'}' as i8));
+    let classes = Classes {
+        quote: is(b'"'),
+        backslash: is(b'\\'),
+        control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
+        space: is(b' '),
+        structural: brackets | is(b':') | is(b','),
+    };
     let prefix_xor = |x: u64| {
         let product = _mm_clmulepi64_si128(_mm_set_epi64x(0, x as i64), _mm_set1_epi8(-1), 0);
         _mm_cvtsi128_si64(product) as u64
@@ -197,10 +251,18 @@ mod tests {
                 assert_eq!(got_carry, want_carry);
             }
             #[cfg(target_arch = "x86_64")]
-            if Way::best() == Way::Avx2 {
+            if Way::supported().contains(&Way::Avx2) {
                 let mut got_carry = carry;
-                // SAFETY: the processor has AVX2 and PCLMULQDQ (`Way::best` asked).
+                // SAFETY: the processor has AVX2 and PCLMULQDQ (`Way::supported` asked).
                 let got = unsafe { read_avx2(&chunk, &mut got_carry) };
+                assert_eq!(got, want, "{chunk:?}");
+                assert_eq!(got_carry, want_carry);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if Way::supported().contains(&Way::Avx512) {
+                let mut got_carry = carry;
+                // SAFETY: the processor has AVX-512 F and BW and PCLMULQDQ (asked).
+                let got = unsafe { read_avx512(&chunk, &mut got_carry) };
                 assert_eq!(got, want, "{chunk:?}");
                 assert_eq!(got_carry, want_carry);
             }

@@ -35,6 +35,10 @@ pub(super) fn value_end_by<N: Note>(
 ) -> Option<usize> {
     match way {
         #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Way::Avx512` is only made where the processor has AVX-512 F and BW and
+        // PCLMULQDQ.
+        Way::Avx512 => unsafe { walk_avx512(b, start, note) },
+        #[cfg(target_arch = "x86_64")]
         // SAFETY: `Way::Avx2` is only made where the processor has AVX2 and PCLMULQDQ.
         Way::Avx2 => unsafe { walk_avx2(b, start, note) },
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -49,6 +53,15 @@ pub(super) fn value_end_by<N: Note>(
 fn walk_avx2<N: Note>(b: &[u8], start: usize, note: &mut N) -> Option<usize> {
     walk(b, start, note, |chunk, carry| {
         classes::read_avx2(chunk, carry)
+    })
+}
+
+/// [`walk`] compiled for AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,pclmulqdq")]
+fn walk_avx512<N: Note>(b: &[u8], start: usize, note: &mut N) -> Option<usize> {
+    walk(b, start, note, |chunk, carry| {
+        classes::read_avx512(chunk, carry)
     })
 }
 

@@ -40,12 +40,10 @@ impl Note for Log {
 }
 
 fn ways() -> Vec<(&'static str, Way)> {
-    #[allow(unused_mut)]
-    let mut ways = vec![("bytes", Way::Bytes)];
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    ways.push(("sse2", Way::Sse2));
-    ways.push(("best", Way::best()));
-    ways
+    Way::supported()
+        .into_iter()
+        .map(|way| (format!("{way:?}").leak() as &str, way))
+        .collect()
 }
 
 /// Holds the chunked check to the byte-by-byte scan on `b` from `start`; whether it answered
