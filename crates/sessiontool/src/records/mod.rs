@@ -186,11 +186,20 @@ pub fn lines_of(
 /// (else hand them to [`LineSplitter::line`]) and call [`LineSplitter::finish`] before the next
 /// line they hand over.
 pub fn is_plain_line(content: &[u8], max_line_len: usize) -> bool {
-    content.first() == Some(&b'{')
+    plain_line(content, max_line_len).is_some()
+}
+
+/// [`is_plain_line`], giving the line's text (checked as UTF-8 once, for the caller too).
+pub fn plain_line(content: &[u8], max_line_len: usize) -> Option<&str> {
+    if content.first() == Some(&b'{')
         && content.last() == Some(&b'}')
         && content.len() <= max_line_len
         && memchr::memchr(0, content).is_none()
-        && simdutf8::basic::from_utf8(content).is_ok()
+    {
+        simdutf8::basic::from_utf8(content).ok()
+    } else {
+        None
+    }
 }
 
 /// Whether `bytes` are one JSON value (white space around it allowed), as the records layer
