@@ -42,8 +42,8 @@ pub(super) fn value_end_by<N: Note>(
         // SAFETY: `Way::Avx2` is only made where the processor has AVX2 and PCLMULQDQ.
         Way::Avx2 => unsafe { walk_avx2(b, start, note) },
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        Way::Sse2 => walk(b, start, note, classes::read_sse2),
-        Way::Bytes => walk(b, start, note, classes::read_bytes),
+        Way::Sse2 => walk(b, start, note, classes::read_sse2::<false>),
+        Way::Bytes => walk(b, start, note, classes::read_bytes::<false>),
     }
 }
 
@@ -52,7 +52,7 @@ pub(super) fn value_end_by<N: Note>(
 #[target_feature(enable = "avx2,pclmulqdq")]
 fn walk_avx2<N: Note>(b: &[u8], start: usize, note: &mut N) -> Option<usize> {
     walk(b, start, note, |chunk, carry| {
-        classes::read_avx2(chunk, carry)
+        classes::read_avx2::<false>(chunk, carry)
     })
 }
 
@@ -61,7 +61,7 @@ fn walk_avx2<N: Note>(b: &[u8], start: usize, note: &mut N) -> Option<usize> {
 #[target_feature(enable = "avx512f,avx512bw,pclmulqdq")]
 fn walk_avx512<N: Note>(b: &[u8], start: usize, note: &mut N) -> Option<usize> {
     walk(b, start, note, |chunk, carry| {
-        classes::read_avx512(chunk, carry)
+        classes::read_avx512::<false>(chunk, carry)
     })
 }
 
