@@ -186,15 +186,16 @@ pub fn lines_of(
 /// (else hand them to [`LineSplitter::line`]) and call [`LineSplitter::finish`] before the next
 /// line they hand over.
 pub fn is_plain_line(content: &[u8], max_line_len: usize) -> bool {
-    plain_line(content, max_line_len).is_some()
+    memchr::memchr(0, content).is_none() && plain_line(content, max_line_len).is_some()
 }
 
-/// [`is_plain_line`], giving the line's text (checked as UTF-8 once, for the caller too).
+/// [`is_plain_line`] but for NUL, giving the line's text (checked as UTF-8 once, for the
+/// caller too), for a caller that checks the whole line is one JSON value (never with a NUL:
+/// the grammar check refuses it) before it takes the line as a record.
 pub fn plain_line(content: &[u8], max_line_len: usize) -> Option<&str> {
     if content.first() == Some(&b'{')
         && content.last() == Some(&b'}')
         && content.len() <= max_line_len
-        && memchr::memchr(0, content).is_none()
     {
         simdutf8::basic::from_utf8(content).ok()
     } else {
