@@ -25,6 +25,6 @@ pub mod text;
 pub mod value;
 
 pub use out::{Escape, Out, Style};
-pub use raw::{Key, Kind, Outline, Outlined, Raw};
+pub use raw::{Key, Kind, Outline, Outlined, PickedItems, Raw};
 pub use scan::SyntaxError;
 pub use text::Text;

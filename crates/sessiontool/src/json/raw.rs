@@ -140,6 +140,62 @@ impl<'a> Raw<'a> {
             at: 1,
         })
     }
+
+    /// [`pick`](Self::pick) of each of an array's items, in order (`None` for an item that
+    /// is not an object; nothing when this is not an array): each item read once, where
+    /// taking the items and then picking from each would skip every object twice.
+    pub fn pick_in_items<'k, const N: usize>(self, keys: [&'k str; N]) -> PickedItems<'a, 'k, N> {
+        PickedItems {
+            text: self.0,
+            // Not an array: at its end at once.
+            at: if self.kind() == Kind::Array {
+                1
+            } else {
+                self.0.len()
+            },
+            keys,
+        }
+    }
+}
+
+/// What [`Raw::pick_in_items`] gives, object by object.
+pub struct PickedItems<'a, 'k, const N: usize> {
+    text: &'a str,
+    at: usize,
+    keys: [&'k str; N],
+}
+
+impl<'a, const N: usize> Iterator for PickedItems<'a, '_, N> {
+    type Item = Option<[Option<Raw<'a>>; N]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.text.as_bytes();
+        {
+            let i = skip_ws(b, self.at);
+            if i >= b.len() || b[i] == b']' {
+                self.at = b.len();
+                return None;
+            }
+            let start = if b[i] == b',' { skip_ws(b, i + 1) } else { i };
+            if b[start] != b'{' {
+                self.at = skip_valid(b, start);
+                return Some(None);
+            }
+            let mut entries = Entries {
+                text: self.text,
+                at: start + 1,
+            };
+            let mut found = [None; N];
+            for (k, v) in &mut entries {
+                if let Some(i) = k.position_in(&self.keys) {
+                    found[i] = Some(v);
+                }
+            }
+            // After the last entry, its object's `}`.
+            self.at = skip_ws(b, entries.at) + 1;
+            Some(Some(found))
+        }
+    }
 }
 
 /// An object key as written (quotes included).
@@ -546,6 +602,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn picking_in_items_is_taking_the_objects_and_picking_from_each() {
+        let texts = [
+            r#"[{"type":"text","text":"a}]\"{","id":1},{"type":"tool_use","id":"t1","input":{"id":2,"x":[{}]}},"s",3,[{"id":9}],{},{ "id" : "x" , "id":"y" },null]"#,
+            r#"[ ]"#,
+            r#"[{}]"#,
+            r#"[ { "type" : "a" } , { } ]"#,
+            r#"{"id":1}"#,
+            r#""text""#,
+            r#"7"#,
+        ];
+        for text in texts {
+            let raw = Raw::parse(text).unwrap();
+            let keys = ["type", "id", "tool_use_id"];
+            let want: Vec<_> = raw
+                .items()
+                .into_iter()
+                .flatten()
+                .map(|v| (v.kind() == Kind::Object).then(|| v.pick(keys)))
+                .collect();
+            let got: Vec<_> = raw.pick_in_items(keys).collect();
+            assert_eq!(got, want, "{text}");
+        }
+        // Every array value of every fixture and sample line.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut arrays = 0;
+        let mut stack = vec![root.join("fixtures"), root.join("../../../shared/samples")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                for line in bytes.lines() {
+                    let Ok(raw) = Raw::parse(line) else {
+                        continue;
+                    };
+                    let mut values = vec![raw];
+                    while let Some(v) = values.pop() {
+                        match v.kind() {
+                            Kind::Object => values.extend(v.entries().unwrap().map(|(_, v)| v)),
+                            Kind::Array => {
+                                arrays += 1;
+                                for keys in [["type", "id", "tool_use_id"], ["text", "name", "x"]] {
+                                    let want: Vec<_> = v
+                                        .items()
+                                        .unwrap()
+                                        .map(|i| (i.kind() == Kind::Object).then(|| i.pick(keys)))
+                                        .collect();
+                                    assert_eq!(v.pick_in_items(keys).collect::<Vec<_>>(), want);
+                                }
+                                values.extend(v.items().unwrap());
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        assert!(arrays > 100, "only {arrays} arrays");
     }
 
     #[test]
