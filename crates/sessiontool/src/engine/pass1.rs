@@ -13,7 +13,7 @@ use crate::diag::Diagnostic;
 use crate::json::facts::{Facts, checked_outlined, facts};
 use crate::json::{Outline, Raw};
 use crate::records::{
-    BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span, is_plain_line,
+    BlockReader, Damage, Finding, LineSplitter, Options, Piece, Record, Span, plain_line,
 };
 
 /// What a format keeps of each record in pass one.
@@ -190,17 +190,50 @@ impl<B> BlockOut<B> {
             lossy,
         });
         // Always UTF-8 (the records layer replaced what was not); never a panic if not.
-        let text = match simdutf8::basic::from_utf8(bytes) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(bytes),
-        };
-        // The outline's places are in `bytes`: kept only when the text is those very bytes.
-        let outline = outline.filter(|_| matches!(text, std::borrow::Cow::Borrowed(_)));
+        match simdutf8::basic::from_utf8(bytes) {
+            Ok(text) => self.noted(scan, text, (facts, outline), lossy, span),
+            // The outline's places are in `bytes`: not kept for other text.
+            Err(_) => self.noted(
+                scan,
+                &String::from_utf8_lossy(bytes),
+                (facts, None),
+                true,
+                span,
+            ),
+        }
+    }
+
+    /// [`record`](Self::record) of a plain line, its text checked as UTF-8 already.
+    fn plain<S: Scan<Block = B>>(
+        &mut self,
+        scan: &S,
+        text: &str,
+        (facts, outline): (&Facts, &Outline),
+        span: Span,
+    ) {
+        self.spots.push(Spot {
+            offset: span.offset,
+            line: span.line,
+            len: span.len as u32,
+            lossy: false,
+        });
+        self.noted(scan, text, (facts, Some(outline)), false, span);
+    }
+
+    /// The record's text to the format's scan.
+    fn noted<S: Scan<Block = B>>(
+        &mut self,
+        scan: &S,
+        text: &str,
+        (facts, outline): (&Facts, Option<&Outline>),
+        lossy: bool,
+        span: Span,
+    ) {
         let record = Noted {
-            raw: Raw::valid(&text),
+            raw: Raw::valid(text),
             facts,
             outline,
-            lossy: lossy || matches!(text, std::borrow::Cow::Owned(_)),
+            lossy,
         };
         scan.record(&mut self.block, record, span);
     }
@@ -349,7 +382,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                 // A plain line that is valid JSON is one record with nothing to say: taken
                 // here, as fsck's scan takes it, its grammar checked once.
                 if terminated
-                    && is_plain_line(content, max_line_len)
+                    && let Some(text) = plain_line(content, max_line_len)
                     && let Some(facts) = checked_outlined(content, &mut outline)
                 {
                     // It ends a CRLF run the splitter may have open (also from an earlier
@@ -360,7 +393,7 @@ fn analyse<S: Scan>(piece: &Piece, scan: &S, splitter: &mut LineSplitter) -> Blo
                         offset,
                         len: content.len() as u64,
                     };
-                    out.record(scan, content, (&facts, Some(&outline)), false, span);
+                    out.plain(scan, text, (&facts, &outline), span);
                     continue;
                 }
                 records.clear();

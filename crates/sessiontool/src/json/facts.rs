@@ -35,6 +35,9 @@ impl Facts {
 
 /// The facts, noted by the grammar check as it reads the text ([`checked`]).
 impl super::scan::Note for Facts {
+    fn forget(&mut self) {
+        *self = Facts::default();
+    }
     fn depth(&mut self, depth: usize) {
         self.depth = self.depth.max(depth);
     }
@@ -57,6 +60,10 @@ pub fn checked_outlined(b: &[u8], outline: &mut super::Outline) -> Option<Facts>
         outline: &'o mut super::Outline,
     }
     impl super::scan::Note for Both<'_> {
+        fn forget(&mut self) {
+            self.facts.forget();
+            self.outline.clear();
+        }
         fn depth(&mut self, depth: usize) {
             self.facts.depth(depth);
         }

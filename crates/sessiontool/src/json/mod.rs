@@ -11,15 +11,20 @@
 //! - [`Raw`]: a checked value read lazily (entries, items, strings decoded, numbers as text);
 //! - [`out`]: writing, with each tool's escaping, separators and indentation.
 
+mod classes;
 pub mod facts;
 pub mod out;
+mod quick;
+#[cfg(test)]
+mod quick_tests;
 pub mod raw;
 pub mod scan;
 mod skip;
+mod strings;
 pub mod text;
 pub mod value;
 
 pub use out::{Escape, Out, Style};
-pub use raw::{Key, Kind, Outline, Outlined, Raw};
+pub use raw::{Key, Kind, Outline, Outlined, PickedItems, Raw};
 pub use scan::SyntaxError;
 pub use text::Text;

@@ -140,6 +140,62 @@ impl<'a> Raw<'a> {
             at: 1,
         })
     }
+
+    /// [`pick`](Self::pick) of each of an array's items, in order (`None` for an item that
+    /// is not an object; nothing when this is not an array): each item read once, where
+    /// taking the items and then picking from each would skip every object twice.
+    pub fn pick_in_items<'k, const N: usize>(self, keys: [&'k str; N]) -> PickedItems<'a, 'k, N> {
+        PickedItems {
+            text: self.0,
+            // Not an array: at its end at once.
+            at: if self.kind() == Kind::Array {
+                1
+            } else {
+                self.0.len()
+            },
+            keys,
+        }
+    }
+}
+
+/// What [`Raw::pick_in_items`] gives, object by object.
+pub struct PickedItems<'a, 'k, const N: usize> {
+    text: &'a str,
+    at: usize,
+    keys: [&'k str; N],
+}
+
+impl<'a, const N: usize> Iterator for PickedItems<'a, '_, N> {
+    type Item = Option<[Option<Raw<'a>>; N]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.text.as_bytes();
+        {
+            let i = skip_ws(b, self.at);
+            if i >= b.len() || b[i] == b']' {
+                self.at = b.len();
+                return None;
+            }
+            let start = if b[i] == b',' { skip_ws(b, i + 1) } else { i };
+            if b[start] != b'{' {
+                self.at = skip_valid(b, start);
+                return Some(None);
+            }
+            let mut entries = Entries {
+                text: self.text,
+                at: start + 1,
+            };
+            let mut found = [None; N];
+            for (k, v) in &mut entries {
+                if let Some(i) = k.position_in(&self.keys) {
+                    found[i] = Some(v);
+                }
+            }
+            // After the last entry, its object's `}`.
+            self.at = skip_ws(b, entries.at) + 1;
+            Some(Some(found))
+        }
+    }
 }
 
 /// An object key as written (quotes included).
@@ -155,12 +211,20 @@ impl std::fmt::Debug for Key<'_> {
 impl<'a> Key<'a> {
     /// Where this key is among `names`.
     fn position_in(self, names: &[&str]) -> Option<usize> {
-        // Most keys hold no escape: compared as written, the escape looked for once.
-        let inner = &self.0[1..self.0.len() - 1];
-        if inner.contains('\\') {
-            names.iter().position(|name| self.is(name))
-        } else {
-            names.iter().position(|name| *name == inner)
+        // Most keys hold no escape: compared as written first; a key that matches none is
+        // looked at for an escape (short keys byte by byte: quicker than a search's set-up),
+        // and one that matches is its name only without one.
+        let inner = &self.0.as_bytes()[1..self.0.len() - 1];
+        let escaped = || has_backslash(inner);
+        // Length and first byte before the whole comparison: most names differ in one.
+        let written = |name: &&str| {
+            let name = name.as_bytes();
+            name.len() == inner.len() && name.first() == inner.first() && name == inner
+        };
+        match names.iter().position(written) {
+            Some(i) if !escaped() => Some(i),
+            None if !escaped() => None,
+            _ => names.iter().position(|name| self.is(name)),
         }
     }
 
@@ -280,18 +344,46 @@ pub struct Outlined<'a> {
     facts: super::facts::Facts,
 }
 
+thread_local! {
+    /// The outline the last [`Outlined`] of this thread left, its buffers kept: records are
+    /// read one after another, and each would otherwise grow its own from nothing.
+    static SPARE: std::cell::Cell<Option<Outline>> = const { std::cell::Cell::new(None) };
+}
+
+/// Entries beyond which an outline's buffers are not kept for the next record.
+const SPARE_ENTRIES: usize = 4096;
+
+impl Outline {
+    /// This thread's spare outline, or a new one.
+    fn spare() -> Outline {
+        SPARE.with(std::cell::Cell::take).unwrap_or_default()
+    }
+
+    /// Kept as this thread's spare, unless it grew large.
+    fn keep(self) {
+        if self.entries.capacity() <= SPARE_ENTRIES && self.inner.capacity() <= SPARE_ENTRIES {
+            SPARE.with(|spare| spare.set(Some(self)));
+        }
+    }
+}
+
 impl<'a> Outlined<'a> {
     /// `text` when it is one JSON object (white space around it allowed).
     pub fn parse(text: &'a str) -> Option<Outlined<'a>> {
         let text = text.trim_matches(scan::is_ws_char);
-        let mut outline = Outline::default();
-        let facts = super::facts::checked_outlined(text.as_bytes(), &mut outline)?;
+        let mut outline = Outline::spare();
         let raw = Raw(text);
-        (raw.kind() == Kind::Object).then_some(Outlined {
-            raw,
-            outline,
-            facts,
-        })
+        match super::facts::checked_outlined(text.as_bytes(), &mut outline) {
+            Some(facts) if raw.kind() == Kind::Object => Some(Outlined {
+                raw,
+                outline,
+                facts,
+            }),
+            _ => {
+                outline.keep();
+                None
+            }
+        }
     }
 
     /// What the grammar check noted of the text (whether `serde_json` surely reads it).
@@ -311,6 +403,12 @@ impl<'a> Outlined<'a> {
         keys: [&str; N],
     ) -> [Option<Raw<'a>>; N] {
         self.outline.pick_within(self.raw, value, keys)
+    }
+}
+
+impl Drop for Outlined<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.outline).keep();
     }
 }
 
@@ -338,6 +436,20 @@ fn pick_from<'a, 'e, const N: usize>(
         }
     }
     found
+}
+
+/// Whether `b` holds a backslash: keys of 8 to 16 bytes (most) as two words, at once.
+fn has_backslash(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    if !(8..=16).contains(&b.len()) {
+        return b.contains(&b'\\');
+    }
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().expect("eight bytes"));
+    // A byte of `x` is zero where the word had a backslash; any zero byte sets a high bit.
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let backslashes = |w: u64| zero_byte(w ^ (ONES * u64::from(b'\\')));
+    backslashes(word(&b[..8])) | backslashes(word(&b[b.len() - 8..])) != 0
 }
 
 /// The entries of an object ([`Raw::entries`]).
@@ -450,6 +562,115 @@ mod tests {
         assert_eq!(items[3].as_u64(), None);
         assert_eq!(items[2].as_f64(), None);
         assert_eq!(items[0].as_f64(), Some(100000.0));
+    }
+
+    #[test]
+    fn a_key_is_found_among_names_as_its_decoded_name() {
+        let names = ["uuid", "type", "a\\b", "é", ""];
+        for key in [
+            r#""uuid""#,
+            r#""u\u0075id""#,
+            r#""type""#,
+            r#""typ""#,
+            r#""a\\b""#,
+            r#""a\b""#,
+            r#""\u00e9""#,
+            r#""é""#,
+            r#""""#,
+            r#""\"""#,
+            r#""\ud800""#,
+        ] {
+            let key = Key(key);
+            let want = names.iter().position(|name| key.is(name));
+            assert_eq!(key.position_in(&names), want, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn a_backslash_is_found_at_every_place_of_short_and_long_keys() {
+        for len in 0..40 {
+            let plain = vec![b'a'; len];
+            assert!(!has_backslash(&plain));
+            for at in 0..len {
+                let mut with = plain.clone();
+                with[at] = b'\\';
+                assert!(has_backslash(&with), "{len} {at}");
+                // Bytes near a backslash's (0x5c) are not one.
+                for near in [0x5b, 0x5d, 0xdc, 0x1c, 0x00] {
+                    with[at] = near;
+                    assert!(!has_backslash(&with), "{len} {at} {near}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn picking_in_items_is_taking_the_objects_and_picking_from_each() {
+        let texts = [
+            r#"[{"type":"text","text":"a}]\"{","id":1},{"type":"tool_use","id":"t1","input":{"id":2,"x":[{}]}},"s",3,[{"id":9}],{},{ "id" : "x" , "id":"y" },null]"#,
+            r#"[ ]"#,
+            r#"[{}]"#,
+            r#"[ { "type" : "a" } , { } ]"#,
+            r#"{"id":1}"#,
+            r#""text""#,
+            r#"7"#,
+        ];
+        for text in texts {
+            let raw = Raw::parse(text).unwrap();
+            let keys = ["type", "id", "tool_use_id"];
+            let want: Vec<_> = raw
+                .items()
+                .into_iter()
+                .flatten()
+                .map(|v| (v.kind() == Kind::Object).then(|| v.pick(keys)))
+                .collect();
+            let got: Vec<_> = raw.pick_in_items(keys).collect();
+            assert_eq!(got, want, "{text}");
+        }
+        // Every array value of every fixture and sample line.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut arrays = 0;
+        let mut stack = vec![root.join("fixtures"), root.join("../../../shared/samples")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                for line in bytes.lines() {
+                    let Ok(raw) = Raw::parse(line) else {
+                        continue;
+                    };
+                    let mut values = vec![raw];
+                    while let Some(v) = values.pop() {
+                        match v.kind() {
+                            Kind::Object => values.extend(v.entries().unwrap().map(|(_, v)| v)),
+                            Kind::Array => {
+                                arrays += 1;
+                                for keys in [["type", "id", "tool_use_id"], ["text", "name", "x"]] {
+                                    let want: Vec<_> = v
+                                        .items()
+                                        .unwrap()
+                                        .map(|i| (i.kind() == Kind::Object).then(|| i.pick(keys)))
+                                        .collect();
+                                    assert_eq!(v.pick_in_items(keys).collect::<Vec<_>>(), want);
+                                }
+                                values.extend(v.items().unwrap());
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        assert!(arrays > 100, "only {arrays} arrays");
     }
 
     #[test]

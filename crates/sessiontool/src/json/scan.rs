@@ -69,10 +69,14 @@ enum Open {
 
 /// What a check notes as it goes, for [`value_end_noting`]: the facts of a text learnt in the
 /// same pass that checks it ([`super::facts::Facts`]). `()` notes nothing (and costs nothing).
+/// A check that gives up half way [`forget`](Note::forget)s what it noted and starts again.
 pub trait Note {
+    /// Everything noted so far is to be forgotten: the text is read again from its start.
+    fn forget(&mut self);
     /// Objects and arrays are open `depth` deep.
     fn depth(&mut self, _depth: usize) {}
-    /// White space between tokens.
+    /// White space between tokens (at least once when there is some; the chunked check says
+    /// it once).
     fn space(&mut self) {}
     /// A number of `len` characters, with an exponent or not.
     fn number(&mut self, _len: usize, _exponent: bool) {}
@@ -85,7 +89,9 @@ pub trait Note {
     fn value_end(&mut self, _depth: usize, _end: usize) {}
 }
 
-impl Note for () {}
+impl Note for () {
+    fn forget(&mut self) {}
+}
 
 /// Whether the four hex digits at `h` are a UTF-16 surrogate's (`d800` to `dfff`).
 pub(crate) fn is_surrogate_hex(h: &[u8]) -> bool {
@@ -98,8 +104,24 @@ pub fn value_end(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
     value_end_noting(b, start, &mut ())
 }
 
-/// [`value_end`], telling `note` what it finds on the way.
+/// [`value_end`], telling `note` (fresh: nothing noted yet) what it finds on the way. Valid
+/// text is checked 64 bytes at a time ([`super::quick`]); anything else is read again byte by
+/// byte, which says what is wrong and where.
 pub fn value_end_noting<N: Note>(
+    b: &[u8],
+    start: usize,
+    note: &mut N,
+) -> Result<usize, SyntaxError> {
+    if let Some(end) = super::quick::value_end(b, start, note) {
+        return Ok(end);
+    }
+    note.forget();
+    value_end_bytewise(b, start, note)
+}
+
+/// [`value_end_noting`] byte by byte: the reference the chunked check is held to, and what
+/// names an error.
+pub(crate) fn value_end_bytewise<N: Note>(
     b: &[u8],
     start: usize,
     note: &mut N,
@@ -227,7 +249,7 @@ fn key_end<N: Note>(
     Ok(i + 1)
 }
 
-fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Result<usize, SyntaxError> {
+pub(super) fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Result<usize, SyntaxError> {
     for (k, &w) in word.iter().enumerate() {
         if b.get(i + k) != Some(&w) {
             return Err(SyntaxError::at(i + k, "not a JSON literal", b));
@@ -238,7 +260,7 @@ fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Result<usize, SyntaxError> {
 
 /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, any number of digits: where it
 /// ends, and whether it has an exponent.
-fn number_end(b: &[u8], mut i: usize) -> Result<(usize, bool), SyntaxError> {
+pub(super) fn number_end(b: &[u8], mut i: usize) -> Result<(usize, bool), SyntaxError> {
     let digits = |mut i: usize| {
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
@@ -371,36 +393,14 @@ pub(crate) fn plain_run_end(b: &[u8], mut i: usize) -> usize {
 const SCALAR: usize = 64;
 
 /// Where the value starting at `i` ends, for text already known to be valid JSON: containers
-/// are skipped by counting brackets outside strings, with no checks.
+/// are skipped by counting brackets outside strings ([`super::skip`]), with no checks.
 pub(crate) fn skip_valid(b: &[u8], i: usize) -> usize {
     match b[i] {
         b'"' => skip_string(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0u32;
-            let mut i = i;
-            let scalar_until = i + SCALAR;
-            loop {
-                // Here `i` is outside strings: the rest can be skipped in chunks.
-                if i >= scalar_until && depth > 0 {
-                    return super::skip::container_rest(b, i, depth);
-                }
-                match b[i] {
-                    b'"' => {
-                        i = skip_string(b, i);
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return i + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
+        // Empty (`[]`, `{}`: flags, lists) at once; any other in chunks from its start: from a
+        // few bytes on that is quicker than byte by byte.
+        b'{' | b'[' if matches!(b.get(i + 1), Some(b'}' | b']')) => i + 2,
+        b'{' | b'[' => super::skip::container_rest(b, i + 1, 1),
         _ => {
             let mut i = i;
             while i < b.len() && !matches!(b[i], b',' | b'}' | b']') && !is_ws(b[i]) {

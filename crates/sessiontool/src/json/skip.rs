@@ -4,11 +4,11 @@
 //! message's text, a tool's output. Byte by byte that was most of the time of fsck and of the
 //! engine's first pass (session text has a quote or a backslash every 15 bytes or so). Here
 //! each 64-byte chunk becomes four bit masks (quotes, backslashes, opening and closing
-//! brackets) with SSE2; escaped characters are found from the few backslashes, the bytes
-//! inside strings from the unescaped quotes (a running XOR), and only then are brackets
+//! brackets) the quickest way the processor has ([`super::classes`]); escaped characters and
+//! the bytes inside strings come from them ([`super::strings`]), and only then are brackets
 //! counted. Text that is not valid JSON gives a wrong answer, never a panic or a read out of
-//! bounds. Other processors, and the last bytes of the text, go through the same steps on
-//! masks made byte by byte.
+//! bounds. A long string that must be checked as it is skipped ([`checked_string_rest`], for
+//! the byte-by-byte scan) still goes through SSE2 masks and its backslashes one by one.
 
 /// The bytes of one chunk that matter, one bit per byte (bit `k` is byte `k`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -23,9 +23,12 @@ struct Masks {
     control: u64,
 }
 
-const CHUNK: usize = 64;
+pub(super) const CHUNK: usize = 64;
 
-/// What is carried from one chunk to the next.
+use super::classes::{self, Chunk, Way};
+use super::strings::Carry;
+
+/// What is carried from one chunk to the next (by [`checked_string_rest`]).
 #[derive(Default)]
 struct State {
     /// The next chunk's first byte is escaped (this one ended in an odd run of backslashes).
@@ -36,14 +39,10 @@ struct State {
 
 impl State {
     /// The chunk's unescaped quotes, and its bytes inside strings (an opening quote counts
-    /// as inside, a closing one as outside).
-    fn strings(&mut self, m: &Masks) -> (u64, u64) {
-        let escaped = self.escaped(m.backslash);
-        self.strings_with(m, escaped)
-    }
-
-    fn strings_with(&mut self, m: &Masks, escaped: u64) -> (u64, u64) {
-        let quotes = m.quote & !escaped;
+    /// as inside, a closing one as outside), its escaped bytes known: `quote` is every quote
+    /// of the chunk, escaped or not.
+    fn strings_with(&mut self, quote: u64, escaped: u64) -> (u64, u64) {
+        let quotes = quote & !escaped;
         let mut inside = prefix_xor(quotes);
         if self.in_string {
             inside = !inside;
@@ -167,12 +166,118 @@ fn each_chunk(
 /// One past the bracket that closes the `depth` objects and arrays open at `b[from]` (a place
 /// outside strings).
 pub(crate) fn container_rest(b: &[u8], from: usize, depth: u32) -> usize {
-    let mut state = State::default();
+    container_rest_by(Way::best(), b, from, depth)
+}
+
+/// One past the quote closing a string whose bytes from `b[from]` on are still inside it
+/// (`from` not escaped).
+pub(crate) fn string_rest(b: &[u8], from: usize) -> usize {
+    string_rest_by(Way::best(), b, from)
+}
+
+/// [`container_rest`], reading chunks `way`.
+fn container_rest_by(way: Way, b: &[u8], from: usize, depth: u32) -> usize {
+    match way {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Way::Avx512` is only made where the processor has AVX-512 F and BW and
+        // PCLMULQDQ.
+        Way::Avx512 => unsafe { container_rest_avx512(b, from, depth) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Way::Avx2` is only made where the processor has AVX2 and PCLMULQDQ.
+        Way::Avx2 => unsafe { container_rest_avx2(b, from, depth) },
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        Way::Sse2 => container_end(b, from, depth, classes::read_sse2::<true>),
+        Way::Bytes => container_end(b, from, depth, classes::read_bytes::<true>),
+    }
+}
+
+/// [`string_rest`], reading chunks `way`.
+fn string_rest_by(way: Way, b: &[u8], from: usize) -> usize {
+    match way {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `container_rest_by`.
+        Way::Avx512 => unsafe { string_rest_avx512(b, from) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `container_rest_by`.
+        Way::Avx2 => unsafe { string_rest_avx2(b, from) },
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        Way::Sse2 => string_end(b, from, classes::read_sse2::<true>),
+        Way::Bytes => string_end(b, from, classes::read_bytes::<true>),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,pclmulqdq")]
+fn container_rest_avx512(b: &[u8], from: usize, depth: u32) -> usize {
+    container_end(b, from, depth, |chunk, carry| {
+        classes::read_avx512::<true>(chunk, carry)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,pclmulqdq")]
+fn container_rest_avx2(b: &[u8], from: usize, depth: u32) -> usize {
+    container_end(b, from, depth, |chunk, carry| {
+        classes::read_avx2::<true>(chunk, carry)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,pclmulqdq")]
+fn string_rest_avx512(b: &[u8], from: usize) -> usize {
+    string_end(b, from, |chunk, carry| {
+        classes::read_avx512::<true>(chunk, carry)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,pclmulqdq")]
+fn string_rest_avx2(b: &[u8], from: usize) -> usize {
+    string_end(b, from, |chunk, carry| {
+        classes::read_avx2::<true>(chunk, carry)
+    })
+}
+
+/// The chunks of `b` from `start`, each read by `read` (the last one padded with spaces,
+/// which change nothing here) and given with its place to `each` until it says where to stop.
+#[inline(always)]
+fn each_read(
+    b: &[u8],
+    start: usize,
+    read: impl Fn(&[u8; CHUNK], &mut Carry) -> Chunk,
+    mut each: impl FnMut(usize, &Chunk) -> Option<usize>,
+) -> usize {
+    let mut carry = Carry::default();
+    let mut at = start;
+    while let Some(chunk) = b.get(at..at + CHUNK) {
+        let chunk = read(chunk.try_into().expect("a chunk"), &mut carry);
+        if let Some(end) = each(at, &chunk) {
+            return end;
+        }
+        at += CHUNK;
+    }
+    if at < b.len() {
+        let mut last = [b' '; CHUNK];
+        last[..b.len() - at].copy_from_slice(&b[at..]);
+        if let Some(end) = each(at, &read(&last, &mut carry)) {
+            return end.min(b.len());
+        }
+    }
+    b.len()
+}
+
+#[inline(always)]
+fn container_end(
+    b: &[u8],
+    from: usize,
+    depth: u32,
+    read: impl Fn(&[u8; CHUNK], &mut Carry) -> Chunk,
+) -> usize {
     let mut depth = depth;
-    each_chunk(b, from, |at, m| {
-        let (_, inside) = state.strings(&m);
-        let opens = m.open & !inside;
-        let closes = m.close & !inside;
+    each_read(b, from, read, |at, chunk| {
+        let outside = !chunk.strings.inside;
+        let opens = chunk.classes.open & outside;
+        let closes = chunk.classes.close & outside;
         // The bracket that closes it is in this chunk only if there are enough closers.
         if closes.count_ones() < depth {
             depth = depth + opens.count_ones() - closes.count_ones();
@@ -195,12 +300,10 @@ pub(crate) fn container_rest(b: &[u8], from: usize, depth: u32) -> usize {
     })
 }
 
-/// One past the quote closing a string whose bytes from `b[from]` on are still inside it
-/// (`from` not escaped).
-pub(crate) fn string_rest(b: &[u8], from: usize) -> usize {
-    let mut state = State::default();
-    each_chunk(b, from, |at, m| {
-        let (quotes, _) = state.strings(&m);
+#[inline(always)]
+fn string_end(b: &[u8], from: usize, read: impl Fn(&[u8; CHUNK], &mut Carry) -> Chunk) -> usize {
+    each_read(b, from, read, |at, chunk| {
+        let quotes = chunk.strings.quotes;
         (quotes != 0).then(|| at + quotes.trailing_zeros() as usize + 1)
     })
 }
@@ -219,7 +322,7 @@ pub(crate) fn checked_string_rest<N: super::scan::Note>(
     let mut closed = false;
     let end = each_chunk(b, from, |at, m| {
         let escaped = state.escaped(m.backslash);
-        let (quotes, _) = state.strings_with(&m, escaped);
+        let (quotes, _) = state.strings_with(m.quote, escaped);
         // The bytes up to the closing quote (all of them when it is not in this chunk).
         let upto = match quotes {
             0 => u64::MAX,
@@ -313,14 +416,16 @@ mod tests {
             let b = text.as_bytes();
             let start = 0;
             let expected = slow_end(b, start);
-            let end = |b: &[u8]| match b[start] {
-                b'"' => string_rest(b, start + 1),
-                _ => container_rest(b, start + 1, 1),
-            };
-            assert_eq!(end(b), expected, "{text}");
-            // The same value with more text after it.
-            let longer = format!("{text}, {text} ]}}");
-            assert_eq!(end(longer.as_bytes()), expected, "{longer}");
+            for way in Way::supported() {
+                let end = |b: &[u8]| match b[start] {
+                    b'"' => string_rest_by(way, b, start + 1),
+                    _ => container_rest_by(way, b, start + 1, 1),
+                };
+                assert_eq!(end(b), expected, "{way:?} {text}");
+                // The same value with more text after it.
+                let longer = format!("{text}, {text} ]}}");
+                assert_eq!(end(longer.as_bytes()), expected, "{way:?} {longer}");
+            }
             // And what skipping it with the scalar scan does.
             assert_eq!(super::super::scan::skip_valid(b, start), expected, "{text}");
         }
@@ -329,8 +434,10 @@ mod tests {
     #[test]
     fn invalid_text_never_panics() {
         for text in [&b"{"[..], b"[[[", b"\"abc", b"{\"a\":\"\\", b"]]]", b"\"\\"] {
-            assert!(container_rest(text, 1, 1) <= text.len());
-            assert!(string_rest(text, 1) <= text.len());
+            for way in Way::supported() {
+                assert!(container_rest_by(way, text, 1, 1) <= text.len());
+                assert!(string_rest_by(way, text, 1) <= text.len());
+            }
         }
     }
 
@@ -394,10 +501,12 @@ mod tests {
             let expected = slow_end(b, 0);
             assert_eq!(expected, text.len());
             assert_eq!(super::super::scan::skip_valid(b, 0), expected, "{text}");
-            if b[0] == b'"' {
-                assert_eq!(string_rest(b, 1), expected, "{text}");
-            } else if matches!(b[0], b'{' | b'[') {
-                assert_eq!(container_rest(b, 1, 1), expected, "{text}");
+            for way in Way::supported() {
+                if b[0] == b'"' {
+                    assert_eq!(string_rest_by(way, b, 1), expected, "{way:?} {text}");
+                } else if matches!(b[0], b'{' | b'[') {
+                    assert_eq!(container_rest_by(way, b, 1, 1), expected, "{way:?} {text}");
+                }
             }
         }
     }

@@ -186,11 +186,21 @@ pub fn lines_of(
 /// (else hand them to [`LineSplitter::line`]) and call [`LineSplitter::finish`] before the next
 /// line they hand over.
 pub fn is_plain_line(content: &[u8], max_line_len: usize) -> bool {
-    content.first() == Some(&b'{')
+    memchr::memchr(0, content).is_none() && plain_line(content, max_line_len).is_some()
+}
+
+/// [`is_plain_line`] but for NUL, giving the line's text (checked as UTF-8 once, for the
+/// caller too), for a caller that checks the whole line is one JSON value (never with a NUL:
+/// the grammar check refuses it) before it takes the line as a record.
+pub fn plain_line(content: &[u8], max_line_len: usize) -> Option<&str> {
+    if content.first() == Some(&b'{')
         && content.last() == Some(&b'}')
         && content.len() <= max_line_len
-        && memchr::memchr(0, content).is_none()
-        && simdutf8::basic::from_utf8(content).is_ok()
+    {
+        simdutf8::basic::from_utf8(content).ok()
+    } else {
+        None
+    }
 }
 
 /// Whether `bytes` are one JSON value (white space around it allowed), as the records layer

@@ -317,3 +317,24 @@ fn oversized() {
     let (records, findings) = split_with(b"{\"a\":1234}\n", options);
     assert_eq!((records.len(), findings.len()), (1, 0));
 }
+
+#[test]
+fn a_plain_line_with_a_nul_is_never_one_json_value() {
+    // `plain_line` leaves NUL to the grammar check its caller makes: taken together they
+    // refuse every line `is_plain_line` refuses for a NUL.
+    let line = br#"{"a":"x y","b":[1,true,{}],"c":null}"#;
+    for at in 1..line.len() - 1 {
+        for nul in [&b"\0"[..], b"\0\0"] {
+            let mut with = line[..at].to_vec();
+            with.extend_from_slice(nul);
+            with.extend_from_slice(&line[at..]);
+            assert!(!is_plain_line(&with, 1 << 20));
+            assert!(
+                plain_line(&with, 1 << 20).is_none() || !is_valid_json(&with),
+                "{}",
+                String::from_utf8_lossy(&with)
+            );
+        }
+    }
+    assert!(plain_line(line, 1 << 20).is_some() && is_valid_json(line));
+}

@@ -2,7 +2,7 @@
 //! fields that borrows strings and skips message text, tool inputs and results without
 //! building values.
 
-use crate::formats::keys::{self, object, objects, parent_of, string};
+use crate::formats::keys::{self, object, parent_of, string};
 use crate::formats::{Keys, Parent};
 
 /// `None` when the entry is not a JSON object (or not JSON).
@@ -48,8 +48,8 @@ pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
     // `message.content`, when `message` is an object that has it.
     match object(message).and_then(|m| e.pick_within(m, ["content"])[0]) {
         Some(content) => {
-            for b in objects(Some(content)) {
-                let [t, id, tool_use_id] = b.pick(["type", "id", "tool_use_id"]);
+            let blocks = content.pick_in_items(["type", "id", "tool_use_id"]);
+            for [t, id, tool_use_id] in blocks.flatten() {
                 match string(t).as_deref() {
                     Some("tool_use") => calls.extend(string(id)),
                     Some("tool_result") => results.extend(string(tool_use_id)),

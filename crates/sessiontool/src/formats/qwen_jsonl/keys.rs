@@ -41,11 +41,10 @@ pub(super) fn qwen_keys(record: &[u8]) -> Option<Keys<'_>> {
         Some(m) => present(r.pick_within(m, ["parts"])[0], Kind::Array)?,
         None => None,
     };
-    for part in parts.and_then(Raw::items).into_iter().flatten() {
-        if part.kind() != Kind::Object {
-            return None;
-        }
-        let [call, response] = part.pick(["functionCall", "functionResponse"]);
+    let picked = parts.map(|p| p.pick_in_items(["functionCall", "functionResponse"]));
+    for part in picked.into_iter().flatten() {
+        // A part that is not an object: not Qwen's record.
+        let [call, response] = part?;
         // `functionCall` and `functionResponse` both name the call by `id`.
         if let Some(id) = call_id(call)? {
             calls.push(id);
