@@ -105,7 +105,7 @@ pub fn value_end(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
 }
 
 /// [`value_end`], telling `note` (fresh: nothing noted yet) what it finds on the way. Valid
-/// text is checked 64 bytes at a time ([`super::quick`]); anything else is read again byte by
+/// text is checked 64 bytes at a time (`json::quick`); anything else is read again byte by
 /// byte, which says what is wrong and where.
 pub fn value_end_noting<N: Note>(
     b: &[u8],
