@@ -296,6 +296,61 @@ fn leaves_in(format: &str, bytes: &[u8]) -> Vec<Option<String>> {
     out
 }
 
+/// Every format the engine reads in two passes, from the registry (each format's `two_pass`).
+fn readers() -> Vec<&'static str> {
+    let all: Vec<&'static str> = formats::all()
+        .iter()
+        .filter(|f| f.two_pass().is_some())
+        .map(|f| f.name())
+        .collect();
+    assert!(all.len() >= 6, "{all:?}");
+    all
+}
+
+/// Every fixture (and real sample) of every format the engine reads into every target and back
+/// into its own format, with and without a leaf: each conversion the engine takes is
+/// the whole path's, byte for byte, diagnostic for diagnostic, loss for loss. A reader or a
+/// target the registry gains is held to the whole path here the day it is declared.
+#[test]
+fn every_reader_converts_its_files_into_every_target_as_the_whole_session_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let samples = common::prerequisite::shared("");
+    let mut taken = 0;
+    for from in readers() {
+        let mut paths = common::fixtures_of(from);
+        // The real samples of the tool, when there are some (pi's, Codex's, ...).
+        let tool = fmt(from).tool();
+        if let Some(samples) = &samples
+            && let Ok(dir) = std::fs::read_dir(samples.join(tool))
+        {
+            let mut more: Vec<PathBuf> = dir
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    p.is_file()
+                        && formats::detect(Some(p), &std::fs::read(p).unwrap())
+                            .is_some_and(|f| f.name() == from)
+                })
+                .collect();
+            more.sort();
+            paths.extend(more);
+        }
+        assert!(!paths.is_empty(), "{from}: no files in {}", root.display());
+        for path in paths {
+            let bytes = std::fs::read(&path).unwrap();
+            let name = path.display().to_string();
+            // As detected, with no leaf and with one (each format's own tests force it through
+            // its reader and try more leaves).
+            for to in targets().into_iter().chain([from]) {
+                for leaf in leaves_in(from, &bytes).into_iter().step_by(2).take(2) {
+                    let o = options(leaf.as_deref());
+                    taken += usize::from(agree(&name, &bytes, None, fmt(to), &o, &no_adjust));
+                }
+            }
+        }
+    }
+    assert!(taken > 300, "{taken} conversions taken");
+}
+
 /// Each file, detected and forced through the Claude Code reader, into each target, with
 /// every leaf for the one-branch target.
 fn check_files(paths: &[PathBuf]) -> usize {

@@ -17,14 +17,10 @@ use sessiontool::model::{Node, Role, Session};
 
 use super::{files, fmt, generated};
 
-/// The formats the view reads.
-const VIEWED: [&str; 5] = [
-    "claude-jsonl",
-    "codex-jsonl",
-    "qwen-jsonl",
-    "gemini-json",
-    "gemini-jsonl",
-];
+/// The formats the view reads: every format with a reader in two passes, from the registry.
+fn viewed() -> Vec<&'static str> {
+    super::readers()
+}
 
 /// Compares the two readings of the file at `path` (read as `from`, else as detected);
 /// whether the view took it.
@@ -46,7 +42,7 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
     };
     let Some(view) = view else {
         assert!(
-            !read_as.is_some_and(|f| VIEWED.contains(&f)),
+            !read_as.is_some_and(|f| viewed().contains(&f)),
             "{name}: the view did not take a {read_as:?} file"
         );
         return false;
@@ -196,7 +192,7 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
 
 /// No format given, then each the view reads.
 fn forced() -> impl Iterator<Item = Option<&'static dyn Format>> {
-    std::iter::once(None).chain(VIEWED.map(|f| Some(fmt(f))))
+    std::iter::once(None).chain(viewed().into_iter().map(|f| Some(fmt(f))))
 }
 
 /// Each file detected, and forced through each reader the view has.
@@ -221,19 +217,12 @@ fn every_fixture_is_viewed_as_the_whole_session() {
         .filter(|p| p.to_string_lossy().contains("/claude-jsonl/"))
         .count();
     assert!(claude >= 5 && taken > 2 * claude, "{taken} taken");
-    // Every Qwen Code fixture, as detected (an empty file is no format's).
-    let qwen = all.iter().filter(|p| {
-        p.to_string_lossy().contains("/qwen-jsonl/") && std::fs::metadata(p).unwrap().len() > 0
-    });
-    for path in qwen {
-        assert!(same(path, None), "{} not taken", path.display());
-    }
-    // Every Gemini legacy document and JSONL recording, as detected.
-    for path in all.iter().filter(|p| {
-        let p = p.to_string_lossy();
-        p.contains("/gemini-json/") || p.contains("/gemini-jsonl/")
-    }) {
-        assert!(same(path, None), "{} not taken", path.display());
+    // Every fixture of every format the view reads, as detected (an empty file is no
+    // format's).
+    for reader in viewed() {
+        for path in super::common::fixtures_of(reader) {
+            assert!(same(&path, None), "{} not taken", path.display());
+        }
     }
 }
 

@@ -74,6 +74,49 @@ pub(crate) struct BranchCalls {
     pub root_parent: Option<(String, Vec<String>)>,
 }
 
+/// A tool call as pass one keeps it: its node, its id (when it has one) and its name.
+pub(crate) type CallOf = (u32, Option<Box<str>>, Box<str>);
+
+impl BranchCalls {
+    /// From `calls`, `(node, call id, name)` of every tool call of the session in file order,
+    /// as the whole writer finds them on the branch (`gemini_content::call_names` over its
+    /// nodes, `calls_of` the node its root hangs under).
+    pub(crate) fn of(calls: &[CallOf], skeleton: &Skeleton, branch: &[u32]) -> BranchCalls {
+        let mut position = vec![u32::MAX; skeleton.len()];
+        for (k, &i) in branch.iter().enumerate() {
+            position[i as usize] = position[i as usize].min(k as u32);
+        }
+        let mut first: HashMap<&str, (u32, &str)> = HashMap::new();
+        for (node, id, name) in calls {
+            let (Some(id), at) = (id, position[*node as usize]) else {
+                continue;
+            };
+            if at == u32::MAX {
+                continue;
+            }
+            let e = first.entry(id).or_insert((at, name));
+            if at < e.0 {
+                *e = (at, name);
+            }
+        }
+        let names = first
+            .into_iter()
+            .map(|(id, (_, name))| (id.to_string(), name.to_string()))
+            .collect();
+        // The root's parent is on the branch only when the parents make a loop.
+        let root_parent = branch
+            .first()
+            .and_then(|&i| skeleton.parent(i))
+            .filter(|p| branch.contains(p))
+            .map(|p| {
+                let from = calls.partition_point(|c| c.0 < p);
+                let names = calls[from..].iter().take_while(|c| c.0 == p);
+                (skeleton.name(p), names.map(|c| c.2.to_string()).collect())
+            });
+        BranchCalls { names, root_parent }
+    }
+}
+
 pub(crate) trait Reading: Send + Sync {
     /// The session's metadata, as the whole reader gives it.
     fn meta(&self) -> &Meta;

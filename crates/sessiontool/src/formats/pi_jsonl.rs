@@ -28,6 +28,7 @@ mod keys;
 mod native;
 mod read;
 mod synthetic;
+mod two_pass;
 mod write;
 
 #[cfg(test)]
@@ -157,6 +158,10 @@ impl Format for PiJsonl {
 
     fn repairer(&self) -> Option<&dyn Repairer> {
         Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&PiJsonl))
     }
 }
 

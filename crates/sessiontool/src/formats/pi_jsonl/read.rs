@@ -19,29 +19,90 @@ use crate::diag::{Diagnostic, Location, Severity};
 use crate::model::{Body, Event, Extra, Meta, Node, Session};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
-    let (records, mut diagnostics, mut meta) = pi_style::start_read(input, NAME, &LINE_HINTS);
+    let (records, diagnostics, meta) = pi_style::start_read(input, NAME, &LINE_HINTS);
+    let mut fold = Fold::new(input.name, meta, diagnostics, records.len());
     let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
-    let mut ids = Ids {
-        taken: HashSet::with_capacity(records.len()),
-        ..Ids::default()
-    };
-    // pi's own entry list (every line that parses, the header first): what version 1's
-    // `firstKeptEntryIndex` counts in.
-    let mut entry_ids: Vec<Option<String>> = Vec::with_capacity(records.len());
-    for (i, rec) in records.iter().enumerate() {
-        let at = Location::at(input.name, rec.span.line, rec.span.offset);
-        let text: &[u8] = &rec.bytes;
-        let value = record_value(text, &at, &mut diagnostics);
-        if i == 0 {
+    for rec in &records {
+        if let Some(node) = fold.record(&rec.bytes, rec.span.line, rec.span.offset) {
+            nodes.push(node);
+        }
+    }
+    for node in &mut nodes {
+        if let Some(k) = kept_index(node) {
+            set_first_kept(node, fold.entry_id(k));
+        }
+    }
+    let Fold {
+        mut meta,
+        mut diagnostics,
+        ..
+    } = fold;
+    meta.head = nodes.last().map(|n| n.id.clone());
+    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
+    meta.title = nodes.iter().rev().find_map(title_of);
+    crate::diag::sort_in_file_order(&mut diagnostics);
+    Ok(ReadOutcome {
+        session: Session { meta, nodes },
+        diagnostics,
+    })
+}
+
+/// The reader from line to line: what it knows of the lines before (the metadata, the ids
+/// given, pi's entry list, the last node) and what it said. The whole reader and the engine's
+/// pass one ([`super::two_pass`]) both read every line through [`Fold::record`].
+pub(super) struct Fold<'n> {
+    name: &'n str,
+    pub(super) meta: Meta,
+    pub(super) diagnostics: Vec<Diagnostic>,
+    ids: Ids,
+    /// pi's own entry list (every line that parses, the header first): what version 1's
+    /// `firstKeptEntryIndex` counts in.
+    entry_ids: Vec<Option<String>>,
+    /// The last node's id (a version 1 entry hangs under it).
+    prev: Option<String>,
+    /// Lines read so far.
+    lines: usize,
+}
+
+impl<'n> Fold<'n> {
+    /// Before the first of about `lines` lines of the file called `name`.
+    pub(super) fn new(
+        name: &'n str,
+        meta: Meta,
+        diagnostics: Vec<Diagnostic>,
+        lines: usize,
+    ) -> Self {
+        Fold {
+            name,
+            meta,
+            diagnostics,
+            ids: Ids {
+                taken: HashSet::with_capacity(lines),
+                ..Ids::default()
+            },
+            entry_ids: Vec::with_capacity(lines),
+            prev: None,
+            lines: 0,
+        }
+    }
+
+    /// The next line (`text`, on line `line` at byte `offset`): its node, or `None` for the
+    /// session header.
+    pub(super) fn record(&mut self, text: &[u8], line: u64, offset: u64) -> Option<Node> {
+        let at = Location::at(self.name, line, offset);
+        let first = self.lines == 0;
+        self.lines += 1;
+        let value = record_value(text, &at, &mut self.diagnostics);
+        if first {
             if let Ok(Value::Object(h)) = &value
                 && h.get("type").and_then(Value::as_str) == Some("session")
             {
-                read_header(h.clone(), text, &mut meta, &at, &mut diagnostics);
-                entry_ids.push(None);
-                continue;
+                read_header(h.clone(), text, &mut self.meta, &at, &mut self.diagnostics);
+                self.entry_ids.push(None);
+                return None;
             }
-            meta.hints.insert(HINT_NO_HEADER.into(), true.into());
-            diagnostics.push(Diagnostic {
+            self.meta.hints.insert(HINT_NO_HEADER.into(), true.into());
+            self.diagnostics.push(Diagnostic {
                 code: "pi-no-header",
                 severity: Severity::Error,
                 location: at.clone(),
@@ -50,25 +111,43 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                     .into(),
             });
         }
-        let prev = nodes.last().map(|n| n.id.clone());
+        let prev = self.prev.take();
         let node = match value {
             Ok(Value::Object(map)) => {
-                let node = entry_node(
-                    map,
-                    text,
-                    rec.span.line,
-                    prev,
-                    &mut ids,
-                    &at,
-                    &mut diagnostics,
-                );
-                entry_ids.push(Some(node.id.clone()));
+                let own = map.get("id").and_then(Value::as_str).map(String::from);
+                let (id, parent) = match &own {
+                    Some(own) => {
+                        let id = unique(own.clone(), line, &mut self.ids);
+                        if id != *own {
+                            self.diagnostics.push(Diagnostic {
+                                code: "pi-duplicate-id",
+                                severity: Severity::Warning,
+                                location: at.clone(),
+                                message: format!(
+                                    "entry id {own} was used before; read as {id} (written back as {own})"
+                                ),
+                            });
+                        }
+                        (id, entry_parent(&map))
+                    }
+                    None => (unique(format!("v1-{line}"), line, &mut self.ids), prev),
+                };
+                let node = entry_node(map, text, id, parent);
+                if is_whole(&node) {
+                    self.diagnostics.push(Diagnostic {
+                        code: "pi-not-an-entry",
+                        severity: Severity::Warning,
+                        location: at,
+                        message: "line has no string `type`; kept as is".into(),
+                    });
+                }
+                self.entry_ids.push(Some(node.id.clone()));
                 node
             }
             other => {
                 let (value, code, message) = match other {
                     Ok(v) => {
-                        entry_ids.push(None);
+                        self.entry_ids.push(None);
                         (
                             v,
                             "pi-not-an-entry",
@@ -81,29 +160,67 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                         "line cannot be parsed; kept as is",
                     ),
                 };
-                diagnostics.push(Diagnostic {
+                self.diagnostics.push(Diagnostic {
                     code,
                     severity: Severity::Warning,
                     location: at,
                     message: message.into(),
                 });
-                whole_node(value, text, rec.span.line, prev, &mut ids)
+                let id = unique(format!("line-{line}"), line, &mut self.ids);
+                whole_node(value, text, id, prev)
             }
         };
-        nodes.push(node);
+        self.prev = Some(node.id.clone());
+        Some(node)
     }
-    resolve_first_kept(&mut nodes, &entry_ids);
-    meta.head = nodes.last().map(|n| n.id.clone());
-    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
-    meta.title = nodes.iter().rev().find_map(|n| match &n.body {
+
+    /// The id of entry `k` of pi's entry list (the header is entry 0), when it has one.
+    pub(super) fn entry_id(&self, k: usize) -> Option<String> {
+        self.entry_ids.get(k).cloned().flatten()
+    }
+}
+
+/// The parent an entry with an id names (`parentId`).
+fn entry_parent(map: &Map<String, Value>) -> Option<String> {
+    map.get("parentId")
+        .and_then(Value::as_str)
+        .map(String::from)
+}
+
+/// Whether a node keeps its line whole (no string `type`).
+fn is_whole(node: &Node) -> bool {
+    matches!(&node.body, Body::Event(Event::Custom { kind, .. }) if kind == RECORD)
+}
+
+/// The title a node sets, when it is a title event that names one.
+pub(super) fn title_of(node: &Node) -> Option<String> {
+    match &node.body {
         Body::Event(Event::Title { title, .. }) => title.clone(),
         _ => None,
-    });
-    crate::diag::sort_in_file_order(&mut diagnostics);
-    Ok(ReadOutcome {
-        session: Session { meta, nodes },
-        diagnostics,
-    })
+    }
+}
+
+/// A version 1 compaction's first kept entry, by its index in pi's entry list: the index, when
+/// the node is such a compaction.
+pub(super) fn kept_index(node: &Node) -> Option<usize> {
+    match &node.body {
+        Body::Event(Event::Compaction {
+            first_kept: None,
+            data,
+            ..
+        }) => data
+            .get("firstKeptEntryIndex")
+            .and_then(Value::as_u64)
+            .map(|i| i as usize),
+        _ => None,
+    }
+}
+
+/// Sets a compaction's first kept entry.
+pub(super) fn set_first_kept(node: &mut Node, id: Option<String>) {
+    if let Body::Event(Event::Compaction { first_kept, .. }) = &mut node.body {
+        *first_kept = id;
+    }
 }
 
 fn read_header(
@@ -171,55 +288,29 @@ fn unique(base: String, line: u64, ids: &mut Ids) -> String {
     id
 }
 
-fn entry_node(
+/// An entry (`map`, the line's `text`) as its node, with the id and parent the reader gave it:
+/// its own id (an `id` it shares with an earlier entry is said as a hint, to write it back),
+/// or a version 1 entry's.
+pub(super) fn entry_node(
     map: Map<String, Value>,
     text: &[u8],
-    line: u64,
-    prev: Option<String>,
-    ids: &mut Ids,
-    at: &Location,
-    diagnostics: &mut Vec<Diagnostic>,
+    id: String,
+    parent: Option<String>,
 ) -> Node {
     let layout = Layout::of(&map);
-    let own_id = map.get("id").and_then(Value::as_str).map(String::from);
+    let own = map.get("id").and_then(Value::as_str).map(String::from);
     let mut hints = Extra::new();
-    let (id, parent) = match own_id {
-        Some(own) => {
-            let id = unique(own.clone(), line, ids);
-            if id != own {
-                diagnostics.push(Diagnostic {
-                    code: "pi-duplicate-id",
-                    severity: Severity::Warning,
-                    location: at.clone(),
-                    message: format!(
-                        "entry id {own} was used before; read as {id} (written back as {own})"
-                    ),
-                });
-                hints.insert(HINT_ID.into(), own.into());
-            }
-            let parent = map
-                .get("parentId")
-                .and_then(Value::as_str)
-                .map(String::from);
-            (id, parent)
+    match own {
+        Some(own) if own != id => {
+            hints.insert(HINT_ID.into(), own.into());
         }
+        Some(_) => {}
         None => {
             hints.insert(HINT_NO_ID.into(), true.into());
-            (unique(format!("v1-{line}"), line, ids), prev)
         }
-    };
+    }
     let mut node = read_entry(map, id, parent);
     node.hints.extend(hints);
-    if let Body::Event(Event::Custom { kind, .. }) = &node.body
-        && kind == RECORD
-    {
-        diagnostics.push(Diagnostic {
-            code: "pi-not-an-entry",
-            severity: Severity::Warning,
-            location: at.clone(),
-            message: "line has no string `type`; kept as is".into(),
-        });
-    }
     keep_layout(&mut node, &layout, text);
     node
 }
@@ -242,8 +333,9 @@ fn keep_layout(node: &mut Node, layout: &Layout, text: &[u8]) {
     node.hints.insert(HINT_RAW.into(), raw.into());
 }
 
-/// A line that is not an entry object, kept whole (version 1 chaining still applies).
-fn whole_node(value: Value, text: &[u8], line: u64, prev: Option<String>, ids: &mut Ids) -> Node {
+/// A line that is not an entry object, kept whole (version 1 chaining still applies), with the
+/// id the reader gave it.
+pub(super) fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> Node {
     let mut hints = Extra::new();
     hints.insert(HINT_NO_ID.into(), true.into());
     hints.insert(
@@ -251,8 +343,8 @@ fn whole_node(value: Value, text: &[u8], line: u64, prev: Option<String>, ids: &
         String::from_utf8_lossy(text).into_owned().into(),
     );
     Node {
-        id: unique(format!("line-{line}"), line, ids),
-        parent: prev,
+        id,
+        parent,
         timestamp: None,
         body: Body::Event(Event::Custom {
             kind: RECORD.into(),
@@ -260,20 +352,5 @@ fn whole_node(value: Value, text: &[u8], line: u64, prev: Option<String>, ids: &
         }),
         extra: Extra::new(),
         hints,
-    }
-}
-
-/// Version 1 compactions name the first kept entry by its index in pi's entry list.
-fn resolve_first_kept(nodes: &mut [Node], entry_ids: &[Option<String>]) {
-    for node in nodes {
-        if let Body::Event(Event::Compaction {
-            first_kept: first_kept @ None,
-            data,
-            ..
-        }) = &mut node.body
-            && let Some(i) = data.get("firstKeptEntryIndex").and_then(Value::as_u64)
-        {
-            *first_kept = entry_ids.get(i as usize).cloned().flatten();
-        }
     }
 }
