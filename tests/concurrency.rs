@@ -98,12 +98,16 @@ impl Writer {
         let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let (path, still, tag) = (path.to_path_buf(), stop.clone(), tag.to_string());
         let counter = count.clone();
+        let (opened, ready) = std::sync::mpsc::channel();
         let handle = std::thread::spawn(move || {
             let open = || std::fs::OpenOptions::new().append(true).open(&path).ok();
             let mut kept = match style {
                 Style::Persistent => open(),
                 _ => None,
             };
+            // The tool is running (its file open, for one that keeps it open) before the
+            // command under test starts: a loaded machine must not start the command first.
+            let _ = opened.send(());
             let mut written = Vec::new();
             let mut i = 0u64;
             while !still.load(Ordering::SeqCst) {
@@ -139,6 +143,7 @@ impl Writer {
             }
             written
         });
+        let _ = ready.recv();
         Writer {
             stop,
             count,
