@@ -24,6 +24,7 @@
 //! diagnostic and loss for loss (`tests/engine.rs`).
 
 mod bins;
+pub(crate) mod lines;
 pub mod links;
 mod output;
 pub mod pass1;

@@ -16,79 +16,60 @@ use super::{
     LINE_HINTS, NAME, RECORD,
 };
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Body, Event, Extra, Meta, Node, Session};
+use crate::engine::lines::Ended;
+use crate::model::{Body, Event, Extra, Meta, Node};
+use crate::records::{Damage, Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
-    let (records, diagnostics, meta) = pi_style::start_read(input, NAME, &LINE_HINTS);
-    let mut fold = Fold::new(input.name, meta, diagnostics, records.len());
-    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
-    for rec in &records {
-        if let Some(node) = fold.record(&rec.bytes, rec.span.line, rec.span.offset) {
-            nodes.push(node);
-        }
-    }
-    for node in &mut nodes {
-        if let Some(k) = kept_index(node) {
-            set_first_kept(node, fold.entry_id(k));
-        }
-    }
-    let Fold {
-        mut meta,
-        mut diagnostics,
-        ..
-    } = fold;
-    meta.head = nodes.last().map(|n| n.id.clone());
-    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
-    meta.title = nodes.iter().rev().find_map(title_of);
-    crate::diag::sort_in_file_order(&mut diagnostics);
-    Ok(ReadOutcome {
-        session: Session { meta, nodes },
-        diagnostics,
-    })
+    Ok(crate::engine::lines::read_whole(&super::PiJsonl, input))
 }
 
-/// The reader from line to line: what it knows of the lines before (the metadata, the ids
-/// given, pi's entry list, the last node) and what it said. The whole reader and the engine's
-/// pass one ([`super::two_pass`]) both read every line through [`Fold::record`].
+/// The reader from line to line ([`crate::engine::lines::Fold`]): what it knows of the lines
+/// before (the metadata, the ids given, pi's entry list, the last node) and what it said. The
+/// whole reader and the engine's pass one both read every line through it.
 pub(super) struct Fold<'n> {
     name: &'n str,
-    pub(super) meta: Meta,
-    pub(super) diagnostics: Vec<Diagnostic>,
+    meta: Meta,
+    diagnostics: Vec<Diagnostic>,
     ids: Ids,
     /// pi's own entry list (every line that parses, the header first): what version 1's
     /// `firstKeptEntryIndex` counts in.
     entry_ids: Vec<Option<String>>,
-    /// The last node's id (a version 1 entry hangs under it).
+    /// The last node's id (a version 1 entry hangs under it) and time, the last title set.
     prev: Option<String>,
+    last_time: Option<String>,
+    title: Option<String>,
+    /// Nodes made, and the version 1 compactions among them: the entry each keeps from.
+    nodes: u32,
+    kept: Vec<(u32, usize)>,
     /// Lines read so far.
     lines: usize,
 }
 
 impl<'n> Fold<'n> {
-    /// Before the first of about `lines` lines of the file called `name`.
-    pub(super) fn new(
-        name: &'n str,
-        meta: Meta,
-        diagnostics: Vec<Diagnostic>,
-        lines: usize,
-    ) -> Self {
+    /// Before the first line of the file called `name`.
+    pub(super) fn new(name: &'n str) -> Self {
         Fold {
             name,
-            meta,
-            diagnostics,
-            ids: Ids {
-                taken: HashSet::with_capacity(lines),
-                ..Ids::default()
+            meta: Meta {
+                source_format: Some(NAME.into()),
+                ..Meta::default()
             },
-            entry_ids: Vec::with_capacity(lines),
+            diagnostics: Vec::new(),
+            ids: Ids::default(),
+            entry_ids: Vec::new(),
             prev: None,
+            last_time: None,
+            title: None,
+            nodes: 0,
+            kept: Vec::new(),
             lines: 0,
         }
     }
 
     /// The next line (`text`, on line `line` at byte `offset`): its node, or `None` for the
     /// session header.
-    pub(super) fn record(&mut self, text: &[u8], line: u64, offset: u64) -> Option<Node> {
+    fn record(&mut self, text: &[u8], line: u64, offset: u64) -> Option<Node> {
         let at = Location::at(self.name, line, offset);
         let first = self.lines == 0;
         self.lines += 1;
@@ -170,13 +151,77 @@ impl<'n> Fold<'n> {
                 whole_node(value, text, id, prev)
             }
         };
+        if let Some(k) = kept_index(&node) {
+            self.kept.push((self.nodes, k));
+        }
+        if let Some(t) = &node.timestamp {
+            self.last_time = Some(t.clone());
+        }
+        if let Some(t) = title_of(&node) {
+            self.title = Some(t);
+        }
+        self.nodes += 1;
         self.prev = Some(node.id.clone());
         Some(node)
     }
+}
 
-    /// The id of entry `k` of pi's entry list (the header is entry 0), when it has one.
-    pub(super) fn entry_id(&self, k: usize) -> Option<String> {
-        self.entry_ids.get(k).cloned().flatten()
+impl crate::engine::lines::Fold for Fold<'_> {
+    fn line(&mut self, text: &[u8], span: Span) -> Option<Node> {
+        self.record(text, span.line, span.offset)
+    }
+
+    fn end(self: Box<Self>, damage: &[Finding], findings: Vec<Diagnostic>) -> Ended {
+        let Fold {
+            mut meta,
+            diagnostics: said,
+            entry_ids,
+            prev,
+            last_time,
+            title,
+            kept,
+            ..
+        } = *self;
+        // The reader starts from this hint (its first), when the last line has no line break.
+        if damage
+            .iter()
+            .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
+        {
+            meta.hints
+                .shift_insert(0, LINE_HINTS.no_final_newline.into(), true.into());
+        }
+        meta.head = prev;
+        meta.last_updated = last_time;
+        meta.title = title;
+        let mut diagnostics = findings;
+        diagnostics.extend(said);
+        crate::diag::sort_in_file_order(&mut diagnostics);
+        let first_kept = kept
+            .into_iter()
+            .map(|(node, k)| (node, entry_ids.get(k).cloned().flatten()))
+            .collect();
+        Ended {
+            meta,
+            diagnostics,
+            first_kept,
+        }
+    }
+}
+
+impl crate::engine::lines::Lines for super::PiJsonl {
+    fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
+        Box::new(Fold::new(name))
+    }
+
+    fn node(&self, bytes: &[u8], _line: u64, id: String, parent: Option<String>) -> Node {
+        match crate::json::value::to_value(bytes) {
+            Ok((Value::Object(map), _)) => entry_node(map, bytes, id, parent),
+            Ok((value, _)) => whole_node(value, bytes, id, parent),
+            Err(_) => {
+                let text = Value::String(String::from_utf8_lossy(bytes).into_owned());
+                whole_node(text, bytes, id, parent)
+            }
+        }
     }
 }
 
@@ -193,7 +238,7 @@ fn is_whole(node: &Node) -> bool {
 }
 
 /// The title a node sets, when it is a title event that names one.
-pub(super) fn title_of(node: &Node) -> Option<String> {
+fn title_of(node: &Node) -> Option<String> {
     match &node.body {
         Body::Event(Event::Title { title, .. }) => title.clone(),
         _ => None,
@@ -202,7 +247,7 @@ pub(super) fn title_of(node: &Node) -> Option<String> {
 
 /// A version 1 compaction's first kept entry, by its index in pi's entry list: the index, when
 /// the node is such a compaction.
-pub(super) fn kept_index(node: &Node) -> Option<usize> {
+fn kept_index(node: &Node) -> Option<usize> {
     match &node.body {
         Body::Event(Event::Compaction {
             first_kept: None,
@@ -213,13 +258,6 @@ pub(super) fn kept_index(node: &Node) -> Option<usize> {
             .and_then(Value::as_u64)
             .map(|i| i as usize),
         _ => None,
-    }
-}
-
-/// Sets a compaction's first kept entry.
-pub(super) fn set_first_kept(node: &mut Node, id: Option<String>) {
-    if let Body::Event(Event::Compaction { first_kept, .. }) = &mut node.body {
-        *first_kept = id;
     }
 }
 
@@ -291,12 +329,7 @@ fn unique(base: String, line: u64, ids: &mut Ids) -> String {
 /// An entry (`map`, the line's `text`) as its node, with the id and parent the reader gave it:
 /// its own id (an `id` it shares with an earlier entry is said as a hint, to write it back),
 /// or a version 1 entry's.
-pub(super) fn entry_node(
-    map: Map<String, Value>,
-    text: &[u8],
-    id: String,
-    parent: Option<String>,
-) -> Node {
+fn entry_node(map: Map<String, Value>, text: &[u8], id: String, parent: Option<String>) -> Node {
     let layout = Layout::of(&map);
     let own = map.get("id").and_then(Value::as_str).map(String::from);
     let mut hints = Extra::new();
@@ -335,7 +368,7 @@ fn keep_layout(node: &mut Node, layout: &Layout, text: &[u8]) {
 
 /// A line that is not an entry object, kept whole (version 1 chaining still applies), with the
 /// id the reader gave it.
-pub(super) fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> Node {
+fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> Node {
     let mut hints = Extra::new();
     hints.insert(HINT_NO_ID.into(), true.into());
     hints.insert(

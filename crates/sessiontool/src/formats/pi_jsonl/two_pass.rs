@@ -1,30 +1,13 @@
-//! pi sessions read in two passes by the engine ([`crate::engine`]): pass one reads every line
-//! through the whole reader's own steps ([`Fold::record`]: the header, the ids it gives, pi's
-//! entry list, what it says) in file order, and keeps of each node only its place, id, parent
-//! and a few flags; pass two makes a node again from its line alone, with the id and parent
-//! pass one gave it ([`entry_node`], [`whole_node`]). Memory is the lines' places and ids,
-//! never their content; what comes out is what `read` gives, node for node.
-//!
-//! Pass one makes each node whole to learn those facts (pi's lines are read on one thread, in
-//! order, as the reader's ids depend on the lines before): it costs the whole reader's time,
-//! not its memory.
+//! pi sessions read in two passes by the engine: the reader is a fold over the file's lines
+//! (`read::Fold`), which pass one goes through as the whole reader does ([`lines`]).
 
-use std::collections::HashMap;
 use std::io;
 
-use serde_json::Value;
-
-use super::read::{Fold, entry_node, kept_index, set_first_kept, title_of, whole_node};
-use super::{HINT_NO_FINAL_NEWLINE, NAME, PiJsonl};
-use crate::check::document::OpenCalls;
-use crate::diag::Diagnostic;
-use crate::engine::MadeFor;
+use super::PiJsonl;
 use crate::engine::Source;
-use crate::engine::pass1::{self, Noted, Pass1, Pass1Options, Scan, Spot};
-use crate::engine::reading::{BranchCalls, CallOf, Needs, Reading, TwoPassReader};
-use crate::engine::skeleton::Skeleton;
-use crate::model::{Body, Content, Meta, Node};
-use crate::records::{Damage, Span};
+use crate::engine::lines;
+use crate::engine::pass1::Pass1Options;
+use crate::engine::reading::{Needs, Reading, TwoPassReader};
 
 impl TwoPassReader for PiJsonl {
     fn read(
@@ -34,229 +17,16 @@ impl TwoPassReader for PiJsonl {
         needs: Needs,
         options: Pass1Options,
     ) -> io::Result<Option<Box<dyn Reading>>> {
-        let scanner = Scanner { name, needs };
-        Ok(Some(Box::new(pass1::known(
-            source, name, &scanner, options,
+        Ok(Some(Box::new(lines::read(
+            &PiJsonl, name, source, needs, options,
         )?)))
-    }
-}
-
-/// Pass one over a pi session named `name` (in diagnostics).
-struct Scanner<'n> {
-    name: &'n str,
-    needs: Needs,
-}
-
-/// A block's lines, kept for the reader's steps, which go through them in file order.
-#[derive(Default)]
-struct Block {
-    lines: Vec<(Span, Box<str>)>,
-}
-
-/// The reader's state and what is kept of each node.
-#[derive(Default)]
-struct Acc<'n> {
-    fold: Option<Fold<'n>>,
-    /// Each node's record (its place in pass one's records).
-    records: Vec<u32>,
-    skeleton: Skeleton,
-    flags: Vec<u8>,
-    /// Version 1 compactions: the node and the entry it keeps from, resolved at the end.
-    kept: Vec<(u32, usize)>,
-    last_time: Option<String>,
-    title: Option<String>,
-    open: OpenCalls,
-    /// `(node, call id, name)` of every tool call, when asked for.
-    calls: Vec<CallOf>,
-}
-
-/// The node is a message (else an event).
-const MESSAGE: u8 = 1;
-/// The node has a time.
-const TIMED: u8 = 2;
-
-impl<'n> Scan for Scanner<'n> {
-    type Block = Block;
-    type Acc = Acc<'n>;
-    type Known = Known;
-
-    fn record(&self, block: &mut Block, record: Noted<'_>, span: Span) {
-        block.lines.push((span, record.raw.text().into()));
-    }
-
-    fn merge(&self, acc: &mut Acc<'n>, block: &mut Block, first: usize) {
-        let name = self.name;
-        let fold = acc
-            .fold
-            .get_or_insert_with(|| Fold::new(name, fresh_meta(), Vec::new(), 0));
-        for (k, (span, text)) in block.lines.drain(..).enumerate() {
-            let Some(node) = fold.record(text.as_bytes(), span.line, span.offset) else {
-                continue;
-            };
-            let index = acc.records.len() as u32;
-            acc.records.push((first + k) as u32);
-            let id = acc.skeleton.intern(&node.id);
-            let parent = node.parent.as_deref().map(|p| acc.skeleton.intern(p));
-            acc.skeleton.push(id, parent);
-            let mut flags = 0;
-            if matches!(node.body, Body::Message(_)) {
-                flags |= MESSAGE;
-            }
-            if let Some(t) = &node.timestamp {
-                flags |= TIMED;
-                acc.last_time = Some(t.clone());
-            }
-            acc.flags.push(flags);
-            if let Some(k) = kept_index(&node) {
-                acc.kept.push((index, k));
-            }
-            if let Some(title) = title_of(&node) {
-                acc.title = Some(title);
-            }
-            if self.needs.open_calls {
-                acc.open.note(&node);
-            }
-            if self.needs.call_names {
-                for p in node.message().map_or(&[][..], |m| m.parts.as_slice()) {
-                    if let Content::ToolCall { id, name, .. } = &p.content {
-                        acc.calls.push((
-                            index,
-                            id.as_deref().map(Into::into),
-                            name.as_str().into(),
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    fn known(&self, pass: Pass1<Acc<'n>>, findings: Vec<Diagnostic>) -> Known {
-        let Pass1 {
-            spots,
-            findings: damage,
-            acc,
-            ..
-        } = pass;
-        let fold = acc
-            .fold
-            .unwrap_or_else(|| Fold::new(self.name, fresh_meta(), Vec::new(), 0));
-        let first_kept: HashMap<u32, Option<String>> = acc
-            .kept
-            .iter()
-            .map(|&(node, k)| (node, fold.entry_id(k)))
-            .collect();
-        let (mut meta, mut diagnostics) = (fold.meta, findings);
-        diagnostics.extend(fold.diagnostics);
-        // The reader starts from this hint (its first), when the last line has no line break.
-        if damage
-            .iter()
-            .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
-        {
-            meta.hints
-                .shift_insert(0, HINT_NO_FINAL_NEWLINE.into(), true.into());
-        }
-        let len = acc.records.len() as u32;
-        meta.head = len.checked_sub(1).map(|h| acc.skeleton.name(h));
-        meta.last_updated = acc.last_time;
-        meta.title = acc.title;
-        crate::diag::sort_in_file_order(&mut diagnostics);
-        Known {
-            meta,
-            diagnostics,
-            spots: acc.records.iter().map(|&r| spots[r as usize]).collect(),
-            skeleton: acc.skeleton,
-            flags: acc.flags,
-            first_kept,
-            open_calls: acc.open.count(),
-            calls: acc.calls,
-        }
-    }
-}
-
-/// The metadata the reader starts from.
-fn fresh_meta() -> Meta {
-    Meta {
-        source_format: Some(NAME.into()),
-        ..Meta::default()
-    }
-}
-
-/// A pi session as pass one knows it.
-pub(crate) struct Known {
-    meta: Meta,
-    diagnostics: Vec<Diagnostic>,
-    /// Where each node's line is (the header is no node).
-    spots: Vec<Spot>,
-    skeleton: Skeleton,
-    flags: Vec<u8>,
-    /// Version 1 compactions' first kept entries.
-    first_kept: HashMap<u32, Option<String>>,
-    open_calls: usize,
-    calls: Vec<CallOf>,
-}
-
-impl Reading for Known {
-    fn meta(&self) -> &Meta {
-        &self.meta
-    }
-
-    fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
-    }
-
-    fn spots(&self) -> &[Spot] {
-        &self.spots
-    }
-
-    fn skeleton(&self) -> &Skeleton {
-        &self.skeleton
-    }
-
-    /// The last node (pi resumes the last entry in the file).
-    fn head(&self) -> Option<u32> {
-        (self.spots.len() as u32).checked_sub(1)
-    }
-
-    fn is_message(&self, index: u32) -> bool {
-        self.flags[index as usize] & MESSAGE != 0
-    }
-
-    fn timed(&self, index: u32) -> bool {
-        self.flags[index as usize] & TIMED != 0
-    }
-
-    fn open_calls(&self) -> usize {
-        self.open_calls
-    }
-
-    fn call_names(&mut self, branch: &[u32]) -> BranchCalls {
-        BranchCalls::of(&self.calls, &self.skeleton, branch)
-    }
-
-    /// Its line read as `read` reads it, with the id and parent pass one gave it.
-    fn node(&self, index: u32, bytes: &[u8], _made_for: MadeFor) -> Node {
-        let sk = &self.skeleton;
-        let id = sk.name(index);
-        let parent = sk.parent_id(index).map(|p| sk.ids.name(p).to_string());
-        let mut node = match crate::json::value::to_value(bytes) {
-            Ok((Value::Object(map), _)) => entry_node(map, bytes, id, parent),
-            Ok((value, _)) => whole_node(value, bytes, id, parent),
-            Err(_) => {
-                let text = Value::String(String::from_utf8_lossy(bytes).into_owned());
-                whole_node(text, bytes, id, parent)
-            }
-        };
-        if let Some(first) = self.first_kept.get(&index) {
-            set_first_kept(&mut node, first.clone());
-        }
-        node
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Bytes;
+    use crate::engine::{Bytes, MadeFor};
     use crate::formats::{Format, Input};
 
     const PI: &dyn Format = &PiJsonl;
@@ -275,18 +45,17 @@ mod tests {
             open_calls: true,
             call_names: true,
         };
-        let scanner = Scanner { name, needs };
         let options = Pass1Options { block_size };
-        let mut known = pass1::known(&Bytes(bytes), name, &scanner, options).unwrap();
+        let mut known = lines::read(&PiJsonl, name, &Bytes(bytes), needs, options).unwrap();
         let session = &whole.session;
-        assert_eq!(known.meta, session.meta, "{name}");
+        assert_eq!(known.meta(), &session.meta, "{name}");
         assert_eq!(
-            format!("{:?}", known.meta.hints),
+            format!("{:?}", known.meta().hints),
             format!("{:?}", session.meta.hints),
             "{name}: hints in order"
         );
-        assert_eq!(known.diagnostics, whole.diagnostics, "{name}");
-        assert_eq!(known.spots.len(), session.nodes.len(), "{name}");
+        assert_eq!(known.diagnostics(), &whole.diagnostics[..], "{name}");
+        assert_eq!(known.spots().len(), session.nodes.len(), "{name}");
         let all: Vec<u32> = (0..session.nodes.len() as u32).collect();
         crate::engine::reading::each_node(
             &known,
@@ -302,7 +71,7 @@ mod tests {
         )
         .unwrap();
         let open = crate::check::document::unanswered_calls(session).len();
-        assert_eq!(known.open_calls, open, "{name}");
+        assert_eq!(known.open_calls(), open, "{name}");
         let names = crate::formats::gemini_content::call_names(session.nodes.iter());
         assert_eq!(known.call_names(&all).names, names, "{name}");
     }
