@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io;
 
 use super::pass1::{self, Noted, Pass1, Pass1Options, Scan, Spot};
-use super::reading::{BranchCalls, CallOf, Needs, Reading};
+use super::reading::{BranchCalls, CallOf, Needs, Reading, TwoPassReader};
 use super::skeleton::Skeleton;
 use super::{MadeFor, Source};
 use crate::check::document::OpenCalls;
@@ -79,6 +79,21 @@ pub(crate) fn read_whole(lines: &dyn Lines, input: &Input) -> ReadOutcome {
 fn set_first_kept(node: &mut Node, first: Option<String>) {
     if let Body::Event(Event::Compaction { first_kept, .. }) = &mut node.body {
         *first_kept = first;
+    }
+}
+
+/// A [`Lines`] format's reader in two passes, as its `Format::two_pass` gives it.
+pub(crate) struct TwoPassLines(pub &'static dyn Lines);
+
+impl TwoPassReader for TwoPassLines {
+    fn read(
+        &self,
+        name: &str,
+        source: &dyn Source,
+        needs: Needs,
+        options: Pass1Options,
+    ) -> io::Result<Option<Box<dyn Reading>>> {
+        Ok(Some(Box::new(read(self.0, name, source, needs, options)?)))
     }
 }
 
@@ -256,5 +271,62 @@ impl Reading for Known<'_> {
             set_first_kept(&mut node, first.clone());
         }
         node
+    }
+}
+
+/// Pass one (in blocks of `block_size`) and pass two of `bytes` give what `format`'s whole
+/// reader gives: the metadata (its hints in order), the diagnostics in order, every node, the
+/// kinds, the unanswered calls, the call names. For each format's tests.
+#[cfg(test)]
+pub(crate) fn assert_reads_as_whole(
+    format: &dyn crate::formats::Format,
+    lines: &'static dyn Lines,
+    name: &str,
+    bytes: &[u8],
+) {
+    use super::Bytes;
+    for block_size in [1, 97, 4 << 20] {
+        let whole = format
+            .read(&Input {
+                name,
+                path: None,
+                bytes,
+            })
+            .unwrap();
+        let needs = Needs {
+            nodes: true,
+            open_calls: true,
+            call_names: true,
+        };
+        let options = Pass1Options { block_size };
+        let mut known = read(lines, name, &Bytes(bytes), needs, options).unwrap();
+        let session = &whole.session;
+        assert_eq!(known.meta(), &session.meta, "{name}");
+        assert_eq!(
+            format!("{:?}", known.meta().hints),
+            format!("{:?}", session.meta.hints),
+            "{name}: hints in order"
+        );
+        assert_eq!(known.diagnostics(), &whole.diagnostics[..], "{name}");
+        assert_eq!(known.spots().len(), session.nodes.len(), "{name}");
+        let tree = session.tree();
+        assert_eq!(
+            known.head().map(|h| h as usize),
+            session.meta.head.as_deref().and_then(|h| tree.index_of(h)),
+            "{name}: head"
+        );
+        let all: Vec<u32> = (0..session.nodes.len() as u32).collect();
+        let source = Bytes(bytes);
+        super::reading::each_node(&known, &source, &all, MadeFor::OwnWriter, |i, got| {
+            let want = &session.nodes[i as usize];
+            assert_eq!(&got, want, "{name}: node {i}");
+            assert_eq!(known.is_message(i), want.message().is_some(), "{name}");
+            assert_eq!(known.timed(i), want.timestamp.is_some(), "{name}");
+        })
+        .unwrap();
+        let open = crate::check::document::unanswered_calls(session).len();
+        assert_eq!(known.open_calls(), open, "{name}");
+        let names = crate::formats::gemini_content::call_names(session.nodes.iter());
+        assert_eq!(known.call_names(&all).names, names, "{name}");
     }
 }

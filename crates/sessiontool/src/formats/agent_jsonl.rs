@@ -17,6 +17,7 @@ mod blocks;
 mod foreign;
 mod keys;
 mod read;
+mod two_pass;
 
 use std::path::Path;
 
@@ -121,6 +122,12 @@ impl Format for AgentJsonl {
 
     fn repairer(&self) -> Option<&dyn Repairer> {
         Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&crate::engine::lines::TwoPassLines(
+            &AgentJsonl,
+        )))
     }
 }
 

@@ -33,6 +33,7 @@ mod blocks;
 mod keys;
 mod read;
 pub mod synthetic;
+mod two_pass;
 mod write;
 
 #[cfg(test)]
@@ -115,6 +116,12 @@ impl Format for LlxprtJsonl {
 
     fn repairer(&self) -> Option<&dyn Repairer> {
         Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&crate::engine::lines::TwoPassLines(
+            &LlxprtJsonl,
+        )))
     }
 }
 

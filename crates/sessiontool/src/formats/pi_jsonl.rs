@@ -161,7 +161,9 @@ impl Format for PiJsonl {
     }
 
     fn two_pass(&self) -> Option<crate::engine::TwoPass> {
-        Some(crate::engine::TwoPass(&PiJsonl))
+        Some(crate::engine::TwoPass(&crate::engine::lines::TwoPassLines(
+            &PiJsonl,
+        )))
     }
 }
 

@@ -8,11 +8,10 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::fields::take_string;
-use super::{Input, WriteOptions, Written, ordered, record_diagnostics};
-use crate::diag::{Diagnostic, LossReport};
+use super::{WriteOptions, Written, ordered};
+use crate::diag::LossReport;
 use crate::ids::{derived_uuid, sha256_hex};
 use crate::model::{Meta, Node, Session};
-use crate::records::{Damage, Options, Record, split_slice};
 
 /// The meta hints, named by each format, that let a session read from it be written back as it
 /// was.
@@ -23,29 +22,6 @@ pub(crate) struct Hints {
     pub header_raw: &'static str,
     /// The last line has no final newline.
     pub no_final_newline: &'static str,
-}
-
-/// A file's lines, what the records layer found in them, and the metadata its reader starts
-/// from: `format` as the source, and the hint that the last line has no newline.
-pub(crate) fn start_read<'a>(
-    input: &Input<'a>,
-    format: &str,
-    hints: &Hints,
-) -> (Vec<Record<'a>>, Vec<Diagnostic>, Meta) {
-    let (records, findings) = split_slice(input.bytes, Options::default());
-    let diagnostics = record_diagnostics(input.name, &findings);
-    let mut meta = Meta {
-        source_format: Some(format.into()),
-        ..Meta::default()
-    };
-    if findings
-        .iter()
-        .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
-    {
-        meta.hints
-            .insert(hints.no_final_newline.into(), true.into());
-    }
-    (records, diagnostics, meta)
 }
 
 /// A session read from the format, written back: the header line (its kept text, else

@@ -17,91 +17,180 @@ use super::{
 };
 use crate::diag::Location;
 use crate::diag::{Diagnostic, Severity};
+use crate::engine::lines::Ended;
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
+use crate::records::{Damage, Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
-    let (records, mut diagnostics, mut meta) = pi_style::start_read(input, NAME, &LINE_HINTS);
-    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
-    let mut ids: HashSet<String> = HashSet::new();
-    let mut next_suffix: HashMap<String, u32> = HashMap::new();
-    for (i, rec) in records.iter().enumerate() {
-        let at = Location::at(input.name, rec.span.line, rec.span.offset);
-        let text: &[u8] = &rec.bytes;
-        let value = record_value(text, &at, &mut diagnostics);
-        if i == 0 {
+    Ok(crate::engine::lines::read_whole(&super::AgentJsonl, input))
+}
+
+/// The reader from line to line ([`crate::engine::lines::Fold`]): the header, the ids given
+/// (a repeated one renamed), what it said, the last node. The whole reader and the engine's
+/// pass one both read every line through it.
+struct Fold<'n> {
+    name: &'n str,
+    meta: Meta,
+    diagnostics: Vec<Diagnostic>,
+    ids: HashSet<String>,
+    /// The next suffix to try after each `id~line` taken.
+    next_suffix: HashMap<String, u32>,
+    lines: usize,
+    /// The last node's id and time.
+    prev: Option<String>,
+    last_time: Option<String>,
+}
+
+impl crate::engine::lines::Fold for Fold<'_> {
+    fn line(&mut self, text: &[u8], span: Span) -> Option<Node> {
+        let first = self.lines == 0;
+        self.lines += 1;
+        let at = Location::at(self.name, span.line, span.offset);
+        let value = record_value(text, &at, &mut self.diagnostics);
+        if first {
             if let Ok(Value::Object(h)) = &value
                 && h.get("type").and_then(Value::as_str) == Some("session")
             {
-                read_header(h.clone(), text, &mut meta);
-                continue;
+                read_header(h.clone(), text, &mut self.meta);
+                return None;
             }
-            meta.hints.insert(HINT_NO_HEADER.into(), true.into());
-            diagnostics.push(Diagnostic {
+            self.meta.hints.insert(HINT_NO_HEADER.into(), true.into());
+            self.diagnostics.push(Diagnostic {
                 code: "agent-no-header",
                 severity: Severity::Warning,
                 location: at.clone(),
                 message: "the first line is not a session header".into(),
             });
         }
-        let mut node = match value {
-            Ok(Value::Object(map)) => entry_node(map),
-            other => {
-                diagnostics.push(Diagnostic {
-                    code: "agent-not-an-entry",
-                    severity: Severity::Warning,
-                    location: at.clone(),
-                    message: "line is not a JSON object; kept as is".into(),
-                });
-                let data = other
-                    .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(text).into_owned()));
-                Node {
-                    id: format!("line-{}", rec.span.line),
-                    parent: None,
-                    timestamp: None,
-                    body: Body::Event(Event::Custom {
-                        kind: RECORD.into(),
-                        data,
-                    }),
-                    extra: Extra::new(),
-                    hints: Extra::new(),
-                }
-            }
-        };
+        if !matches!(value, Ok(Value::Object(_))) {
+            self.diagnostics.push(Diagnostic {
+                code: "agent-not-an-entry",
+                severity: Severity::Warning,
+                location: at.clone(),
+                message: "line is not a JSON object; kept as is".into(),
+            });
+        }
+        let node = value_node(value, text, span.line);
         let own = node.id.clone();
         let mut id = own.clone();
-        if ids.contains(&id) {
+        if self.ids.contains(&id) {
             // Go on from the last suffix given on this line: thousands of records glued on
             // one line must not each try every suffix before theirs.
-            let stem = format!("{own}~{}", rec.span.line);
-            let k = next_suffix.entry(stem.clone()).or_insert(1);
-            while ids.contains(&id) {
+            let stem = format!("{own}~{}", span.line);
+            let k = self.next_suffix.entry(stem.clone()).or_insert(1);
+            while self.ids.contains(&id) {
                 *k += 1;
                 id = format!("{stem}.{k}");
             }
         }
         if id != own {
-            diagnostics.push(Diagnostic {
+            self.diagnostics.push(Diagnostic {
                 code: "agent-duplicate-id",
                 severity: Severity::Warning,
                 location: at.clone(),
                 message: format!("entry id {own} was used before; read as {id}"),
             });
-            node.hints.insert(HINT_ID.into(), own.into());
-            node.id = id.clone();
         }
-        ids.insert(id);
-        if go_json(&native_entry(&node)) != text {
-            let raw = String::from_utf8_lossy(text).into_owned();
-            node.hints.insert(HINT_RAW.into(), raw.into());
+        self.ids.insert(id.clone());
+        let parent = node.parent.clone();
+        let node = placed(node, text, id, parent);
+        if let Some(t) = &node.timestamp {
+            self.last_time = Some(t.clone());
         }
-        nodes.push(node);
+        self.prev = Some(node.id.clone());
+        Some(node)
     }
-    meta.head = nodes.last().map(|n| n.id.clone());
-    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
-    Ok(ReadOutcome {
-        session: Session { meta, nodes },
-        diagnostics,
-    })
+
+    fn end(self: Box<Self>, damage: &[Finding], findings: Vec<Diagnostic>) -> Ended {
+        let Fold {
+            mut meta,
+            diagnostics: said,
+            prev,
+            last_time,
+            ..
+        } = *self;
+        // The reader starts from this hint (its first), when the last line has no line break.
+        if damage
+            .iter()
+            .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
+        {
+            meta.hints
+                .shift_insert(0, LINE_HINTS.no_final_newline.into(), true.into());
+        }
+        meta.head = prev;
+        meta.last_updated = last_time;
+        let mut diagnostics = findings;
+        diagnostics.extend(said);
+        Ended {
+            meta,
+            diagnostics,
+            first_kept: Default::default(),
+        }
+    }
+}
+
+impl crate::engine::lines::Lines for super::AgentJsonl {
+    fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
+        Box::new(Fold {
+            name,
+            meta: Meta {
+                source_format: Some(NAME.into()),
+                ..Meta::default()
+            },
+            diagnostics: Vec::new(),
+            ids: HashSet::new(),
+            next_suffix: HashMap::new(),
+            lines: 0,
+            prev: None,
+            last_time: None,
+        })
+    }
+
+    fn node(&self, bytes: &[u8], line: u64, id: String, parent: Option<String>) -> Node {
+        let value = crate::json::value::to_value(bytes)
+            .map(|(v, _)| v)
+            .map_err(|e| e.to_string());
+        placed(value_node(value, bytes, line), bytes, id, parent)
+    }
+}
+
+/// A line (`value`, its `text`, on line `line`) as its node, before the reader gives it its id:
+/// an entry object's node, else the line kept whole.
+fn value_node(value: Result<Value, String>, text: &[u8], line: u64) -> Node {
+    match value {
+        Ok(Value::Object(map)) => entry_node(map),
+        other => {
+            let data =
+                other.unwrap_or_else(|_| Value::String(String::from_utf8_lossy(text).into_owned()));
+            Node {
+                id: format!("line-{line}"),
+                parent: None,
+                timestamp: None,
+                body: Body::Event(Event::Custom {
+                    kind: RECORD.into(),
+                    data,
+                }),
+                extra: Extra::new(),
+                hints: Extra::new(),
+            }
+        }
+    }
+}
+
+/// `node` (of the line `text`) with the id and parent the reader gave it: an id it shared with
+/// an earlier entry is said as a hint (to write it back), and the line's text kept as a hint
+/// when the writer would not give it back.
+fn placed(mut node: Node, text: &[u8], id: String, parent: Option<String>) -> Node {
+    if id != node.id {
+        let own = std::mem::replace(&mut node.id, id);
+        node.hints.insert(HINT_ID.into(), own.into());
+    }
+    node.parent = parent;
+    if go_json(&native_entry(&node)) != text {
+        let raw = String::from_utf8_lossy(text).into_owned();
+        node.hints.insert(HINT_RAW.into(), raw.into());
+    }
+    node
 }
 
 fn read_header(mut h: Map<String, Value>, text: &[u8], meta: &mut Meta) {

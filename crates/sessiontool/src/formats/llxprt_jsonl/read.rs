@@ -4,7 +4,7 @@ use crate::formats::record_value;
 use serde_json::{Map, Value};
 
 use super::super::fields::take_string;
-use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
+use super::super::{Input, ReadError, ReadOutcome};
 use super::blocks::read_icontent;
 use super::write::{line_text, meta_line};
 use super::{
@@ -12,25 +12,43 @@ use super::{
     META_RAW, NAME, RECORD,
 };
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
-use crate::records::{Options, split_slice};
+use crate::engine::lines::Ended;
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role};
+use crate::records::{Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
-    let (records, findings) = split_slice(input.bytes, Options::default());
-    let mut diagnostics = record_diagnostics(input.name, &findings);
-    let mut meta = Meta::default();
-    let mut have_meta = false;
-    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
-    let mut last_seq: Option<u64> = None;
-    let mut prev_line = 0;
-    let mut on_line = 0;
-    for (index, rec) in records.iter().enumerate() {
-        let span = rec.span;
-        let at = Location::at(input.name, span.line, span.offset);
-        let value: Value = match record_value(&rec.bytes, &at, &mut diagnostics) {
+    Ok(crate::engine::lines::read_whole(&super::LlxprtJsonl, input))
+}
+
+/// The reader from line to line ([`crate::engine::lines::Fold`]), as llxprt's `ReplayEngine`
+/// reads a file: the `session_start` line, the `seq` numbers, each line's node under the one
+/// before. The whole reader and the engine's pass one both read every line through it.
+struct Fold<'n> {
+    name: &'n str,
+    meta: Meta,
+    have_meta: bool,
+    diagnostics: Vec<Diagnostic>,
+    last_seq: Option<u64>,
+    /// Lines read so far; the line of the last record and its place on that line.
+    lines: usize,
+    prev_line: u64,
+    on_line: u32,
+    /// The last node's id and time, and the title of the last title event.
+    prev: Option<String>,
+    last_time: Option<String>,
+    title: Option<Option<String>>,
+}
+
+impl crate::engine::lines::Fold for Fold<'_> {
+    fn line(&mut self, text: &[u8], span: Span) -> Option<Node> {
+        let index = self.lines;
+        self.lines += 1;
+        let at = Location::at(self.name, span.line, span.offset);
+        let value: Value = match record_value(text, &at, &mut self.diagnostics) {
             Ok(v) => v,
-            Err(_) => Value::String(String::from_utf8_lossy(&rec.bytes).into_owned()),
+            Err(_) => Value::String(String::from_utf8_lossy(text).into_owned()),
         };
+        let diagnostics = &mut self.diagnostics;
         let mut say = |code, severity, message: String| {
             diagnostics.push(Diagnostic {
                 code,
@@ -43,17 +61,17 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         match value.get("seq") {
             Some(s) if s.is_u64() => {
                 let seq = s.as_u64().unwrap_or(0);
-                if last_seq.is_some_and(|l| seq <= l) {
+                if self.last_seq.is_some_and(|l| seq <= l) {
                     say(
                         "llxprt-seq-not-increasing",
                         Severity::Error,
                         format!(
                             "seq {seq} does not increase (after {}): llxprt marks the session corrupt, does not offer it for --continue and refuses checkpoints",
-                            last_seq.unwrap_or(0)
+                            self.last_seq.unwrap_or(0)
                         ),
                     );
                 }
-                last_seq = Some(last_seq.map_or(seq, |l| l.max(seq)));
+                self.last_seq = Some(self.last_seq.map_or(seq, |l| l.max(seq)));
             }
             _ if value.is_object() => say(
                 "llxprt-bad-seq",
@@ -73,9 +91,9 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                         "session_start lacks sessionId, projectHash, provider, model or startTime: llxprt cannot resume this session".into(),
                     );
                 }
-                have_meta = true;
-                meta = read_meta(&value, &rec.bytes);
-                continue;
+                self.have_meta = true;
+                self.meta = read_meta(&value, text);
+                return None;
             }
             say(
                 "llxprt-no-session-start",
@@ -89,17 +107,17 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                 "session_start after line 1: llxprt ignores it; kept as is".into(),
             );
         }
-        on_line = if span.line == prev_line {
-            on_line + 1
+        self.on_line = if span.line == self.prev_line {
+            self.on_line + 1
         } else {
             1
         };
-        prev_line = span.line;
-        let id = match on_line {
+        self.prev_line = span.line;
+        let id = match self.on_line {
             1 => format!("line-{}", span.line),
             k => format!("line-{}.{k}", span.line),
         };
-        let mut node = read_line(&value, id);
+        let node = line_node(&value, text, id, self.prev.take());
         if let Body::Event(Event::Custom { kind, .. }) = &node.body {
             if kind == RECORD {
                 say(
@@ -121,37 +139,87 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                 );
             }
         }
-        node.parent = nodes.last().map(|p| p.id.clone());
-        if line_text(&node).as_deref() != Some(&rec.bytes[..]) {
-            let text = String::from_utf8_lossy(&rec.bytes).into_owned();
-            node.hints.insert(HINT_RAW.into(), text.into());
+        if let Some(t) = &node.timestamp {
+            self.last_time = Some(t.clone());
         }
-        nodes.push(node);
+        if let Body::Event(Event::Title { title, .. }) = &node.body {
+            self.title = Some(title.clone());
+        }
+        self.prev = Some(node.id.clone());
+        Some(node)
     }
-    if !have_meta && records.is_empty() {
-        diagnostics.push(Diagnostic {
-            code: "llxprt-no-session-start",
-            severity: Severity::Error,
-            location: Location::file(input.name),
-            message: "empty file: llxprt cannot resume it".into(),
-        });
+
+    fn end(self: Box<Self>, _damage: &[Finding], findings: Vec<Diagnostic>) -> Ended {
+        let Fold {
+            name,
+            mut meta,
+            have_meta,
+            diagnostics: said,
+            lines,
+            prev,
+            last_time,
+            title,
+            ..
+        } = *self;
+        let mut diagnostics = findings;
+        diagnostics.extend(said);
+        if !have_meta && lines == 0 {
+            diagnostics.push(Diagnostic {
+                code: "llxprt-no-session-start",
+                severity: Severity::Error,
+                location: Location::file(name),
+                message: "empty file: llxprt cannot resume it".into(),
+            });
+        }
+        meta.last_updated = last_time;
+        meta.head = prev;
+        meta.title = title.flatten();
+        meta.source_format = Some(NAME.into());
+        meta.hints.insert(DERIVED_IDS.into(), true.into());
+        Ended {
+            meta,
+            diagnostics,
+            first_kept: Default::default(),
+        }
     }
-    meta.last_updated = nodes.iter().rev().find_map(|n| n.timestamp.clone());
-    meta.head = nodes.last().map(|n| n.id.clone());
-    meta.title = nodes
-        .iter()
-        .rev()
-        .find_map(|n| match &n.body {
-            Body::Event(Event::Title { title, .. }) => Some(title.clone()),
-            _ => None,
+}
+
+impl crate::engine::lines::Lines for super::LlxprtJsonl {
+    fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
+        Box::new(Fold {
+            name,
+            meta: Meta::default(),
+            have_meta: false,
+            diagnostics: Vec::new(),
+            last_seq: None,
+            lines: 0,
+            prev_line: 0,
+            on_line: 0,
+            prev: None,
+            last_time: None,
+            title: None,
         })
-        .flatten();
-    meta.source_format = Some(NAME.into());
-    meta.hints.insert(DERIVED_IDS.into(), true.into());
-    Ok(ReadOutcome {
-        session: Session { meta, nodes },
-        diagnostics,
-    })
+    }
+
+    fn node(&self, bytes: &[u8], _line: u64, id: String, parent: Option<String>) -> Node {
+        let value = match crate::json::value::to_value(bytes) {
+            Ok((v, _)) => v,
+            Err(_) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+        };
+        line_node(&value, bytes, id, parent)
+    }
+}
+
+/// A line (`value`, its `text`) as its node, with the id the reader gave it, under `parent`
+/// (the node before it), and its text as a hint when the writer would not give it back.
+fn line_node(value: &Value, text: &[u8], id: String, parent: Option<String>) -> Node {
+    let mut node = read_line(value, id);
+    node.parent = parent;
+    if line_text(&node).as_deref() != Some(text) {
+        let text = String::from_utf8_lossy(text).into_owned();
+        node.hints.insert(HINT_RAW.into(), text.into());
+    }
+    node
 }
 
 fn start_is_valid(line: &Value) -> bool {

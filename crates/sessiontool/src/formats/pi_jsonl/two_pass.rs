@@ -1,85 +1,16 @@
-//! pi sessions read in two passes by the engine: the reader is a fold over the file's lines
-//! (`read::Fold`), which pass one goes through as the whole reader does ([`lines`]).
+//! pi's lines read in two passes by the engine: its reader is a fold over the file's lines
+//! (`read::Fold`), which the engine's pass one goes through as the whole reader does
+//! ([`crate::engine::lines`]). Here: the tests that hold the two to each other.
 
-use std::io;
-
+#[cfg(test)]
 use super::PiJsonl;
-use crate::engine::Source;
-use crate::engine::lines;
-use crate::engine::pass1::Pass1Options;
-use crate::engine::reading::{Needs, Reading, TwoPassReader};
-
-impl TwoPassReader for PiJsonl {
-    fn read(
-        &self,
-        name: &str,
-        source: &dyn Source,
-        needs: Needs,
-        options: Pass1Options,
-    ) -> io::Result<Option<Box<dyn Reading>>> {
-        Ok(Some(Box::new(lines::read(
-            &PiJsonl, name, source, needs, options,
-        )?)))
-    }
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Bytes, MadeFor};
-    use crate::formats::{Format, Input};
-
-    const PI: &dyn Format = &PiJsonl;
-
-    /// Pass one (with blocks of `block_size`) and pass two give what the whole reader gives:
-    /// the metadata, the diagnostics in order, every node, the kinds, the unanswered calls.
-    fn agrees(name: &str, bytes: &[u8], block_size: usize) {
-        let input = Input {
-            name,
-            path: None,
-            bytes,
-        };
-        let whole = PI.read(&input).unwrap();
-        let needs = Needs {
-            nodes: true,
-            open_calls: true,
-            call_names: true,
-        };
-        let options = Pass1Options { block_size };
-        let mut known = lines::read(&PiJsonl, name, &Bytes(bytes), needs, options).unwrap();
-        let session = &whole.session;
-        assert_eq!(known.meta(), &session.meta, "{name}");
-        assert_eq!(
-            format!("{:?}", known.meta().hints),
-            format!("{:?}", session.meta.hints),
-            "{name}: hints in order"
-        );
-        assert_eq!(known.diagnostics(), &whole.diagnostics[..], "{name}");
-        assert_eq!(known.spots().len(), session.nodes.len(), "{name}");
-        let all: Vec<u32> = (0..session.nodes.len() as u32).collect();
-        crate::engine::reading::each_node(
-            &known,
-            &Bytes(bytes),
-            &all,
-            MadeFor::OwnWriter,
-            |i, got| {
-                let want = &session.nodes[i as usize];
-                assert_eq!(&got, want, "{name}: node {i}");
-                assert_eq!(known.is_message(i), want.message().is_some(), "{name}");
-                assert_eq!(known.timed(i), want.timestamp.is_some(), "{name}");
-            },
-        )
-        .unwrap();
-        let open = crate::check::document::unanswered_calls(session).len();
-        assert_eq!(known.open_calls(), open, "{name}");
-        let names = crate::formats::gemini_content::call_names(session.nodes.iter());
-        assert_eq!(known.call_names(&all).names, names, "{name}");
-    }
 
     fn agrees_in_blocks(name: &str, bytes: &[u8]) {
-        for block_size in [1, 97, 4 << 20] {
-            agrees(name, bytes, block_size);
-        }
+        crate::engine::lines::assert_reads_as_whole(&PiJsonl, &PiJsonl, name, bytes);
     }
 
     #[test]
