@@ -110,7 +110,7 @@ pub struct Catalog {
 pub fn list(home: &Home, query: &Query) -> Catalog {
     let mut found = Discovery::default();
     for store in tools::all() {
-        if query.tools.is_empty() || query.tools.contains(&store.tool()) {
+        if query.tools.is_empty() || query.tools.contains(&Tool::of(*store)) {
             store.discover(home, &mut found);
         }
     }

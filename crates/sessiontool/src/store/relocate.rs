@@ -86,7 +86,7 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
     }
     let mut found = Discovery::default();
     for store in tools::all() {
-        if only.is_empty() || only.contains(&store.tool()) {
+        if only.is_empty() || only.contains(&Tool::of(*store)) {
             store.discover(home, &mut found);
         }
     }

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Registration, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
@@ -13,9 +13,34 @@ use crate::store::tool::Tool;
 
 pub struct Codex;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Codex: Tool = Tool::of(&Codex);
+}
+
 impl ToolStore for Codex {
-    fn tool(&self) -> Tool {
-        Tool::Codex
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "codex-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["CODEX_HOME", "CODEX_SQLITE_HOME"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.codex()]
+    }
+
+    fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
+        by_id(&["codex", "resume"], id)
+    }
+
+    fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
+        Some(("CODEX_HOME", home.codex()))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {

@@ -13,9 +13,26 @@ use crate::store::tool::Tool;
 
 pub struct OpenCode;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const OpenCode: Tool = Tool::of(&OpenCode);
+}
+
 impl ToolStore for OpenCode {
-    fn tool(&self) -> Tool {
-        Tool::OpenCode
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn current_format(&self) -> &'static str {
+        crate::formats::opencode::NAME
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["XDG_DATA_HOME", "OPENCODE_DB"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.opencode()]
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {

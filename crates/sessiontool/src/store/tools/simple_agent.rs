@@ -11,9 +11,22 @@ pub struct SimpleAgent;
 
 const INDEX: &str = "meta.json";
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const SimpleAgent: Tool = Tool::of(&SimpleAgent);
+}
+
 impl ToolStore for SimpleAgent {
-    fn tool(&self) -> Tool {
-        Tool::SimpleAgent
+    fn name(&self) -> &'static str {
+        "simple-agent"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "simple-agent-json"
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.simple_agent()]
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
