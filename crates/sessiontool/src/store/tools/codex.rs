@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use super::{NewSession, PlaceError, Registration, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
+use crate::store::rekey::Move;
+use crate::store::relocate::{self, Plan};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
 
@@ -67,6 +69,16 @@ impl ToolStore for Codex {
             kind: StoredKind::Session,
             folder: FolderKey::None,
         }));
+    }
+
+    /// Rows of Codex's state database whose rollout is gone.
+    fn index_problems(&self, home: &Home, project: Option<&str>) -> Vec<String> {
+        crate::store::codex_state::index::missing_rollouts(home, project)
+    }
+
+    /// The rows of its state database that follow the rollouts.
+    fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
+        relocate::codex_database(home, mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {

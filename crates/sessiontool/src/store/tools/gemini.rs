@@ -8,6 +8,8 @@ use crate::store::gemini_registry::{self, FolderChoice};
 use crate::store::home::Home;
 use crate::store::migrate::Migration;
 use crate::store::names::{self, checkpoint_file, checkpoint_tag, utc};
+use crate::store::rekey::Move;
+use crate::store::relocate::{self, Plan};
 use crate::store::scheme::Scheme;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
 use crate::store::tool::Tool;
@@ -120,6 +122,10 @@ impl ToolStore for Gemini {
             return Ok(Vec::new());
         }
         Ok(gemini_registry::markers(&gemini, &name)?.to_vec())
+    }
+
+    fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
+        relocate::gemini_registries(home, mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {

@@ -43,6 +43,29 @@ pub trait ToolStore: Sync {
     fn home_variable(&self, _home: &Home) -> Option<(&'static str, PathBuf)> {
         None
     }
+    /// Sessions the tool keeps in a database rather than files, for `list` (problems reading
+    /// it go to `problems`).
+    fn database_entries(
+        &self,
+        _home: &Home,
+        _problems: &mut Vec<String>,
+    ) -> Vec<super::catalog::Entry> {
+        Vec::new()
+    }
+    /// What the tool's own index says is wrong with its store (`list`'s problems), for the
+    /// project when one is asked for.
+    fn index_problems(&self, _home: &Home, _project: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
+    /// The registries and indexes that record project paths, rewritten for a relocation
+    /// (called once the session files' changes are planned).
+    fn relocate_indexes(
+        &self,
+        _home: &Home,
+        _mv: &super::rekey::Move,
+        _plan: &mut super::relocate::Plan,
+    ) {
+    }
     /// What its store can be migrated to (`migrate --to`), and how.
     fn migrations(&self) -> &'static [super::migrate::Migration] {
         &[]

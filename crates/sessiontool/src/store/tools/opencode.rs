@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Target, ToolStore};
 use crate::formats::opencode::is_database_name;
+use crate::store::catalog::Entry;
 use crate::store::home::Home;
 use crate::store::stored::Discovery;
 use crate::store::tool::Tool;
@@ -41,6 +42,10 @@ impl ToolStore for OpenCode {
 
     /// No session files: the databases are listed by [`databases`].
     fn discover(&self, _home: &Home, _found: &mut Discovery) {}
+
+    fn database_entries(&self, home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
+        crate::store::catalog::database_entries(home, problems)
+    }
 
     fn place(&self, _home: &Home, _new: &NewSession) -> Result<Target, PlaceError> {
         Err(PlaceError(

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
 use crate::store::home::Home;
+use crate::store::rekey::Move;
+use crate::store::relocate::{self, Plan};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
 
@@ -46,6 +48,10 @@ impl ToolStore for SimpleAgent {
 
     fn registries(&self, home: &Home) -> Vec<PathBuf> {
         vec![home.simple_agent().join("sessions").join(INDEX)]
+    }
+
+    fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
+        relocate::simple_agent_index(home, mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
