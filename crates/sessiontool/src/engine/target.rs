@@ -80,3 +80,33 @@ pub(crate) trait PassTwo: Send {
     /// Pass two: the output into `out`; what could not be written.
     fn write(self: Box<Self>, job: &Job, out: &mut dyn Output) -> io::Result<LossReport>;
 }
+
+/// The sink of a writer that puts a header before the first node and makes each node's
+/// lines from that node alone (with what it keeps between nodes in `write`): `write` is given
+/// the node, the loss report and the output.
+pub(crate) struct EachNode<W> {
+    pub(crate) header: Vec<u8>,
+    pub(crate) losses: LossReport,
+    pub(crate) write: W,
+}
+
+impl<W: FnMut(&Node, &mut LossReport, &mut Vec<u8>) + Send> NodeSink for EachNode<W> {
+    fn begin(&mut self, out: &mut Vec<u8>) {
+        out.append(&mut self.header);
+    }
+
+    fn node(
+        &mut self,
+        _index: u32,
+        node: &mut Node,
+        _session: &Lookup,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        (self.write)(node, &mut self.losses, out);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, _out: &mut Vec<u8>) -> LossReport {
+        self.losses
+    }
+}

@@ -8,15 +8,12 @@
 //! first entry (kept: one id per node; the entries dropped), and again, in the same order
 //! (so with the same ids), to be written.
 
-use std::collections::HashMap;
-use std::io;
-
 use super::foreign::{Chain, EPOCH, Entries, HEADER, OTHER_BRANCHES, header};
 use super::{AgentJsonl, NAME};
 use crate::diag::LossReport;
 use crate::engine::plan::branch_of;
 use crate::engine::reading::{self, Reading};
-use crate::engine::target::{Lookup, NodeSink, StreamTarget};
+use crate::engine::target::{EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
 use crate::formats::pi_style;
 use crate::model::{Meta, Node};
@@ -59,49 +56,20 @@ impl StreamTarget for AgentJsonl {
         let mut losses = LossReport::default();
         left_out.report(&mut losses, OTHER_BRANCHES);
         let head = head(first_time, &mut losses);
-        let sink = AgentStream {
-            entries: Entries::new(&head),
-            header: Some(header(&head)),
-            first_of: std::mem::take(&mut ids.first_of),
-            chain: Chain::default(),
+        let (mut entries, first_of) = (Entries::new(&head), std::mem::take(&mut ids.first_of));
+        let mut chain = Chain::default();
+        let sink = EachNode {
+            header: header(&head),
             losses,
+            write: move |node: &Node, losses: &mut LossReport, out: &mut Vec<u8>| {
+                let node_entries = entries.of(node, losses);
+                chain.write(node_entries, &first_of, out);
+            },
         };
         Ok(Some(Route::Nodes {
             known,
             indices: branch,
             sink: Box::new(sink),
         }))
-    }
-}
-
-/// See the module.
-struct AgentStream {
-    entries: Entries,
-    header: Option<Vec<u8>>,
-    /// Each node's first entry, from the first pass over the branch.
-    first_of: HashMap<String, String>,
-    chain: Chain,
-    losses: LossReport,
-}
-
-impl NodeSink for AgentStream {
-    fn begin(&mut self, out: &mut Vec<u8>) {
-        out.extend(self.header.take().unwrap_or_default());
-    }
-
-    fn node(
-        &mut self,
-        _index: u32,
-        node: &mut Node,
-        _session: &Lookup,
-        out: &mut Vec<u8>,
-    ) -> io::Result<()> {
-        let entries = self.entries.of(node, &mut self.losses);
-        self.chain.write(entries, &self.first_of, out);
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>, _out: &mut Vec<u8>) -> LossReport {
-        self.losses
     }
 }

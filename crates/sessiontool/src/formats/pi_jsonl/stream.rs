@@ -8,13 +8,11 @@
 //! made and turned into entries once to learn their ids (kept: a few per node; the entries
 //! dropped), and again, in the same order (so with the same ids), to be written.
 
-use std::io;
-
 use super::foreign::{EPOCH, Entries, Links, header};
 use super::{NAME, PiJsonl};
 use crate::diag::LossReport;
 use crate::engine::reading::{self, Reading};
-use crate::engine::target::{Lookup, NodeSink, StreamTarget};
+use crate::engine::target::{EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
 use crate::formats::pi_style;
 use crate::model::{Meta, Node};
@@ -55,49 +53,19 @@ impl StreamTarget for PiJsonl {
         })?;
         let mut losses = LossReport::default();
         let head = head(first_time, &mut losses);
-        let sink = PiStream {
-            entries: Entries::new(&head.id),
-            start: head.start.clone(),
-            header: Some(header(&head)),
-            links,
+        let (mut entries, start) = (Entries::new(&head.id), head.start.clone());
+        let sink = EachNode {
+            header: header(&head),
             losses,
+            write: move |node: &Node, losses: &mut LossReport, out: &mut Vec<u8>| {
+                let planned = entries.of(node, losses);
+                links.write(node, planned, &start, out);
+            },
         };
         Ok(Some(Route::Nodes {
             known,
             indices: all,
             sink: Box::new(sink),
         }))
-    }
-}
-
-/// See the module.
-struct PiStream {
-    entries: Entries,
-    /// The time of a node that has none.
-    start: String,
-    header: Option<Vec<u8>>,
-    links: Links,
-    losses: LossReport,
-}
-
-impl NodeSink for PiStream {
-    fn begin(&mut self, out: &mut Vec<u8>) {
-        out.extend(self.header.take().unwrap_or_default());
-    }
-
-    fn node(
-        &mut self,
-        _index: u32,
-        node: &mut Node,
-        _session: &Lookup,
-        out: &mut Vec<u8>,
-    ) -> io::Result<()> {
-        let planned = self.entries.of(node, &mut self.losses);
-        self.links.write(node, planned, &self.start, out);
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>, _out: &mut Vec<u8>) -> LossReport {
-        self.losses
     }
 }
