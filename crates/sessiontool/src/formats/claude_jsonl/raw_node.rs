@@ -18,7 +18,7 @@ use super::usage::usage_from;
 use super::write::Base;
 use crate::json::scan::{skip_valid, skip_ws};
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Content, Extra, Message, Node, Part, Role};
+use crate::model::{Body, Content, Extra, Message, Node, Part, Role, Usage};
 
 /// The most fields of an object read here (an entry has about twenty).
 const MOST_FIELDS: usize = 32;
@@ -109,10 +109,7 @@ pub(super) fn message_node(
                 continue;
             }
             ("usage", Kind::Object) => {
-                let Value::Object(u) = value_of(value)? else {
-                    return None;
-                };
-                usage = Some(usage_from(u));
+                usage = Some(usage_of(value)?);
                 continue;
             }
             _ => {}
@@ -157,6 +154,61 @@ pub(super) fn message_node(
         }),
         extra,
         hints,
+    })
+}
+
+/// `message.usage` as [`usage_from`] makes it of the object's `Value`, read from its text: the
+/// three counts it takes out taken where they are numbers a `u64` holds as written (what
+/// `as_u64` takes), every other field kept in its place. An object that is not plain, or whose
+/// input counts add up past a `u64` (which `usage_from` keeps apart), goes through the `Value`.
+fn usage_of(value: Raw<'_>) -> Option<Usage> {
+    let by_value = || match value_of(value)? {
+        Value::Object(u) => Some(usage_from(u)),
+        _ => None,
+    };
+    let Some((fields, _)) = object_at(value.text(), 0, |_, _| Some(None)) else {
+        return by_value();
+    };
+    let count = |v: Raw<'_>| match v.kind() {
+        Kind::Number => v.text().parse::<u64>().ok(),
+        _ => None,
+    };
+    let (mut input, mut output, mut cached, mut written) = (None, None, None, 0);
+    let mut extra = Extra::new();
+    for (key, v) in fields.iter() {
+        let taken = match key {
+            "input_tokens" => Some(&mut input),
+            "output_tokens" => Some(&mut output),
+            "cache_read_input_tokens" => Some(&mut cached),
+            _ => None,
+        };
+        if let Some(taken) = taken
+            && let Some(n) = count(v)
+        {
+            *taken = Some(n);
+            continue;
+        }
+        if key == "cache_creation_input_tokens" {
+            written = count(v).unwrap_or(0);
+        }
+        extra.insert(key.to_string(), value_of(v)?);
+    }
+    let input = match input {
+        Some(n) => match n
+            .checked_add(cached.unwrap_or(0))
+            .and_then(|n| n.checked_add(written))
+        {
+            Some(all) => Some(all),
+            None => return by_value(),
+        },
+        None => None,
+    };
+    Some(Usage {
+        input,
+        output,
+        cached,
+        extra,
+        ..Usage::default()
     })
 }
 

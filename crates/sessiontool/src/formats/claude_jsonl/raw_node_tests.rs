@@ -123,6 +123,19 @@ fn variants(line: &str) -> Vec<String> {
         "\"usage\":{",
         "\"usage\":{\"input_tokens\":18446744073709551615,\"output_tokens\":-1,",
     );
+    replace("\"usage\":{", "\"usage\":{\"output_tokens\":1,");
+    replace(
+        "\"usage\":{",
+        "\"usage\":{\"input_tokens\":\"5\",\"output_tokens\":5.0,\"x\":{},",
+    );
+    replace(
+        "\"usage\":{",
+        "\"usage\":{\"cache_creation_input_tokens\":18446744073709551615,\"c\\u0061\":1,",
+    );
+    replace(
+        "\"usage\":{",
+        "\"usage\":{\"cache_read_input_tokens\":-0,\"z\":[],",
+    );
     replace("\"is_error\":false", "\"is_error\":true");
     replace("\"is_error\":false", "\"is_error\":\"no\"");
     replace(
