@@ -159,6 +159,11 @@ fn agree(
     }
     for tuning in all {
         for (source, to_file) in [(&memory as &dyn Source, false), (&file, true)] {
+            if to_file && tuning.block_size == 1 {
+                // A file read a byte at a time proves nothing the 300-byte blocks do not, at
+                // a system call a byte.
+                continue;
+            }
             let job = Job {
                 name,
                 path: None,

@@ -54,7 +54,7 @@ fn example(name: &str) -> PathBuf {
 fn run(name: &str, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new(example(name));
     c.current_dir(cwd).args(args).env("HOME", cwd);
-    for var in sessiontool::store::home::OVERRIDES {
+    for var in sessiontool::store::home::overrides() {
         c.env_remove(var);
     }
     for (k, v) in env {

@@ -1038,7 +1038,7 @@ fn enums_list_every_tool_format_and_scheme_the_code_has() {
             .collect()
     };
     let list = load_schema("list");
-    let tools: Vec<String> = Tool::ALL.iter().map(|t| t.name().to_string()).collect();
+    let tools: Vec<String> = Tool::all().map(|t| t.name().to_string()).collect();
     assert_eq!(names(&list["$defs"]["tool"]), tools);
     let formats: Vec<String> = sessiontool::formats::all()
         .iter()

@@ -207,7 +207,7 @@ fn switch_one(source: &(&str, &str, Tool), to: Tool) -> Value {
     // Every answered call is still answered; an open one is closed unless the tool does it.
     let (src_calls, dst_calls) = (calls(&src), calls(&dst));
     assert_eq!(dst_calls.len(), src_calls.len(), "{what}: tool calls");
-    let closes_itself = matches!(to, Tool::Pi | Tool::Codex | Tool::Qwen | Tool::Llxprt);
+    let closes_itself = [Tool::Pi, Tool::Codex, Tool::Qwen, Tool::Llxprt].contains(&to);
     for ((_, before), (id, after)) in src_calls.iter().zip(&dst_calls) {
         assert!(
             *after == (*before || !closes_itself),
@@ -221,7 +221,7 @@ fn switch_one(source: &(&str, &str, Tool), to: Tool) -> Value {
     assert!(recorded, "{what}: project not recorded: {meta:?}");
     // The command that resumes it names it and runs in the project.
     let resume = &doc["resume"];
-    if matches!(to, Tool::Agent | Tool::SimpleAgent) {
+    if [Tool::Agent, Tool::SimpleAgent].contains(&to) {
         assert!(resume.is_null(), "{what}");
     } else {
         let argv: Vec<&str> = resume["argv"]

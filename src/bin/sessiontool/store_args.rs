@@ -98,7 +98,7 @@ pub fn tools(names: &[String]) -> Result<Vec<Tool>, CliError> {
 
 /// `--tool` values, for completions and `--help`.
 pub fn tool_names() -> clap::builder::PossibleValuesParser {
-    Tool::ALL.map(Tool::name).to_vec().into()
+    Tool::all().map(Tool::name).collect::<Vec<_>>().into()
 }
 
 /// `--scheme` values.

@@ -17,6 +17,7 @@ mod blocks;
 mod foreign;
 mod keys;
 mod read;
+mod stream;
 mod two_pass;
 
 use std::path::Path;
@@ -128,6 +129,10 @@ impl Format for AgentJsonl {
         Some(crate::engine::TwoPass(&crate::engine::lines::TwoPassLines(
             &AgentJsonl,
         )))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&AgentJsonl))
     }
 }
 

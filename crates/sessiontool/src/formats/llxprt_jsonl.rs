@@ -32,6 +32,7 @@
 mod blocks;
 mod keys;
 mod read;
+mod stream;
 pub mod synthetic;
 mod two_pass;
 mod write;
@@ -122,6 +123,10 @@ impl Format for LlxprtJsonl {
         Some(crate::engine::TwoPass(&crate::engine::lines::TwoPassLines(
             &LlxprtJsonl,
         )))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&LlxprtJsonl))
     }
 }
 

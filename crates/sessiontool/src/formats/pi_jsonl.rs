@@ -27,6 +27,7 @@ mod js;
 mod keys;
 mod native;
 mod read;
+mod stream;
 mod synthetic;
 mod two_pass;
 mod write;
@@ -164,6 +165,10 @@ impl Format for PiJsonl {
         Some(crate::engine::TwoPass(&crate::engine::lines::TwoPassLines(
             &PiJsonl,
         )))
+    }
+
+    fn stream_target(&self) -> Option<crate::engine::Target> {
+        Some(crate::engine::Target(&PiJsonl))
     }
 }
 

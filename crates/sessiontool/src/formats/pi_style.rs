@@ -104,15 +104,36 @@ pub(crate) fn foreign(
     header: &str,
     losses: &mut LossReport,
 ) -> Foreign {
-    let meta = &session.meta;
+    let first_time = session.nodes.iter().find_map(|n| n.timestamp.clone());
+    let nodes = (session.nodes.len(), first_time);
+    foreign_of(
+        &session.meta,
+        nodes,
+        options,
+        (format, epoch),
+        header,
+        losses,
+    )
+}
+
+/// [`foreign`] from the metadata and what it takes of the nodes: how many there are and the
+/// first time one gives (for a writer that does not hold them).
+pub(crate) fn foreign_of(
+    meta: &Meta,
+    (nodes, first_time): (usize, Option<String>),
+    options: &WriteOptions,
+    (format, epoch): (&str, &str),
+    header: &str,
+    losses: &mut LossReport,
+) -> Foreign {
     let id = meta
         .id
         .clone()
-        .unwrap_or_else(|| derived_uuid(&format!("{format}/{}", session.nodes.len())));
+        .unwrap_or_else(|| derived_uuid(&format!("{format}/{nodes}")));
     let start = meta
         .start_time
         .clone()
-        .or_else(|| session.nodes.iter().find_map(|n| n.timestamp.clone()))
+        .or(first_time)
         .or_else(|| options.now.clone())
         .unwrap_or_else(|| epoch.into());
     let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());

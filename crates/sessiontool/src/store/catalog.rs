@@ -110,7 +110,7 @@ pub struct Catalog {
 pub fn list(home: &Home, query: &Query) -> Catalog {
     let mut found = Discovery::default();
     for store in tools::all() {
-        if query.tools.is_empty() || query.tools.contains(&store.tool()) {
+        if query.tools.is_empty() || query.tools.contains(&Tool::of(*store)) {
             store.discover(home, &mut found);
         }
     }
@@ -136,20 +136,16 @@ pub fn list(home: &Home, query: &Query) -> Catalog {
         .collect();
     resolve_hashes(&mut entries, &wanted, query);
     let mut problems = found.problems;
-    if query.tools.is_empty() || query.tools.contains(&Tool::OpenCode) {
-        entries.extend(database_entries(home, &mut problems));
+    for tool in Tool::all().filter(|t| query.tools.is_empty() || query.tools.contains(t)) {
+        entries.extend(tool.store().database_entries(home, &mut problems));
     }
     if let Some(project) = &query.project {
         entries.retain(|e| belongs(e, project));
     }
     mark_superseded(&mut entries);
     entries.sort_by(|a, b| b.sort_key.cmp(&a.sort_key).then(a.path.cmp(&b.path)));
-    if query.tools.is_empty() || query.tools.contains(&Tool::Codex) {
-        // Rows of Codex's state database whose rollout is gone.
-        problems.extend(super::codex_state::index::missing_rollouts(
-            home,
-            query.project.as_deref(),
-        ));
+    for tool in Tool::all().filter(|t| query.tools.is_empty() || query.tools.contains(t)) {
+        problems.extend(tool.store().index_problems(home, query.project.as_deref()));
     }
     Catalog {
         entries,
@@ -315,7 +311,7 @@ fn read(e: &mut Entry, path: &Path, bytes: &[u8]) {
 
 /// The sessions in OpenCode's databases (rows, not files), each read as `show` reads it: its
 /// health is what that reading says (sessiontool never repairs a database).
-fn database_entries(home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
+pub(crate) fn database_entries(home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
     use crate::formats::database::{self, DatabaseFormat};
     let format = &crate::formats::opencode::OpenCodeDb;
     let mut out = Vec::new();

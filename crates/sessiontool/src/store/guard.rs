@@ -6,19 +6,12 @@ use std::path::{Path, PathBuf};
 
 use super::home::Home;
 
-/// The folders each tool keeps everything under.
+/// The folders each tool keeps everything under, as its module declares them.
 fn bases(home: &Home) -> Vec<PathBuf> {
-    let mut b = vec![
-        home.gemini(),
-        home.qwen(),
-        home.claude(),
-        home.pi(),
-        home.codex(),
-        home.agent(),
-        home.simple_agent(),
-    ];
-    b.extend(home.llxprt_tmps());
-    b
+    super::tools::all()
+        .iter()
+        .flat_map(|tool| tool.bases(home))
+        .collect()
 }
 
 /// Refuses `target` when a folder or file between its tool's base folder and it is a

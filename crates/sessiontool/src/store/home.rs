@@ -7,19 +7,17 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The environment variables that move a tool's store, as the tools read them.
-pub const OVERRIDES: [&str; 10] = [
-    "GEMINI_CLI_HOME",
-    "QWEN_RUNTIME_DIR",
-    "CLAUDE_CONFIG_DIR",
-    "LLXPRT_LOG_HOME",
-    "PI_CODING_AGENT_DIR",
-    "CODEX_HOME",
-    "CODEX_SQLITE_HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "OPENCODE_DB",
-];
+/// The environment variables that move a tool's store, as the tools read them (each tool's
+/// module declares its own: [`ToolStore::overrides`](super::tools::ToolStore::overrides)).
+pub fn overrides() -> Vec<&'static str> {
+    let mut vars: Vec<&'static str> = Vec::new();
+    for var in super::tools::all().iter().flat_map(|t| t.overrides()) {
+        if !vars.contains(var) {
+            vars.push(var);
+        }
+    }
+    vars
+}
 
 #[derive(Debug, Clone)]
 pub struct Home {
@@ -46,7 +44,7 @@ impl Home {
         let dir = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
         let mut home = Home::at(dir);
         home.isolated = false;
-        for var in OVERRIDES {
+        for var in overrides() {
             if let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) {
                 home.overrides.insert(var, PathBuf::from(value));
             }

@@ -66,11 +66,32 @@ pub struct Outcome {
 }
 
 /// What a tool's store can be migrated to.
-pub fn targets(tool: Tool) -> &'static [Scheme] {
-    match tool {
-        Tool::Gemini => &[Scheme::GeminiSlug, Scheme::Sha256],
-        Tool::Qwen => &[Scheme::Dashed],
-        _ => &[],
+pub fn targets(tool: Tool) -> Vec<Scheme> {
+    tool.store().migrations().iter().map(|m| m.to).collect()
+}
+
+/// A migration a tool's module declares ([`ToolStore::migrations`](super::tools::ToolStore::migrations)):
+/// the scheme it moves the store to and the step that plans it.
+pub struct Migration {
+    pub to: Scheme,
+    pub(crate) plan: fn(&Home, &[Entry], Scheme, &[String], &mut Plan),
+}
+
+impl Migration {
+    /// Gemini CLI's folders copied into the other of its two schemes.
+    pub(crate) const fn gemini(to: Scheme) -> Migration {
+        Migration {
+            to,
+            plan: gemini_folders,
+        }
+    }
+
+    /// Qwen Code's legacy sessions (`tmp/<sha256>`) rewritten into its projects folders.
+    pub(crate) const fn qwen_legacy() -> Migration {
+        Migration {
+            to: Scheme::Dashed,
+            plan: |home, entries, _, _, plan| qwen_legacy(home, entries, plan),
+        }
     }
 }
 
@@ -90,15 +111,12 @@ pub fn plan(home: &Home, tool: Tool, to: Scheme, candidates: &[String]) -> Plan 
             .filter_map(|e| e.project),
     );
     let entries = catalog::list(home, &query).entries;
-    match (tool, to) {
-        (Tool::Gemini, Scheme::GeminiSlug | Scheme::Sha256) => {
-            gemini_folders(home, &entries, to, &query.candidates, &mut plan)
-        }
-        (Tool::Qwen, Scheme::Dashed) => qwen_legacy(home, &entries, &mut plan),
-        _ => plan.problems.push(format!(
+    match tool.store().migrations().iter().find(|m| m.to == to) {
+        Some(migration) => (migration.plan)(home, &entries, to, &query.candidates, &mut plan),
+        None => plan.problems.push(format!(
             "{tool}'s store cannot be migrated to {}; it can go to: {}",
             to.name(),
-            match targets(tool) {
+            match targets(tool).as_slice() {
                 [] => "nothing (it has one layout)".to_string(),
                 t => t.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
             }

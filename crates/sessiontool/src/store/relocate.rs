@@ -15,7 +15,7 @@ use super::codex_state;
 use super::confined;
 use super::home::Home;
 use super::rekey::{Move, rekey_bytes};
-use super::scheme::{Scheme, claude_of_real_path, dashed, pi};
+use super::scheme::{Scheme, claude_of_real_path};
 use super::stored::{Discovery, FolderKey, Stored};
 use super::tool::Tool;
 use super::tools;
@@ -86,7 +86,7 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
     }
     let mut found = Discovery::default();
     for store in tools::all() {
-        if only.is_empty() || only.contains(&store.tool()) {
+        if only.is_empty() || only.contains(&Tool::of(*store)) {
             store.discover(home, &mut found);
         }
     }
@@ -129,9 +129,9 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
             }
             FolderKey::Named { scheme, name } => {
                 let new_name = match scheme {
+                    // Claude Code names a folder after the project's real path.
                     Scheme::Claude => claude_of_real_path(&new_project).name,
-                    Scheme::Pi => pi(&new_project),
-                    _ => dashed(&new_project),
+                    other => other.folder(&new_project),
                 };
                 let Some(dir) = ancestor_named(&stored.path, name) else {
                     plan.problems.push(format!(
@@ -154,16 +154,15 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
     for (from_dir, (to_dir, tool)) in &hashed_dirs {
         move_folder(&mut plan, *tool, from_dir, to_dir, mv);
     }
-    registries(home, only, mv, &mut plan);
-    if only.is_empty() || only.contains(&Tool::Codex) {
-        codex_database(home, mv, &mut plan);
+    for tool in Tool::all().filter(|t| only.is_empty() || only.contains(t)) {
+        tool.store().relocate_indexes(home, mv, &mut plan);
     }
     plan
 }
 
 /// The rows of Codex's state database that follow the rollouts (and any other row recorded
 /// under OLD), as one more change of the plan.
-fn codex_database(home: &Home, mv: &Move, plan: &mut Plan) {
+pub(crate) fn codex_database(home: &Home, mv: &Move, plan: &mut Plan) {
     let moved: Vec<codex_state::relocation::Moved> = plan
         .changes
         .iter()
@@ -313,67 +312,65 @@ fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: 
     }
 }
 
-/// `projects.json` entries and `.project_root` markers naming OLD (or below), and
-/// simple-agent's `meta.json` path index.
-fn registries(home: &Home, only: &[Tool], mv: &Move, plan: &mut Plan) {
-    let wants = |t: Tool| only.is_empty() || only.contains(&t);
-    if wants(Tool::Gemini) {
-        let gemini = home.gemini();
-        // Stamps taken before the reads: a change in between shows at the commit.
-        let stamps = registry_stamps(&gemini);
-        match super::gemini_registry::rekeyed(&gemini, &|p| mv.map_path(p)) {
-            Ok(changes) => {
-                for (path, bytes, inside) in changes {
-                    let Some(&read) = stamps.get(&path) else {
-                        plan.problems.push(format!(
-                            "{} changed while it was read; run relocate again",
-                            path.display()
-                        ));
-                        continue;
-                    };
-                    // Gemini CLI locks projects.json, not the markers.
-                    let registry = path.file_name() == Some("projects.json".as_ref());
-                    plan.changes.push(Change {
-                        tool: Some(Tool::Gemini),
-                        from: path.clone(),
-                        to: path,
-                        inside,
-                        already: false,
-                        bytes,
-                        read,
-                        registry,
-                        database: None,
-                    });
-                }
+/// `projects.json` entries and `.project_root` markers naming OLD (or below).
+pub(crate) fn gemini_registries(home: &Home, mv: &Move, plan: &mut Plan) {
+    let gemini = home.gemini();
+    // Stamps taken before the reads: a change in between shows at the commit.
+    let stamps = registry_stamps(&gemini);
+    match super::gemini_registry::rekeyed(&gemini, &|p| mv.map_path(p)) {
+        Ok(changes) => {
+            for (path, bytes, inside) in changes {
+                let Some(&read) = stamps.get(&path) else {
+                    plan.problems.push(format!(
+                        "{} changed while it was read; run relocate again",
+                        path.display()
+                    ));
+                    continue;
+                };
+                // Gemini CLI locks projects.json, not the markers.
+                let registry = path.file_name() == Some("projects.json".as_ref());
+                plan.changes.push(Change {
+                    tool: Some(Tool::Gemini),
+                    from: path.clone(),
+                    to: path,
+                    inside,
+                    already: false,
+                    bytes,
+                    read,
+                    registry,
+                    database: None,
+                });
             }
-            Err(problems) => plan.problems.extend(problems),
         }
+        Err(problems) => plan.problems.extend(problems),
     }
-    if wants(Tool::SimpleAgent) {
-        let index = home.simple_agent().join("sessions/meta.json");
-        match crate::io::read_stamped(&index) {
-            Ok((bytes, read)) => {
-                match formats::simple_agent_json::rekey_index(&bytes, &|p| mv.map_path(p)) {
-                    Ok(Some((bytes, n))) => plan.changes.push(Change {
-                        tool: Some(Tool::SimpleAgent),
-                        from: index.clone(),
-                        to: index,
-                        inside: format!("{n} path_index key(s)"),
-                        already: false,
-                        bytes,
-                        read,
-                        registry: true,
-                        database: None,
-                    }),
-                    Ok(None) => {}
-                    Err(e) => plan.problems.push(format!("{}: {e}", index.display())),
-                }
+}
+
+/// simple-agent's `meta.json` path index.
+pub(crate) fn simple_agent_index(home: &Home, mv: &Move, plan: &mut Plan) {
+    let index = home.simple_agent().join("sessions/meta.json");
+    match crate::io::read_stamped(&index) {
+        Ok((bytes, read)) => {
+            match formats::simple_agent_json::rekey_index(&bytes, &|p| mv.map_path(p)) {
+                Ok(Some((bytes, n))) => plan.changes.push(Change {
+                    tool: Some(Tool::SimpleAgent),
+                    from: index.clone(),
+                    to: index,
+                    inside: format!("{n} path_index key(s)"),
+                    already: false,
+                    bytes,
+                    read,
+                    registry: true,
+                    database: None,
+                }),
+                Ok(None) => {}
+                Err(e) => plan.problems.push(format!("{}: {e}", index.display())),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => plan
-                .problems
-                .push(format!("cannot read {}: {e}", index.display())),
         }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => plan
+            .problems
+            .push(format!("cannot read {}: {e}", index.display())),
     }
 }
 

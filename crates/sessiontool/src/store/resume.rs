@@ -24,11 +24,9 @@ pub struct Resume {
 }
 
 /// How `tool` resumes the session `id` stored at `path`, for `project`; `None` for a tool
-/// without a known command (the Go agent and simple-agent of the seeds).
-///
-/// Checked against the CLIs' own argument parsing: Gemini CLI `--resume` takes `latest`, an
-/// index or a session id (`SessionSelector.findSession`); Qwen Code and Claude Code
-/// `--resume ID`; llxprt-code `--continue ID`; pi `--session FILE`; Codex `resume ID`.
+/// without a known command (the Go agent and simple-agent of the seeds, OpenCode). Each tool's
+/// module says its words ([`ToolStore::resume`](super::tools::ToolStore::resume)), checked
+/// against the CLI's own argument parsing.
 pub fn command(
     home: &Home,
     tool: Tool,
@@ -38,18 +36,7 @@ pub fn command(
 ) -> Option<Resume> {
     let id = id.filter(|id| !id.is_empty());
     // The command runs in the project folder: every path in it is absolute.
-    let path = absolute(path);
-    let argv: Vec<&str> = match tool {
-        Tool::Gemini => vec!["gemini", "--resume", id?],
-        Tool::Qwen => vec!["qwen", "--resume", id?],
-        Tool::Claude => vec!["claude", "--resume", id?],
-        Tool::Llxprt => vec!["llxprt", "--continue", id?],
-        Tool::Pi => vec!["pi", "--session", &path],
-        Tool::Codex => vec!["codex", "resume", id?],
-        Tool::Agent | Tool::SimpleAgent | Tool::OpenCode => return None,
-    };
-    debug_assert!(has_command(tool));
-    let argv: Vec<String> = argv.into_iter().map(String::from).collect();
+    let argv = tool.store().resume(id, &absolute(path))?;
     let env = environment(home, tool);
     let mut shell = format!("cd {} &&", quote(project));
     for (k, v) in &env {
@@ -69,7 +56,7 @@ pub fn command(
 
 /// Whether sessiontool knows how `tool` resumes a session.
 pub fn has_command(tool: Tool) -> bool {
-    !matches!(tool, Tool::Agent | Tool::SimpleAgent | Tool::OpenCode)
+    tool.store().resume(Some("id"), "/path").is_some()
 }
 
 /// With `--home DIR` the tool must be told where its store is, by its own variable; from the
@@ -79,26 +66,13 @@ fn environment(home: &Home, tool: Tool) -> BTreeMap<String, String> {
     if !home.isolated() {
         return env;
     }
-    let dir = absolute;
-    let (var, value) = match tool {
-        // The CLI puts `.gemini` under this folder.
-        Tool::Gemini => ("GEMINI_CLI_HOME", dir(home.dir())),
-        Tool::Qwen => ("QWEN_RUNTIME_DIR", dir(&home.qwen())),
-        Tool::Claude => ("CLAUDE_CONFIG_DIR", dir(&home.claude())),
-        // Its sessions are in `$LLXPRT_LOG_HOME/tmp`.
-        Tool::Llxprt => match home.llxprt_tmps()[0].parent() {
-            Some(base) => ("LLXPRT_LOG_HOME", dir(base)),
-            None => return env,
-        },
-        Tool::Pi => ("PI_CODING_AGENT_DIR", dir(&home.pi())),
-        Tool::Codex => ("CODEX_HOME", dir(&home.codex())),
-        Tool::Agent | Tool::SimpleAgent | Tool::OpenCode => return env,
-    };
-    env.insert(var.to_string(), value);
+    if let Some((var, dir)) = tool.store().home_variable(home) {
+        env.insert(var.to_string(), absolute(&dir));
+    }
     env
 }
 
-fn absolute(path: &Path) -> String {
+pub(super) fn absolute(path: &Path) -> String {
     std::path::absolute(path)
         .unwrap_or_else(|_| path.to_path_buf())
         .to_string_lossy()

@@ -1,58 +1,47 @@
-//! The tools whose stores sessiontool knows, and which formats each one's store holds.
+//! The tools whose stores sessiontool knows. A [`Tool`] is a handle on the tool's own module
+//! ([`super::tools`]), which declares everything about it: its name, the format it writes
+//! today, where its store is and how it is read and placed into, how a session resumes.
+//! Adding a tool is its module and one line in [`super::tools::all`]; nothing else names it.
+
+use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Tool {
-    Gemini,
-    Qwen,
-    Claude,
-    Llxprt,
-    Pi,
-    Codex,
-    Agent,
-    SimpleAgent,
-    /// Read only: its sessions are rows of a database (`formats::opencode`).
-    #[serde(rename = "opencode")]
-    OpenCode,
-}
+use super::tools::{self, ToolStore};
+
+/// One tool: compared, ordered and written (JSON, `--tool`) by its name. `Tool::Claude` and
+/// the like are constants each tool's module declares.
+#[derive(Clone, Copy)]
+pub struct Tool(&'static dyn ToolStore);
 
 impl Tool {
-    pub const ALL: [Tool; 9] = [
-        Tool::Gemini,
-        Tool::Qwen,
-        Tool::Claude,
-        Tool::Llxprt,
-        Tool::Pi,
-        Tool::Codex,
-        Tool::Agent,
-        Tool::SimpleAgent,
-        Tool::OpenCode,
-    ];
+    /// The handle on a tool's module (for the modules' own constants).
+    pub(crate) const fn of(store: &'static dyn ToolStore) -> Tool {
+        Tool(store)
+    }
+
+    /// Every tool, in the order `list` shows them.
+    pub fn all() -> impl Iterator<Item = Tool> {
+        tools::all().iter().map(|s| Tool(*s))
+    }
+
+    /// What the tool's module declares about its store.
+    pub fn store(self) -> &'static dyn ToolStore {
+        self.0
+    }
 
     /// The name used on the command line (`--tool qwen`).
     pub fn name(self) -> &'static str {
-        match self {
-            Tool::Gemini => "gemini",
-            Tool::Qwen => "qwen",
-            Tool::Claude => "claude",
-            Tool::Llxprt => "llxprt",
-            Tool::Pi => "pi",
-            Tool::Codex => "codex",
-            Tool::Agent => "agent",
-            Tool::SimpleAgent => "simple-agent",
-            Tool::OpenCode => "opencode",
-        }
+        self.0.name()
     }
 
     pub fn by_name(name: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|t| t.name() == name)
+        Tool::all().find(|t| t.name() == name)
     }
 
     /// The names, for error messages.
     pub fn names() -> String {
-        Tool::ALL.map(Tool::name).join(", ")
+        Tool::all().map(Tool::name).collect::<Vec<_>>().join(", ")
     }
 
     /// The tool whose store a format's sessions live in (`None` for exports): the format
@@ -67,17 +56,7 @@ impl Tool {
 
     /// The format a tool writes new sessions in today.
     pub fn current_format(self) -> &'static str {
-        match self {
-            Tool::Gemini => "gemini-jsonl",
-            Tool::Qwen => "qwen-jsonl",
-            Tool::Claude => "claude-jsonl",
-            Tool::Llxprt => "llxprt-jsonl",
-            Tool::Pi => "pi-jsonl",
-            Tool::Codex => "codex-jsonl",
-            Tool::Agent => "agent-jsonl",
-            Tool::SimpleAgent => "simple-agent-json",
-            Tool::OpenCode => crate::formats::opencode::NAME,
-        }
+        self.0.current_format()
     }
 
     /// Whether sessiontool only reads this tool's store (its format is a database format,
@@ -85,10 +64,17 @@ impl Tool {
     pub fn read_only(self) -> bool {
         crate::formats::database::by_name(self.current_format()).is_some()
     }
+
+    /// Where the tool stands in [`Tool::all`].
+    fn rank(self) -> usize {
+        tools::all()
+            .iter()
+            .position(|s| s.name() == self.name())
+            .unwrap_or(usize::MAX)
+    }
 }
 
 impl Tool {
-    /// How to resume a session of this tool from its project folder, when we know it.
     /// What resumes a Gemini CLI checkpoint saved under `tag`, typed inside the CLI.
     pub fn checkpoint_command(tag: &str) -> String {
         format!("/chat resume {tag}")
@@ -99,20 +85,50 @@ impl Tool {
         format!("gemini, then {}", Tool::checkpoint_command(tag))
     }
 
-    /// The command that resumes a session: by its id (`None` when it has none that could be
-    /// read: never a placeholder to type), or for pi by its path.
+    /// The command that resumes a session, as one line for a shell: by its id (`None` when
+    /// it has none that could be read: never a placeholder to type), or for pi by its path.
+    /// The same command as [`super::resume::command`]'s, without its folder and variables.
     pub fn resume_hint(self, id: Option<&str>, path: &std::path::Path) -> Option<String> {
-        if self == Tool::Pi {
-            return Some(format!("pi --session {}", path.display()));
-        }
-        let id = id.filter(|id| !id.is_empty())?;
-        Some(match self {
-            Tool::Gemini => format!("gemini --resume {id}"),
-            Tool::Qwen => format!("qwen --resume {id}"),
-            Tool::Claude => format!("claude --resume {id}"),
-            Tool::Codex => format!("codex resume {id}"),
-            _ => return None,
-        })
+        let path = super::resume::absolute(path);
+        let argv = self.0.resume(id.filter(|id| !id.is_empty()), &path)?;
+        Some(
+            argv.iter()
+                .map(|a| super::resume::quote(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+    }
+}
+
+impl PartialEq for Tool {
+    fn eq(&self, other: &Tool) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Tool {}
+
+impl Hash for Tool {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name().hash(state)
+    }
+}
+
+impl PartialOrd for Tool {
+    fn partial_cmp(&self, other: &Tool) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Tool {
+    fn cmp(&self, other: &Tool) -> std::cmp::Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tool({})", self.name())
     }
 }
 
@@ -122,13 +138,19 @@ impl std::fmt::Display for Tool {
     }
 }
 
+impl Serialize for Tool {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_store_format_exists_and_maps_back_to_its_tool() {
-        for tool in Tool::ALL {
+        for tool in Tool::all() {
             assert_eq!(Tool::by_name(tool.name()), Some(tool));
             let format = tool.current_format();
             if tool.read_only() {
@@ -147,5 +169,44 @@ mod tests {
                 f.name()
             );
         }
+    }
+
+    #[test]
+    fn names_are_unique_and_order_follows_the_registry() {
+        let all: Vec<Tool> = Tool::all().collect();
+        for (i, a) in all.iter().enumerate() {
+            for (j, b) in all.iter().enumerate() {
+                assert_eq!(a == b, i == j, "{a} {b}");
+                assert_eq!(a.cmp(b), i.cmp(&j), "{a} {b}");
+            }
+        }
+        assert_eq!(
+            serde_json::to_string(&Tool::SimpleAgent).unwrap(),
+            "\"simple-agent\""
+        );
+    }
+
+    #[test]
+    fn the_resume_hint_is_the_resume_command() {
+        let home = crate::store::home::Home::at("/h");
+        let path = std::path::Path::new("/s/x y.jsonl");
+        for tool in Tool::all() {
+            let command = super::super::resume::command(&home, tool, Some("abc"), path, "/w");
+            assert_eq!(
+                tool.resume_hint(Some("abc"), path),
+                command.map(|c| c
+                    .argv
+                    .iter()
+                    .map(|a| super::super::resume::quote(a))
+                    .collect::<Vec<_>>()
+                    .join(" ")),
+                "{tool}"
+            );
+        }
+        assert_eq!(Tool::Claude.resume_hint(None, path), None);
+        assert_eq!(
+            Tool::Pi.resume_hint(None, path).as_deref(),
+            Some("pi --session '/s/x y.jsonl'")
+        );
     }
 }

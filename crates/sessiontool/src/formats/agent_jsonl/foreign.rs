@@ -13,40 +13,78 @@ use super::super::{WriteError, WriteOptions, Written, ordered, pi_style};
 use super::read::{message_value, role_str};
 use super::{COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, NAME, go_json};
 use crate::diag::LossReport;
-use crate::model::{Body, Content, Event, Message, Role, Session};
+use crate::model::{Body, Content, Event, Message, Node, Role, Session};
 
-const EPOCH: &str = "1970-01-01T00:00:00Z";
+pub(super) const EPOCH: &str = "1970-01-01T00:00:00Z";
 
 pub(super) fn write_foreign(
     session: &Session,
     options: &WriteOptions,
 ) -> Result<Written, WriteError> {
     let mut losses = LossReport::default();
-    let branch = one_branch(
-        session,
-        options,
-        "nodes on other branches (the agent keeps one chain; choose one with --leaf)",
-        &mut losses,
-    )?;
-    let pi_style::Foreign {
-        id: session_id,
-        start,
-        cwd,
-    } = pi_style::foreign(&branch, options, NAME, EPOCH, "the header", &mut losses);
+    let branch = one_branch(session, options, OTHER_BRANCHES, &mut losses)?;
+    let head = pi_style::foreign(&branch, options, NAME, EPOCH, HEADER, &mut losses);
+    let mut out = header(&head);
+    let mut entries = Entries::new(&head);
+    let pending: Vec<Vec<Entry>> = branch
+        .nodes
+        .iter()
+        .map(|node| entries.of(node, &mut losses))
+        .collect();
+    let mut chain = Chain::default();
+    for node_entries in pending {
+        chain.write(node_entries, &entries.first_of, &mut out);
+    }
+    Ok(Written { bytes: out, losses })
+}
+
+/// What the loss report says of the nodes on other branches.
+pub(super) const OTHER_BRANCHES: &str =
+    "nodes on other branches (the agent keeps one chain; choose one with --leaf)";
+
+/// The line the loss report says gets `""` for a missing working directory.
+pub(super) const HEADER: &str = "the header";
+
+/// The header line of a session from another format.
+pub(super) fn header(head: &pi_style::Foreign) -> Vec<u8> {
     let mut h = Map::new();
     h.insert("type".into(), "session".into());
-    h.insert("id".into(), session_id.clone().into());
+    h.insert("id".into(), head.id.clone().into());
     h.insert("version".into(), 1.into());
-    h.insert("timestamp".into(), start.clone().into());
-    h.insert("cwd".into(), cwd.into());
+    h.insert("timestamp".into(), head.start.clone().into());
+    h.insert("cwd".into(), head.cwd.clone().into());
     let mut out = go_json(&Value::Object(ordered(h, &HEADER_ORDER)));
     out.push(b'\n');
+    out
+}
 
-    let mut used: HashSet<String> = HashSet::new();
-    let mut first_of: HashMap<&str, String> = HashMap::new();
-    let mut pending: Vec<(Map<String, Value>, Option<String>)> = Vec::new();
-    for node in &branch.nodes {
-        let timestamp = node.timestamp.clone().unwrap_or_else(|| start.clone());
+/// One entry with its id and time, and for a compaction the node it keeps from.
+pub(super) type Entry = (Map<String, Value>, Option<String>);
+
+/// The entries of each node of the branch in turn, with ids unique in the session: the same
+/// nodes in the same order give the same entries and ids.
+pub(super) struct Entries {
+    session_id: String,
+    /// The time of a node that has none.
+    start: String,
+    used: HashSet<String>,
+    /// Each node's first entry (the last node of an id counts).
+    pub(super) first_of: HashMap<String, String>,
+}
+
+impl Entries {
+    pub(super) fn new(head: &pi_style::Foreign) -> Entries {
+        Entries {
+            session_id: head.id.clone(),
+            start: head.start.clone(),
+            used: HashSet::new(),
+            first_of: HashMap::new(),
+        }
+    }
+
+    /// The next node's entries.
+    pub(super) fn of(&mut self, node: &Node, losses: &mut LossReport) -> Vec<Entry> {
+        let timestamp = node.timestamp.clone().unwrap_or_else(|| self.start.clone());
         let mut bodies: Vec<(Map<String, Value>, Option<String>)> = Vec::new();
         match &node.body {
             Body::Message(m) => {
@@ -64,7 +102,7 @@ pub(super) fn write_foreign(
                     dropped,
                     "tool-use prompt token counts (the agent's usage has no field for them)",
                 );
-                message_entries(m, &timestamp, &mut losses, &mut bodies)
+                message_entries(m, &timestamp, losses, &mut bodies)
             }
             Body::Event(Event::Compaction {
                 summary,
@@ -84,38 +122,55 @@ pub(super) fn write_foreign(
                 format!("events the agent has no entry for (first: {})", e.kind()),
             ),
         }
+        let mut out = Vec::with_capacity(bodies.len());
         for (k, (mut e, first_kept)) in bodies.into_iter().enumerate() {
-            let id = pi_style::entry_id(&session_id, &node.id, k, &mut used);
+            let id = pi_style::entry_id(&self.session_id, &node.id, k, &mut self.used);
             if k == 0 {
-                first_of.insert(&node.id, id.clone());
+                self.first_of.insert(node.id.clone(), id.clone());
             }
             e.insert("id".into(), id.into());
             e.insert("timestamp".into(), timestamp.clone().into());
-            pending.push((e, first_kept));
+            out.push((e, first_kept));
+        }
+        out
+    }
+}
+
+/// The entries written as one chain, each the parent of the next.
+#[derive(Default)]
+pub(super) struct Chain {
+    parent: String,
+}
+
+impl Chain {
+    /// A node's `entries` into `out`; `first_of`: each node's first entry.
+    pub(super) fn write(
+        &mut self,
+        entries: Vec<Entry>,
+        first_of: &HashMap<String, String>,
+        out: &mut Vec<u8>,
+    ) {
+        for (mut e, first_kept) in entries {
+            let id = e
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            e.insert("parent_id".into(), std::mem::take(&mut self.parent).into());
+            let e = if e.get("type").and_then(Value::as_str) == Some("compaction") {
+                let kept = first_kept
+                    .and_then(|k| first_of.get(k.as_str()).cloned())
+                    .unwrap_or_else(|| id.clone());
+                e.insert("first_kept_entry_id".into(), kept.into());
+                ordered(e, &COMPACTION_ORDER)
+            } else {
+                ordered(e, &ENTRY_ORDER)
+            };
+            out.extend(go_json(&Value::Object(e)));
+            out.push(b'\n');
+            self.parent = id;
         }
     }
-    let mut parent = String::new();
-    for (mut e, first_kept) in pending {
-        let id = e
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        e.insert("parent_id".into(), parent.clone().into());
-        let e = if e.get("type").and_then(Value::as_str) == Some("compaction") {
-            let kept = first_kept
-                .and_then(|k| first_of.get(k.as_str()).cloned())
-                .unwrap_or_else(|| id.clone());
-            e.insert("first_kept_entry_id".into(), kept.into());
-            ordered(e, &COMPACTION_ORDER)
-        } else {
-            ordered(e, &ENTRY_ORDER)
-        };
-        out.extend(go_json(&Value::Object(e)));
-        out.push(b'\n');
-        parent = id;
-    }
-    Ok(Written { bytes: out, losses })
 }
 
 fn millis(ts: &str) -> Value {

@@ -28,26 +28,22 @@ const START: &[&str] = &[
 pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
     let native = session.meta.source_format.as_deref() == Some(NAME);
     let mut losses = LossReport::default();
-    let session = one_branch(
-        session,
-        options,
-        "nodes on other branches (an llxprt session holds one conversation)",
-        &mut losses,
-    )?;
+    let session = one_branch(session, options, OTHER_BRANCHES, &mut losses)?;
     let meta = &session.meta;
-    let mut w = Lines {
-        out: crate::formats::output_buffer(session.nodes.len()),
-        seq: 0,
-        ts: meta
-            .start_time
-            .clone()
-            .or_else(|| session.nodes.iter().find_map(|n| n.timestamp.clone()))
-            .or_else(|| options.now.clone())
-            .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into()),
-        native,
-        lost: Vec::new(),
-        since_compaction: 0,
+    let first = First {
+        time: session.nodes.iter().find_map(|n| n.timestamp.clone()),
+        model: session
+            .nodes
+            .iter()
+            .find_map(|n| n.message().and_then(|m| m.model.clone())),
     };
+    let mut w = Lines::new(
+        meta,
+        &first,
+        native,
+        options,
+        crate::formats::output_buffer(session.nodes.len()),
+    );
     let meta_at = if native {
         meta.hints
             .get(META_INDEX)
@@ -58,21 +54,49 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
     };
     for (i, node) in session.nodes.iter().enumerate() {
         if meta_at == Some(i) {
-            w.start(&session, options);
+            w.start(meta, &first, options);
         }
         w.node(node);
     }
     if meta_at.is_some_and(|i| i >= session.nodes.len()) {
-        w.start(&session, options);
+        w.start(meta, &first, options);
     }
-    for (code, message) in LOSSES {
-        let n = w.lost.iter().filter(|c| *c == code).count();
-        losses.add(code, n, *message);
-    }
+    w.count_losses(&mut losses);
     Ok(Written {
         bytes: w.out,
         losses,
     })
+}
+
+/// What the loss report says of the nodes on other branches.
+pub(super) const OTHER_BRANCHES: &str =
+    "nodes on other branches (an llxprt session holds one conversation)";
+
+/// What a session from another format takes from its first nodes when its metadata lacks it:
+/// the first time given (the start time) and the first model named (`session_start`'s).
+#[derive(Debug, Default)]
+pub(super) struct First {
+    pub(super) time: Option<String>,
+    pub(super) model: Option<String>,
+}
+
+impl First {
+    /// Whether `meta` leaves the time to the nodes (else [`First::time`] is not read).
+    pub(super) fn needs_time(meta: &Meta) -> bool {
+        meta.start_time.is_none()
+    }
+
+    /// Whether `meta` leaves the model to the nodes.
+    pub(super) fn needs_model(meta: &Meta) -> bool {
+        model_of(meta).is_none()
+    }
+}
+
+fn model_of(meta: &Meta) -> Option<&str> {
+    meta.extra
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 const LOSSES: &[(&str, &str)] = &[
@@ -94,8 +118,9 @@ const LOSSES: &[(&str, &str)] = &[
     ("events", "events llxprt has no line for"),
 ];
 
-struct Lines {
-    out: Vec<u8>,
+/// The writer of the lines, node by node (the whole writer's and the engine's).
+pub(super) struct Lines {
+    pub(super) out: Vec<u8>,
     /// The last seq written.
     seq: u64,
     /// The last timestamp written.
@@ -106,6 +131,31 @@ struct Lines {
 }
 
 impl Lines {
+    pub(super) fn new(
+        meta: &Meta,
+        first: &First,
+        native: bool,
+        options: &WriteOptions,
+        out: Vec<u8>,
+    ) -> Lines {
+        Lines {
+            out,
+            seq: 0,
+            ts: start_time(meta, first, options),
+            native,
+            lost: Vec::new(),
+            since_compaction: 0,
+        }
+    }
+
+    /// What could not be written, counted into `losses`.
+    pub(super) fn count_losses(&self, losses: &mut LossReport) {
+        for (code, message) in LOSSES {
+            let n = self.lost.iter().filter(|c| *c == code).count();
+            losses.add(code, n, *message);
+        }
+    }
+
     fn push_bytes(&mut self, bytes: &[u8]) {
         self.out.extend_from_slice(bytes);
         self.out.push(b'\n');
@@ -122,8 +172,7 @@ impl Lines {
         self.push_bytes(&bytes);
     }
 
-    fn start(&mut self, session: &Session, options: &WriteOptions) {
-        let meta = &session.meta;
+    pub(super) fn start(&mut self, meta: &Meta, first: &First, options: &WriteOptions) {
         if self.native {
             let raw = meta_raw(meta).map(|r| r.as_bytes().to_vec());
             if let Some(bytes) = raw.or_else(|| meta_line(meta)) {
@@ -137,7 +186,7 @@ impl Lines {
                 return;
             }
         }
-        let payload = foreign_start(session, options);
+        let payload = foreign_start(meta, first, options);
         let ts = meta.start_time.clone();
         self.push(ts.as_deref(), "session_start", payload);
         if !self.native
@@ -147,7 +196,7 @@ impl Lines {
         }
     }
 
-    fn node(&mut self, node: &Node) {
+    pub(super) fn node(&mut self, node: &Node) {
         if self.native {
             if let Some(raw) = raw_line(node) {
                 self.bump(node);
@@ -273,8 +322,7 @@ fn severity(role: Role) -> Option<&'static str> {
     }
 }
 
-fn foreign_start(session: &Session, options: &WriteOptions) -> Value {
-    let meta = &session.meta;
+fn foreign_start(meta: &Meta, first: &First, options: &WriteOptions) -> Value {
     let s = |k: &str| {
         meta.extra
             .get(k)
@@ -282,12 +330,9 @@ fn foreign_start(session: &Session, options: &WriteOptions) -> Value {
             .filter(|s| !s.is_empty())
     };
     let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
-    let model = s("model").map(String::from).or_else(|| {
-        session
-            .nodes
-            .iter()
-            .find_map(|n| n.message().and_then(|m| m.model.clone()))
-    });
+    let model = model_of(meta)
+        .map(String::from)
+        .or_else(|| first.model.clone());
     let mut p = Map::new();
     let id = meta
         .id
@@ -313,14 +358,17 @@ fn foreign_start(session: &Session, options: &WriteOptions) -> Value {
         "model".into(),
         model.unwrap_or_else(|| "unknown".into()).into(),
     );
-    let start = meta
-        .start_time
-        .clone()
-        .or_else(|| session.nodes.iter().find_map(|n| n.timestamp.clone()))
-        .or_else(|| options.now.clone())
-        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into());
-    p.insert("startTime".into(), start.into());
+    p.insert("startTime".into(), start_time(meta, first, options).into());
     Value::Object(p)
+}
+
+/// The session's start: its own, else its first node's time, else now.
+fn start_time(meta: &Meta, first: &First, options: &WriteOptions) -> String {
+    meta.start_time
+        .clone()
+        .or_else(|| first.time.clone())
+        .or_else(|| options.now.clone())
+        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into())
 }
 
 /// The `session_start` line of a session read from this format, without its raw-text hint.

@@ -20,10 +20,10 @@ use super::{CURRENT_VERSION, ENTRY_ORDER, HEADER_ORDER, NAME};
 use crate::diag::LossReport;
 use crate::model::{Body, Event, Node, Session};
 
-const EPOCH: &str = "1970-01-01T00:00:00.000Z";
+pub(super) const EPOCH: &str = "1970-01-01T00:00:00.000Z";
 
 /// One entry to write: its type-specific fields, and for a compaction the node it keeps from.
-struct Planned {
+pub(super) struct Planned {
     id: String,
     fields: Map<String, Value>,
     kind: &'static str,
@@ -35,45 +35,103 @@ pub(super) fn write_foreign(
     options: &WriteOptions,
 ) -> Result<Written, WriteError> {
     let mut losses = LossReport::default();
-    let pi_style::Foreign {
-        id: session_id,
-        start,
-        cwd,
-    } = pi_style::foreign(session, options, NAME, EPOCH, "pi's header", &mut losses);
+    let head = pi_style::foreign(
+        session,
+        options,
+        NAME,
+        EPOCH,
+        super::stream::HEADER,
+        &mut losses,
+    );
+    let mut out = header(&head);
+    // Pass 1: each node's entries and ids, in file order.
+    let mut entries = Entries::new(&head.id);
+    let mut links = Links::default();
+    let mut plan: Vec<Vec<Planned>> = Vec::with_capacity(session.nodes.len());
+    for node in &session.nodes {
+        let planned = entries.of(node, &mut losses);
+        links.add(node, &planned);
+        plan.push(planned);
+    }
+    // Pass 2: link and write.
+    for (node, planned) in session.nodes.iter().zip(plan) {
+        links.write(node, planned, &head.start, &mut out);
+    }
+    Ok(Written { bytes: out, losses })
+}
+
+/// The header line of a session from another format.
+pub(super) fn header(head: &pi_style::Foreign) -> Vec<u8> {
     let mut header = Map::new();
     header.insert("type".into(), "session".into());
     header.insert("version".into(), CURRENT_VERSION.into());
-    header.insert("id".into(), session_id.clone().into());
-    header.insert("timestamp".into(), start.clone().into());
-    header.insert("cwd".into(), cwd.into());
+    header.insert("id".into(), head.id.clone().into());
+    header.insert("timestamp".into(), head.start.clone().into());
+    header.insert("cwd".into(), head.cwd.clone().into());
     let mut out = js::to_vec(&Value::Object(ordered(header, &HEADER_ORDER)));
     out.push(b'\n');
+    out
+}
 
-    // Pass 1: each node's entries and ids, in file order.
-    let mut used: HashSet<String> = HashSet::new();
-    let mut plan: Vec<(usize, Vec<Planned>)> = Vec::with_capacity(session.nodes.len());
-    let mut first_of: HashMap<&str, String> = HashMap::new();
-    let mut last_of: HashMap<&str, String> = HashMap::new();
-    let mut calls = Calls::default();
-    for (i, node) in session.nodes.iter().enumerate() {
-        let planned = node_entries(node, &session_id, &mut used, &mut calls, &mut losses);
-        if let (Some(f), Some(l)) = (planned.first(), planned.last()) {
-            first_of.insert(&node.id, f.id.clone());
-            last_of.insert(&node.id, l.id.clone());
+/// The entries of each node in turn, with ids unique in the session: the same nodes in the
+/// same order give the same entries and ids.
+pub(super) struct Entries {
+    session_id: String,
+    used: HashSet<String>,
+    calls: Calls,
+}
+
+impl Entries {
+    pub(super) fn new(session_id: &str) -> Entries {
+        Entries {
+            session_id: session_id.to_string(),
+            used: HashSet::new(),
+            calls: Calls::default(),
         }
-        plan.push((i, planned));
     }
-    let parents: HashMap<&str, Option<&str>> = session
-        .nodes
-        .iter()
-        .map(|n| (n.id.as_str(), n.parent.as_deref()))
-        .collect();
-    // Pass 2: link and write.
-    let mut resolved = HashMap::new();
-    for (i, planned) in plan {
-        let node = &session.nodes[i];
-        let timestamp = node.timestamp.clone().unwrap_or_else(|| start.clone());
-        let mut parent = resolve(node.parent.as_deref(), &parents, &last_of, &mut resolved);
+
+    /// The next node's entries.
+    pub(super) fn of(&mut self, node: &Node, losses: &mut LossReport) -> Vec<Planned> {
+        node_entries(
+            node,
+            &self.session_id,
+            &mut self.used,
+            &mut self.calls,
+            losses,
+        )
+    }
+}
+
+/// What links the entries: each node's first and last entry and its parent, by node id (the
+/// last node of an id counts, as the whole session's maps keep it).
+#[derive(Default)]
+pub(super) struct Links {
+    first_of: HashMap<String, String>,
+    last_of: HashMap<String, String>,
+    parents: HashMap<String, Option<String>>,
+    resolved: HashMap<String, Option<String>>,
+}
+
+impl Links {
+    /// `node`, whose entries are `planned`.
+    pub(super) fn add(&mut self, node: &Node, planned: &[Planned]) {
+        if let (Some(f), Some(l)) = (planned.first(), planned.last()) {
+            self.first_of.insert(node.id.clone(), f.id.clone());
+            self.last_of.insert(node.id.clone(), l.id.clone());
+        }
+        self.parents.insert(node.id.clone(), node.parent.clone());
+    }
+
+    /// `node`'s entries, linked, into `out` (`start`: the time of a node that has none).
+    pub(super) fn write(
+        &mut self,
+        node: &Node,
+        planned: Vec<Planned>,
+        start: &str,
+        out: &mut Vec<u8>,
+    ) {
+        let timestamp = node.timestamp.as_deref().unwrap_or(start);
+        let mut parent = self.resolve(node.parent.as_deref());
         for p in planned {
             let mut e = Map::new();
             e.insert("type".into(), p.kind.into());
@@ -82,10 +140,10 @@ pub(super) fn write_foreign(
                 "parentId".into(),
                 parent.clone().map_or(Value::Null, Value::from),
             );
-            e.insert("timestamp".into(), timestamp.clone().into());
+            e.insert("timestamp".into(), timestamp.into());
             e.extend(p.fields);
             if p.kind == "compaction" {
-                let kept = p.first_kept.and_then(|k| first_of.get(k.as_str()).cloned());
+                let kept = p.first_kept.and_then(|k| self.first_of.get(&k).cloned());
                 e.insert(
                     "firstKeptEntryId".into(),
                     kept.unwrap_or_else(|| p.id.clone()).into(),
@@ -98,39 +156,34 @@ pub(super) fn write_foreign(
             parent = Some(p.id);
         }
     }
-    Ok(Written { bytes: out, losses })
-}
 
-/// The entry a node's children hang under: its last entry, or its parent's when it has none.
-/// What a walk finds is remembered for every node it went through (`resolved`), so a long run
-/// of nodes without entries is walked once, not once per node.
-fn resolve<'a>(
-    mut id: Option<&'a str>,
-    parents: &HashMap<&'a str, Option<&'a str>>,
-    last_of: &HashMap<&'a str, String>,
-    resolved: &mut HashMap<&'a str, Option<String>>,
-) -> Option<String> {
-    let mut walked = Vec::new();
-    let mut found = None;
-    for _ in 0..=parents.len() {
-        let Some(cur) = id else {
-            break;
-        };
-        if let Some(known) = resolved.get(cur) {
-            found = known.clone();
-            break;
+    /// The entry a node's children hang under: its last entry, or its parent's when it has
+    /// none. What a walk finds is remembered for every node it went through, so a long run of
+    /// nodes without entries is walked once, not once per node.
+    fn resolve(&mut self, start: Option<&str>) -> Option<String> {
+        let mut id = start;
+        let mut walked = Vec::new();
+        let mut found = None;
+        for _ in 0..=self.parents.len() {
+            let Some(cur) = id else {
+                break;
+            };
+            if let Some(known) = self.resolved.get(cur) {
+                found = known.clone();
+                break;
+            }
+            if let Some(l) = self.last_of.get(cur) {
+                found = Some(l.clone());
+                break;
+            }
+            walked.push(cur.to_string());
+            id = self.parents.get(cur).and_then(|p| p.as_deref());
         }
-        if let Some(l) = last_of.get(cur) {
-            found = Some(l.clone());
-            break;
+        for w in walked {
+            self.resolved.insert(w, found.clone());
         }
-        walked.push(cur);
-        id = parents.get(cur).copied().flatten();
+        found
     }
-    for w in walked {
-        resolved.insert(w, found.clone());
-    }
-    found
 }
 
 const COMPACTION_ORDER: [&str; 7] = [

@@ -10,9 +10,26 @@ use crate::store::tool::Tool;
 
 pub struct Agent;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Agent: Tool = Tool::of(&Agent);
+}
+
 impl ToolStore for Agent {
-    fn tool(&self) -> Tool {
-        Tool::Agent
+    fn name(&self) -> &'static str {
+        "agent"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "agent-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["XDG_CONFIG_HOME"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.agent()]
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {

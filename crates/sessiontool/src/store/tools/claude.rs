@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::scheme::{Scheme, claude_of_real_path};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
@@ -10,9 +10,34 @@ use crate::store::tool::Tool;
 
 pub struct Claude;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Claude: Tool = Tool::of(&Claude);
+}
+
 impl ToolStore for Claude {
-    fn tool(&self) -> Tool {
-        Tool::Claude
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "claude-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["CLAUDE_CONFIG_DIR"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.claude()]
+    }
+
+    fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
+        by_id(&["claude", "--resume"], id)
+    }
+
+    fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
+        Some(("CLAUDE_CONFIG_DIR", home.claude()))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {

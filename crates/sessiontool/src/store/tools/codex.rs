@@ -5,17 +5,44 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Registration, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
+use crate::store::rekey::Move;
+use crate::store::relocate::{self, Plan};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
 
 pub struct Codex;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Codex: Tool = Tool::of(&Codex);
+}
+
 impl ToolStore for Codex {
-    fn tool(&self) -> Tool {
-        Tool::Codex
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "codex-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["CODEX_HOME", "CODEX_SQLITE_HOME"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.codex()]
+    }
+
+    fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
+        by_id(&["codex", "resume"], id)
+    }
+
+    fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
+        Some(("CODEX_HOME", home.codex()))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
@@ -42,6 +69,16 @@ impl ToolStore for Codex {
             kind: StoredKind::Session,
             folder: FolderKey::None,
         }));
+    }
+
+    /// Rows of Codex's state database whose rollout is gone.
+    fn index_problems(&self, home: &Home, project: Option<&str>) -> Vec<String> {
+        crate::store::codex_state::index::missing_rollouts(home, project)
+    }
+
+    /// The rows of its state database that follow the rollouts.
+    fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
+        relocate::codex_database(home, mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {

@@ -3,18 +3,56 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Registration, Target, ToolStore, by_id, inside};
 use crate::store::gemini_registry::{self, FolderChoice};
 use crate::store::home::Home;
+use crate::store::migrate::Migration;
 use crate::store::names::{self, checkpoint_file, checkpoint_tag, utc};
+use crate::store::rekey::Move;
+use crate::store::relocate::{self, Plan};
+use crate::store::scheme::Scheme;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
 use crate::store::tool::Tool;
 
 pub struct Gemini;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Gemini: Tool = Tool::of(&Gemini);
+}
+
 impl ToolStore for Gemini {
-    fn tool(&self) -> Tool {
-        Tool::Gemini
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "gemini-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["GEMINI_CLI_HOME"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.gemini()]
+    }
+
+    fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
+        by_id(&["gemini", "--resume"], id)
+    }
+
+    fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
+        // The CLI puts `.gemini` under the folder the variable names.
+        Some(("GEMINI_CLI_HOME", home.dir().to_path_buf()))
+    }
+
+    fn migrations(&self) -> &'static [Migration] {
+        const BOTH: [Migration; 2] = [
+            Migration::gemini(Scheme::GeminiSlug),
+            Migration::gemini(Scheme::Sha256),
+        ];
+        &BOTH
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
@@ -84,6 +122,10 @@ impl ToolStore for Gemini {
             return Ok(Vec::new());
         }
         Ok(gemini_registry::markers(&gemini, &name)?.to_vec())
+    }
+
+    fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
+        relocate::gemini_registries(home, mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {

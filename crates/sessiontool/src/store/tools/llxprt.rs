@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
 use crate::ids::sha256_hex;
 use crate::store::home::Home;
 use crate::store::names::{prefix, utc};
@@ -12,9 +12,37 @@ use crate::store::tool::Tool;
 
 pub struct Llxprt;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Llxprt: Tool = Tool::of(&Llxprt);
+}
+
 impl ToolStore for Llxprt {
-    fn tool(&self) -> Tool {
-        Tool::Llxprt
+    fn name(&self) -> &'static str {
+        "llxprt"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "llxprt-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["LLXPRT_LOG_HOME"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        home.llxprt_tmps().to_vec()
+    }
+
+    fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
+        by_id(&["llxprt", "--continue"], id)
+    }
+
+    fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
+        // Its sessions are in `$LLXPRT_LOG_HOME/tmp`.
+        home.llxprt_tmps()[0]
+            .parent()
+            .map(|base| ("LLXPRT_LOG_HOME", base.to_path_buf()))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {

@@ -21,8 +21,55 @@ use super::tool::Tool;
 use crate::formats::Format;
 use crate::model::Meta;
 
+/// Everything sessiontool knows about one tool, declared by the tool's module; a [`Tool`] is
+/// a handle on it.
 pub trait ToolStore: Sync {
-    fn tool(&self) -> Tool;
+    /// The name used on the command line and in JSON (`--tool qwen`).
+    fn name(&self) -> &'static str;
+    /// The format the tool writes new sessions in today.
+    fn current_format(&self) -> &'static str;
+    /// The environment variables that move the tool's folders, as the tool reads them.
+    fn overrides(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The folders the tool keeps everything under (writers follow no link below them).
+    fn bases(&self, home: &Home) -> Vec<PathBuf>;
+    /// The words that resume the session `id` stored at `path` (absolute), when the tool
+    /// has a command for it and the command has what it needs (most need the id).
+    fn resume(&self, _id: Option<&str>, _path: &str) -> Option<Vec<String>> {
+        None
+    }
+    /// With `--home DIR`, the variable and folder that point the tool at the store there.
+    fn home_variable(&self, _home: &Home) -> Option<(&'static str, PathBuf)> {
+        None
+    }
+    /// Sessions the tool keeps in a database rather than files, for `list` (problems reading
+    /// it go to `problems`).
+    fn database_entries(
+        &self,
+        _home: &Home,
+        _problems: &mut Vec<String>,
+    ) -> Vec<super::catalog::Entry> {
+        Vec::new()
+    }
+    /// What the tool's own index says is wrong with its store (`list`'s problems), for the
+    /// project when one is asked for.
+    fn index_problems(&self, _home: &Home, _project: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
+    /// The registries and indexes that record project paths, rewritten for a relocation
+    /// (called once the session files' changes are planned).
+    fn relocate_indexes(
+        &self,
+        _home: &Home,
+        _mv: &super::rekey::Move,
+        _plan: &mut super::relocate::Plan,
+    ) {
+    }
+    /// What its store can be migrated to (`migrate --to`), and how.
+    fn migrations(&self) -> &'static [super::migrate::Migration] {
+        &[]
+    }
     /// The folders this store lives in (for messages saying where sessiontool looked).
     fn roots(&self, home: &Home) -> Vec<PathBuf>;
     /// Adds every session file of the store to `found`.
@@ -162,10 +209,14 @@ pub fn all() -> &'static [&'static dyn ToolStore] {
 }
 
 pub fn of(tool: Tool) -> &'static dyn ToolStore {
-    *all()
-        .iter()
-        .find(|s| s.tool() == tool)
-        .expect("every tool has a store")
+    tool.store()
+}
+
+/// The words of a command that resumes a session by its id.
+fn by_id(words: &[&str], id: Option<&str>) -> Option<Vec<String>> {
+    let mut argv: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+    argv.push(id?.to_string());
+    Some(argv)
 }
 
 #[cfg(test)]
@@ -177,13 +228,13 @@ mod tests {
     /// How deep below its store's first root each tool files a session: a project folder
     /// that came out empty (the root itself) or a name that escaped would change it.
     fn depth(tool: Tool, format: &str) -> usize {
-        match (tool, format) {
-            (Tool::Gemini, "checkpoint") => 2,
-            (Tool::Gemini | Tool::Qwen | Tool::Llxprt, _) => 3,
-            (Tool::Claude | Tool::Pi, _) => 2,
-            (Tool::Codex, _) => 4,
-            (Tool::Agent | Tool::SimpleAgent, _) => 1,
-            (Tool::OpenCode, _) => unreachable!("nothing is placed in OpenCode's store"),
+        match (tool.name(), format) {
+            ("gemini", "checkpoint") => 2,
+            ("gemini" | "qwen" | "llxprt", _) => 3,
+            ("claude" | "pi", _) => 2,
+            ("codex", _) => 4,
+            ("agent" | "simple-agent", _) => 1,
+            (name, _) => unreachable!("no depth known for {name}'s store"),
         }
     }
 
@@ -221,11 +272,35 @@ mod tests {
     }
 
     fn every_store(home: &Home, project: &str, id: &str) {
-        for tool in Tool::ALL.into_iter().filter(|t| !t.read_only()) {
+        for tool in Tool::all().filter(|t| !t.read_only()) {
             placed(home, tool, tool.current_format(), project, id);
         }
         placed(home, Tool::Gemini, "checkpoint", project, id);
         placed(home, Tool::Gemini, "gemini-json", project, id);
+    }
+
+    #[test]
+    fn a_tools_first_variable_moves_its_folders_and_no_other_tools() {
+        let plain = Home::at("/h");
+        for tool in Tool::all() {
+            let Some(var) = tool.store().overrides().first() else {
+                continue;
+            };
+            let moved = Home::at("/h").with_override(var, "/elsewhere/x");
+            for other in Tool::all() {
+                let (before, after) = (other.store().bases(&plain), other.store().bases(&moved));
+                assert_eq!(
+                    before != after,
+                    other == tool,
+                    "{var} and {other}'s folders: {before:?} -> {after:?}"
+                );
+            }
+        }
+        let vars = crate::store::home::overrides();
+        let mut unique = vars.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), vars.len(), "{vars:?}");
     }
 
     #[test]

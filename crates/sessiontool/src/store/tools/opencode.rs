@@ -7,15 +7,33 @@ use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Target, ToolStore};
 use crate::formats::opencode::is_database_name;
+use crate::store::catalog::Entry;
 use crate::store::home::Home;
 use crate::store::stored::Discovery;
 use crate::store::tool::Tool;
 
 pub struct OpenCode;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const OpenCode: Tool = Tool::of(&OpenCode);
+}
+
 impl ToolStore for OpenCode {
-    fn tool(&self) -> Tool {
-        Tool::OpenCode
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn current_format(&self) -> &'static str {
+        crate::formats::opencode::NAME
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["XDG_DATA_HOME", "OPENCODE_DB"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.opencode()]
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
@@ -24,6 +42,10 @@ impl ToolStore for OpenCode {
 
     /// No session files: the databases are listed by [`databases`].
     fn discover(&self, _home: &Home, _found: &mut Discovery) {}
+
+    fn database_entries(&self, home: &Home, problems: &mut Vec<String>) -> Vec<Entry> {
+        crate::store::catalog::database_entries(home, problems)
+    }
 
     fn place(&self, _home: &Home, _new: &NewSession) -> Result<Target, PlaceError> {
         Err(PlaceError(

@@ -11,9 +11,34 @@ use crate::store::tool::Tool;
 
 pub struct Pi;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Pi: Tool = Tool::of(&Pi);
+}
+
 impl ToolStore for Pi {
-    fn tool(&self) -> Tool {
-        Tool::Pi
+    fn name(&self) -> &'static str {
+        "pi"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "pi-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["PI_CODING_AGENT_DIR"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.pi()]
+    }
+
+    fn resume(&self, _id: Option<&str>, path: &str) -> Option<Vec<String>> {
+        Some(vec!["pi".into(), "--session".into(), path.into()])
+    }
+
+    fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
+        Some(("PI_CODING_AGENT_DIR", home.pi()))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {

@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
+use crate::store::migrate::Migration;
 use crate::store::names::checkpoint_tag;
 use crate::store::scheme::{Scheme, dashed};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
@@ -13,9 +14,39 @@ use crate::store::tool::Tool;
 
 pub struct Qwen;
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const Qwen: Tool = Tool::of(&Qwen);
+}
+
 impl ToolStore for Qwen {
-    fn tool(&self) -> Tool {
-        Tool::Qwen
+    fn name(&self) -> &'static str {
+        "qwen"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "qwen-jsonl"
+    }
+
+    fn overrides(&self) -> &'static [&'static str] {
+        &["QWEN_RUNTIME_DIR"]
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.qwen()]
+    }
+
+    fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
+        by_id(&["qwen", "--resume"], id)
+    }
+
+    fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
+        Some(("QWEN_RUNTIME_DIR", home.qwen()))
+    }
+
+    fn migrations(&self) -> &'static [Migration] {
+        const LEGACY: [Migration; 1] = [Migration::qwen_legacy()];
+        &LEGACY
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {

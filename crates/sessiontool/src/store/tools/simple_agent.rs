@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
 use crate::store::home::Home;
+use crate::store::rekey::Move;
+use crate::store::relocate::{self, Plan};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
 
@@ -11,9 +13,22 @@ pub struct SimpleAgent;
 
 const INDEX: &str = "meta.json";
 
+impl Tool {
+    #[allow(non_upper_case_globals)]
+    pub const SimpleAgent: Tool = Tool::of(&SimpleAgent);
+}
+
 impl ToolStore for SimpleAgent {
-    fn tool(&self) -> Tool {
-        Tool::SimpleAgent
+    fn name(&self) -> &'static str {
+        "simple-agent"
+    }
+
+    fn current_format(&self) -> &'static str {
+        "simple-agent-json"
+    }
+
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![home.simple_agent()]
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
@@ -33,6 +48,10 @@ impl ToolStore for SimpleAgent {
 
     fn registries(&self, home: &Home) -> Vec<PathBuf> {
         vec![home.simple_agent().join("sessions").join(INDEX)]
+    }
+
+    fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
+        relocate::simple_agent_index(home, mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {

@@ -1,0 +1,103 @@
+//! A session of another format written as a pi file one node at a time, for the engine
+//! ([`crate::engine`]): byte for byte and loss for loss what the whole writer
+//! ([`super::foreign`]) gives, through the same pieces ([`Entries`], [`Links`]).
+//!
+//! An entry's parent may be the last entry of a node written later, and a compaction names
+//! the first entry of the node it keeps from: the whole writer makes every node's entries
+//! before it links any. Here that is a pass of its own before the writing one: every node is
+//! made and turned into entries once to learn their ids (kept: a few per node; the entries
+//! dropped), and again, in the same order (so with the same ids), to be written.
+
+use std::io;
+
+use super::foreign::{EPOCH, Entries, Links, header};
+use super::{NAME, PiJsonl};
+use crate::diag::LossReport;
+use crate::engine::reading::{self, Reading};
+use crate::engine::target::{Lookup, NodeSink, StreamTarget};
+use crate::engine::{Job, MadeFor, PlanError, Route};
+use crate::formats::pi_style;
+use crate::model::{Meta, Node};
+
+/// The line the loss report says gets `""` for a missing working directory.
+pub(super) const HEADER: &str = "pi's header";
+
+impl StreamTarget for PiJsonl {
+    fn route(
+        &self,
+        job: &Job,
+        known: Box<dyn Reading>,
+        meta: Meta,
+        // pi keeps every branch: the leaf (checked to name a node) chooses none, as for the
+        // whole writer.
+        _leaf: Option<String>,
+    ) -> Result<Option<Route>, PlanError> {
+        // pi's own sessions are written back by the whole path.
+        if meta.source_format.as_deref() == Some(NAME) {
+            return Ok(None);
+        }
+        let all: Vec<u32> = (0..known.spots().len() as u32).collect();
+        let head = |first_time, losses: &mut LossReport| {
+            let nodes = (all.len(), first_time);
+            pi_style::foreign_of(&meta, nodes, job.options, (NAME, EPOCH), HEADER, losses)
+        };
+        // The entries' ids do not depend on the start time, which may be a node's.
+        let id = head(None, &mut LossReport::default()).id;
+        let (mut entries, mut links) = (Entries::new(&id), Links::default());
+        let mut first_time = None;
+        let mut ignored = LossReport::default();
+        reading::each_node(&*known, job.source, &all, MadeFor::Counting, |_, node| {
+            if first_time.is_none() {
+                first_time.clone_from(&node.timestamp);
+            }
+            let planned = entries.of(&node, &mut ignored);
+            links.add(&node, &planned);
+        })?;
+        let mut losses = LossReport::default();
+        let head = head(first_time, &mut losses);
+        let sink = PiStream {
+            entries: Entries::new(&head.id),
+            start: head.start.clone(),
+            header: Some(header(&head)),
+            links,
+            losses,
+        };
+        Ok(Some(Route::Nodes {
+            known,
+            indices: all,
+            sink: Box::new(sink),
+        }))
+    }
+}
+
+/// See the module.
+struct PiStream {
+    entries: Entries,
+    /// The time of a node that has none.
+    start: String,
+    header: Option<Vec<u8>>,
+    links: Links,
+    losses: LossReport,
+}
+
+impl NodeSink for PiStream {
+    fn begin(&mut self, out: &mut Vec<u8>) {
+        out.extend(self.header.take().unwrap_or_default());
+    }
+
+    fn node(
+        &mut self,
+        _index: u32,
+        node: &mut Node,
+        _session: &Lookup,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        let planned = self.entries.of(node, &mut self.losses);
+        self.links.write(node, planned, &self.start, out);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, _out: &mut Vec<u8>) -> LossReport {
+        self.losses
+    }
+}
