@@ -38,7 +38,7 @@ pub fn each_record(
         }
         return Ok(());
     }
-    let mut buf = Vec::new();
+    let mut buf = SpareBuffer::take();
     let mut k = 0;
     while k < indices.len() {
         // The stretch: records in file order, close together, within the size.
@@ -55,10 +55,10 @@ pub fn each_record(
         }
         // The buffer only grows (zeroing it again for every stretch would cost a pass).
         let len = (end - first.offset) as usize;
-        if buf.len() < len {
-            buf.resize(len, 0);
+        if buf.0.len() < len {
+            buf.0.resize(len, 0);
         }
-        let buf = &mut buf[..len];
+        let buf = &mut buf.0[..len];
         source.read_exact_at(buf, first.offset)?;
         for &i in &indices[k..k + n] {
             let s = spots[i as usize];
@@ -68,6 +68,31 @@ pub fn each_record(
         k += n;
     }
     Ok(())
+}
+
+thread_local! {
+    /// The stretch buffer the last reading of this thread left: pass two reads a run after
+    /// another on each thread, and a new buffer for each would be allocated (a megabyte or
+    /// more: mapped, faulted in and zeroed) every time.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// This thread's spare stretch buffer while a reading holds it, given back when it is done
+/// (unless it grew past a stretch: a record longer than that is rare, and not kept).
+struct SpareBuffer(Vec<u8>);
+
+impl SpareBuffer {
+    fn take() -> SpareBuffer {
+        SpareBuffer(SPARE.with(std::cell::Cell::take))
+    }
+}
+
+impl Drop for SpareBuffer {
+    fn drop(&mut self) {
+        if self.0.capacity() <= STRETCH as usize {
+            SPARE.with(|spare| spare.set(std::mem::take(&mut self.0)));
+        }
+    }
 }
 
 /// The bytes of the records at `spots`, in that order (a node made of several records).

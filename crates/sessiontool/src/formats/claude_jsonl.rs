@@ -27,12 +27,15 @@ pub(crate) mod foreign;
 mod keys;
 mod layout;
 pub mod listing;
+mod raw_node;
 mod read;
 mod synthetic;
 pub(crate) mod two_pass;
 mod usage;
 mod write;
 
+#[cfg(test)]
+mod raw_node_tests;
 #[cfg(test)]
 mod tests;
 

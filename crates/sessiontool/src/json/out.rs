@@ -191,7 +191,7 @@ impl<'b> Out<'b> {
 
     pub fn u64(&mut self, n: u64) -> &mut Self {
         self.item();
-        self.buf.extend_from_slice(itoa(n).as_bytes());
+        decimal_into(self.buf, n);
         self
     }
 
@@ -346,8 +346,20 @@ pub fn compact(value: &serde_json::Value) -> String {
     String::from_utf8(buf).expect("escaped text of UTF-8 strings is UTF-8")
 }
 
-fn itoa(n: u64) -> String {
-    n.to_string()
+/// `n` in decimal, as `to_string` writes it, without a `String` (the rollout writer writes
+/// ten counts a reply, on its one thread).
+fn decimal_into(buf: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[at..]);
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -467,6 +479,21 @@ mod tests {
         );
         // serde_json agrees with the JS escaping.
         assert_eq!(esc(s, Escape::Js), serde_json::to_string(s).unwrap());
+    }
+
+    #[test]
+    fn numbers_are_written_as_to_string_writes_them() {
+        let mut n = 1u64;
+        let mut all = vec![0, u64::MAX, u64::MAX - 1];
+        for _ in 0..20 {
+            all.extend([n - 1, n, n + 1]);
+            n = n.saturating_mul(10);
+        }
+        for n in all {
+            let mut b = Vec::new();
+            decimal_into(&mut b, n);
+            assert_eq!(b, n.to_string().as_bytes());
+        }
     }
 
     #[test]

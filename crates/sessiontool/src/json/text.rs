@@ -16,7 +16,9 @@ pub struct Text<'a> {
 /// Decodes a valid string literal (quotes included).
 pub fn decode(literal: &str) -> Text<'_> {
     let inner = &literal[1..literal.len() - 1];
-    let Some(first) = inner.find('\\') else {
+    // Backslashes found by `memchr` (a vector at a time): strings are mostly plain runs.
+    let next_backslash = |from: usize| memchr::memchr(b'\\', &inner.as_bytes()[from..]);
+    let Some(first) = next_backslash(0) else {
         return Text {
             value: Cow::Borrowed(inner),
             lossy: false,
@@ -29,7 +31,7 @@ pub fn decode(literal: &str) -> Text<'_> {
     let mut i = first;
     while i < b.len() {
         if b[i] != b'\\' {
-            let next = inner[i..].find('\\').map_or(b.len(), |n| i + n);
+            let next = next_backslash(i).map_or(b.len(), |n| i + n);
             out.push_str(&inner[i..next]);
             i = next;
             continue;

@@ -69,6 +69,8 @@ enum Entry {
         reply: Option<(String, String)>,
         /// A message (else the entry is kept whole, as an event).
         message: bool,
+        /// See [`PLAIN`].
+        plain: bool,
     },
 }
 
@@ -110,6 +112,9 @@ const USAGE_MOVED: u8 = 8;
 const MESSAGE: u8 = 16;
 /// The entry is JSON that does not parse into a value (nested too deep): a node of its text.
 const UNPARSED: u8 = 32;
+/// serde_json reads the entry as `JSON.parse` does ([`Facts::serde_reads_it`]): any of its
+/// values read alone is read as in the whole.
+const PLAIN: u8 = 64;
 
 /// Id flags (by interned id: `read` keys these sets by id, not by node).
 const ID_CHAIN: u8 = 1;
@@ -262,7 +267,7 @@ impl Scan for Scanner<'_> {
             }
         }
         self.python_style(bytes, quick.spaced, value.as_ref(), raw);
-        let entry = entry_of(record, block, self);
+        let entry = entry_of(record, block, self, quick.serde_reads_it());
         block.entries.push(BlockEntry {
             line: span.line,
             offset: span.offset,
@@ -329,6 +334,7 @@ impl Scan for Scanner<'_> {
                     logical,
                     reply,
                     message,
+                    plain,
                 } => {
                     let u = acc.intern(&uuid);
                     acc.seen[u as usize] += 1;
@@ -357,6 +363,9 @@ impl Scan for Scanner<'_> {
                     }
                     if message {
                         flags |= MESSAGE;
+                    }
+                    if plain {
+                        flags |= PLAIN;
                     }
                     let parent = parent.or(logical).map(|p| acc.intern(&p));
                     if let Some(p) = parent {
@@ -407,7 +416,7 @@ impl Scanner<'_> {
 }
 
 /// What `read` makes of an entry, in facts.
-fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner) -> Entry {
+fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) -> Entry {
     let raw = record.raw;
     if raw.kind() != Kind::Object {
         return Entry::NotObject;
@@ -495,6 +504,7 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner) -> Entry {
         logical,
         reply,
         message: shaped,
+        plain,
     }
 }
 
@@ -639,27 +649,27 @@ impl Known {
     /// The node of entry `index`, whose text is `bytes`, as `read` makes it for `made_for`
     /// (for this format's own writer: with the hints it needs).
     pub(crate) fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
-        let hints = made_for == MadeFor::OwnWriter;
-        let shape = Shape {
-            base: &self.base,
-            python: self.python,
-            hints,
-        };
+        let node = self
+            .message_from_text(index, bytes, made_for)
+            .unwrap_or_else(|| self.node_by_value(index, bytes, made_for));
+        self.with_whole_file_facts(index, node, made_for)
+    }
+
+    /// [`Known::node`] made through the entry's `Value` alone (what the text path is held to).
+    #[cfg(test)]
+    pub(super) fn node_through_value(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
+        let node = self.node_by_value(index, bytes, made_for);
+        self.with_whole_file_facts(index, node, made_for)
+    }
+
+    /// What the entry's node takes from the other entries: a reply's usage moved to its last
+    /// entry, a compact boundary's logical parent.
+    fn with_whole_file_facts(&self, index: u32, mut node: Node, made_for: MadeFor) -> Node {
         let i = index as usize;
-        let value = match made_for {
-            _ if self.flags[i] & UNPARSED != 0 => None,
-            // Pass one checked the grammar and found the text parses (not `UNPARSED`).
-            MadeFor::Counting => std::str::from_utf8(bytes)
-                .ok()
-                .and_then(|text| to_value_keeping(Raw::valid(text), interprets).ok()),
-            MadeFor::OwnWriter | MadeFor::Anyone => to_value(bytes).ok(),
-        }
-        .map(|(v, _)| v);
-        let mut node = shape.node(value, bytes, self.spots[i].line, self.occurrence[i]);
         if self.flags[i] & USAGE_MOVED != 0
             && let Body::Message(m) = &mut node.body
             && let Some(u) = m.usage.take()
-            && hints
+            && made_for == MadeFor::OwnWriter
         {
             node.hints
                 .insert(HINT_USAGE.into(), Value::Object(usage_object(&u)));
@@ -671,6 +681,47 @@ impl Known {
                 .map(|p| self.skeleton.ids.name(p).to_string());
         }
         node
+    }
+
+    /// The node of a plain message entry made from its text ([`super::raw_node`]), for any
+    /// user but this format's writer (which needs the hints only the `Value` path gives);
+    /// `None` for any other entry, or one not plain enough.
+    pub(super) fn message_from_text(
+        &self,
+        index: u32,
+        bytes: &[u8],
+        made_for: MadeFor,
+    ) -> Option<Node> {
+        let i = index as usize;
+        let wanted = CHAIN | MESSAGE | PLAIN;
+        if made_for == MadeFor::OwnWriter || self.flags[i] & (wanted | UNPARSED) != wanted {
+            return None;
+        }
+        let text = simdutf8::basic::from_utf8(bytes).ok()?;
+        // Pass one checked the grammar and found the text parses (not `UNPARSED`).
+        let values = made_for == MadeFor::Anyone;
+        super::raw_node::message_node(Raw::valid(text), self.occurrence[i], &self.base, values)
+    }
+
+    /// The node of entry `index` as `read` makes it: through the entry's `serde_json::Value`
+    /// and [`Shape`] (before the facts of other entries are applied).
+    pub(super) fn node_by_value(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
+        let shape = Shape {
+            base: &self.base,
+            python: self.python,
+            hints: made_for == MadeFor::OwnWriter,
+        };
+        let i = index as usize;
+        let value = match made_for {
+            _ if self.flags[i] & UNPARSED != 0 => None,
+            // Pass one checked the grammar and found the text parses (not `UNPARSED`).
+            MadeFor::Counting => simdutf8::basic::from_utf8(bytes)
+                .ok()
+                .and_then(|text| to_value_keeping(Raw::valid(text), interprets).ok()),
+            MadeFor::OwnWriter | MadeFor::Anyone => to_value(bytes).ok(),
+        }
+        .map(|(v, _)| v);
+        shape.node(value, bytes, self.spots[i].line, self.occurrence[i])
     }
 
     /// How this format's writer writes the session back, given its metadata as it will be
