@@ -54,6 +54,9 @@ pub enum ReplaceError {
 pub const CHANGED: &str =
     "the file changed since it was read (is a tool still writing it?); nothing was changed";
 
+/// How long [`Original::lock`] waits for another sessiontool process to finish with a file.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The file about to be replaced, held open since it was found as it was read.
 #[derive(Debug)]
 pub struct Original {
@@ -89,6 +92,32 @@ impl Original {
     /// The old inode as it is now (it may have grown after its name moved on).
     pub fn now(&self) -> io::Result<Stamp> {
         Stamp::of_file(&self.file)
+    }
+
+    /// Takes sessiontool's exclusive lock on the file (the inode read, held until this value
+    /// drops), so that two sessiontool processes replacing, moving or retiring it (`repair`
+    /// and `relocate`, say) do their last checks and renames one after the other: the second
+    /// then sees the first one's change. Waits up to [`LOCK_WAIT`] for another holder; where
+    /// the file system has no locks, the stamp checks still hold on their own.
+    pub fn lock(&self) -> Result<(), ReplaceError> {
+        let start = std::time::Instant::now();
+        loop {
+            match self.file.try_lock() {
+                Ok(()) => return Ok(()),
+                Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(ReplaceError::Changed(format!(
+                        "another process has held {} locked for {} s; nothing was changed, try again",
+                        self.path.display(),
+                        LOCK_WAIT.as_secs()
+                    )));
+                }
+                // No locks here (some network file systems): the stamps decide alone.
+                Err(fs::TryLockError::Error(_)) => return Ok(()),
+            }
+        }
     }
 
     /// The name still names this file and the file is as it was read.
@@ -207,6 +236,7 @@ pub fn replace(
     if !options.allow_writers {
         original.check_no_writers()?;
     }
+    original.lock()?;
     original.check_unchanged()?;
     crate::fault::point(before_backup)?;
     let (keeper, keeper_is_temp, backup) = keep_old(&original, options.backup)?;

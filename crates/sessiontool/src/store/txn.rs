@@ -347,10 +347,21 @@ fn retire_old(
         Retire::Backup => (backup_name(&path, stamp), true),
         Retire::Delete => (crate::io::temp::temp_name_beside(&path, "retired"), false),
     };
-    original.check_unchanged().map_err(|e| changed(&path, e))?;
+    // Another sessiontool process replacing the file (a repair) does its checks and renames
+    // under the same lock: one of the two sees the other's change.
+    let checked = original.lock().and_then(|()| original.check_unchanged());
+    if let Err(e) = checked {
+        // The copy was made from what is no longer the file: it goes, the file stays.
+        remove_copy(target, sha256);
+        return Err(changed(&path, e));
+    }
     std::fs::rename(&path, &aside)?;
-    if stale(&original)? {
-        // Written to in the instant before the rename: put it back, drop the copy.
+    // The name may have been given to another file in the instant before the rename (a
+    // repair's atomic replace puts its file there and keeps the old one as its backup): what
+    // was moved aside is then that file, not the one read.
+    let ours = Stamp::of(&aside).is_ok_and(|s| s.same_file(&original.stamp));
+    if !ours || stale(&original)? {
+        // Written to or replaced in the instant before the rename: put it back, drop the copy.
         std::fs::rename(&aside, &path)?;
         remove_copy(target, sha256);
         crate::io::sync_dir(path.parent().unwrap_or(Path::new(".")))?;
