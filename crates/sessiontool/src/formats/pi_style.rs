@@ -185,3 +185,24 @@ pub(crate) fn call_name(message: Option<&Map<String, Value>>, kind: &str, call_i
         })
         .unwrap_or_default()
 }
+
+/// The metadata's end as the pi-style readers (pi, the Go agent) give it: the hint that the
+/// last line has no line break first (the reader starts from it; `no_final_newline`: its name
+/// in the format), the head and the last time.
+pub(crate) fn end_meta(
+    meta: &mut Meta,
+    no_final_newline: &str,
+    damage: &[crate::records::Finding],
+    head: Option<String>,
+    last_time: Option<String>,
+) {
+    if damage
+        .iter()
+        .any(|f| matches!(f.damage, crate::records::Damage::MissingFinalNewline))
+    {
+        meta.hints
+            .shift_insert(0, no_final_newline.into(), true.into());
+    }
+    meta.head = head;
+    meta.last_updated = last_time;
+}

@@ -19,7 +19,7 @@ use crate::diag::Location;
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::lines::Ended;
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
-use crate::records::{Damage, Finding, Span};
+use crate::records::{Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     Ok(crate::engine::lines::read_whole(&super::AgentJsonl, input))
@@ -109,16 +109,13 @@ impl crate::engine::lines::Fold for Fold<'_> {
             last_time,
             ..
         } = *self;
-        // The reader starts from this hint (its first), when the last line has no line break.
-        if damage
-            .iter()
-            .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
-        {
-            meta.hints
-                .shift_insert(0, LINE_HINTS.no_final_newline.into(), true.into());
-        }
-        meta.head = prev;
-        meta.last_updated = last_time;
+        pi_style::end_meta(
+            &mut meta,
+            LINE_HINTS.no_final_newline,
+            damage,
+            prev,
+            last_time,
+        );
         let mut diagnostics = findings;
         diagnostics.extend(said);
         Ended {

@@ -18,7 +18,7 @@ use super::{
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::engine::lines::Ended;
 use crate::model::{Body, Event, Extra, Meta, Node};
-use crate::records::{Damage, Finding, Span};
+use crate::records::{Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     Ok(crate::engine::lines::read_whole(&super::PiJsonl, input))
@@ -182,16 +182,13 @@ impl crate::engine::lines::Fold for Fold<'_> {
             kept,
             ..
         } = *self;
-        // The reader starts from this hint (its first), when the last line has no line break.
-        if damage
-            .iter()
-            .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
-        {
-            meta.hints
-                .shift_insert(0, LINE_HINTS.no_final_newline.into(), true.into());
-        }
-        meta.head = prev;
-        meta.last_updated = last_time;
+        pi_style::end_meta(
+            &mut meta,
+            LINE_HINTS.no_final_newline,
+            damage,
+            prev,
+            last_time,
+        );
         meta.title = title;
         let mut diagnostics = findings;
         diagnostics.extend(said);
