@@ -489,6 +489,7 @@ fn node(id: &str, parent: Option<&str>, body: Body) -> sessiontool::model::Node 
         body,
         extra: Default::default(),
         hints: Default::default(),
+        origin: None,
     }
 }
 

@@ -5,6 +5,8 @@
 //! Every level has an `extra` map that keeps, in order, the fields a reader did not understand,
 //! so that reading and writing the same format loses nothing.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -50,6 +52,9 @@ pub struct Meta {
     /// Layout facts a reader leaves for its own writer (see [`Node::hints`]).
     #[serde(default, skip_serializing_if = "Extra::is_empty")]
     pub hints: Extra,
+    /// The record the session's fields were read from (see [`Origin`]).
+    #[serde(skip)]
+    pub origin: Option<Origin>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,6 +70,40 @@ pub struct Node {
     /// start with the format name; other formats ignore them.
     #[serde(default, skip_serializing_if = "Extra::is_empty")]
     pub hints: Extra,
+    /// The text this node was read from, for its format's writer (see [`Origin`]).
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+}
+
+/// Where a node, or a session's fields, came from: the format's name and the bytes of the
+/// record or records read (a JSONL node of several records: their lines, joined by `\n`).
+///
+/// It is the one way a format gives back what it read: its writer reads the text again and
+/// writes it as it was when the node still reads the same, and otherwise takes from it what a
+/// rebuilt record should keep (key order, spellings). Other formats never look at it, and it
+/// is not part of the session's content (`show --json` does not print it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    pub format: &'static str,
+    pub bytes: Arc<[u8]>,
+}
+
+impl Origin {
+    /// `bytes` read by `format`.
+    pub fn new(format: &'static str, bytes: &[u8]) -> Self {
+        Origin {
+            format,
+            bytes: bytes.into(),
+        }
+    }
+
+    /// The bytes, when they were read by `format`.
+    pub fn of<'a>(origin: &'a Option<Origin>, format: &str) -> Option<&'a [u8]> {
+        origin
+            .as_ref()
+            .filter(|o| o.format == format)
+            .map(|o| &*o.bytes)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -357,6 +357,7 @@ mod tests {
             body: Body::Message(Message::new(Role::User, vec![Part::text(id)])),
             extra: Extra::new(),
             hints: Extra::new(),
+            origin: None,
         }
     }
 

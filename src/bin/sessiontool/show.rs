@@ -8,7 +8,6 @@ use clap::{Parser, ValueHint};
 use serde::Serialize;
 use serde_json::Value;
 use sessiontool::diag::Diagnostic;
-use sessiontool::formats::without_input_copies;
 use sessiontool::model::{Body, Content, Message, Meta, Node, Session};
 use sessiontool::tree::Tree;
 
@@ -79,15 +78,15 @@ pub fn run(args: Args) -> Result<i32, CliError> {
             meta: &'a Meta,
             nodes: &'a [Node],
         }
-        // Not the copy of the input a reader may keep for its own writer.
-        let meta = without_input_copies(&outcome.session.meta);
+        // The bytes a reader keeps for its own writer (`Meta::origin`) are not printed.
+        let meta = &outcome.session.meta;
         report::print_json(&Doc {
             schema: "sessiontool.show/1",
             file: &loaded.name,
             format,
             diagnostics: &outcome.diagnostics,
             session: SessionDoc {
-                meta: &meta,
+                meta,
                 nodes: &outcome.session.nodes,
             },
         });

@@ -18,6 +18,7 @@ pub fn deep(depth: usize, comb: bool) -> Session {
         )),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
         id,
     };
     let mut nodes = Vec::with_capacity(if comb { depth * 2 } else { depth });

@@ -77,6 +77,7 @@ pub fn close_calls(session: &mut Session, unanswered: bool) -> (usize, usize) {
             body: Body::Message(Message::new(Role::Tool, parts)),
             extra: Extra::new(),
             hints: Extra::new(),
+            origin: None,
         });
         if let Some(c) = &closing {
             moved.insert(node.id.clone(), c.id.clone());
@@ -115,6 +116,7 @@ mod tests {
             body: Body::Message(Message::new(role, parts)),
             extra: Extra::new(),
             hints: Extra::new(),
+            origin: None,
         }
     }
 

@@ -201,6 +201,7 @@ mod tests {
                 },
                 extra: Extra::new(),
                 hints: Extra::new(),
+                origin: None,
             });
         }
         (session, sk)

@@ -9,8 +9,8 @@
 //!
 //! Covered: every format with a reader in two passes ([`Format::two_pass`]: Claude Code JSONL,
 //! Codex rollouts, Qwen Code JSONL, Gemini legacy documents and Gemini CLI's JSONL recordings,
-//! their messages' places for records; the metadata without the copy of the input a reader
-//! keeps for its own writer, [`crate::formats::without_input_copies`]). [`View::open`] answers `None`
+//! their messages' places for records; the metadata without the copy of the input Gemini CLI's
+//! recording reader keeps as its origin for its own writer). [`View::open`] answers `None`
 //! for any other format (or a document the two passes do not read); the caller reads the whole
 //! session then.
 

@@ -378,6 +378,7 @@ fn node(id: String, parent: Option<String>, m: Message, hints: Extra) -> Node {
         body: Body::Message(m),
         extra: Extra::new(),
         hints,
+        origin: None,
     }
 }
 
@@ -392,6 +393,7 @@ fn event_node(id: String, parent: Option<String>, kind: &str, data: Value) -> No
         }),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     }
 }
 

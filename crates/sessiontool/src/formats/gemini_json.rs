@@ -559,6 +559,7 @@ pub(crate) fn message_to_nodes(
         body: Body::Message(message),
         extra: Extra::new(),
         hints,
+        origin: None,
     };
     if result_shapes.is_empty() {
         return vec![first];
@@ -574,6 +575,7 @@ pub(crate) fn message_to_nodes(
             body: Body::Message(Message::new(Role::Tool, results)),
             extra: Extra::new(),
             hints: tool_hints,
+            origin: None,
         },
     ]
 }

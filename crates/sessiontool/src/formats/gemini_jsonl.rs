@@ -11,8 +11,8 @@
 //! metadata too). Anything else is ignored, and so are lines that do not parse.
 //!
 //! Reading gives the resulting message list, mapped exactly as `gemini-json` maps its messages
-//! (tool results folded in `toolCalls` become a tool node `<id>.results`). The file's lines are
-//! kept in a meta hint: while the session still reads as it did, the writer gives them back
+//! (tool results folded in `toolCalls` become a tool node `<id>.results`). The file's records are
+//! the session's origin (`Meta::origin`): while the session still reads as it did, the writer gives them back
 //! byte for byte (superseded versions, `$set` and `$rewindTo` lines included). Otherwise, and
 //! for sessions from other formats, it writes what the CLI writes when it rewrites a session: a
 //! header, one line per message (in `gemini-json`'s key orders), and `{"$set":
@@ -51,11 +51,6 @@ use crate::model::Session;
 pub struct GeminiJsonl;
 
 pub const NAME: &str = "gemini-jsonl";
-
-/// Meta hint: the file's records, one string each, in file order.
-pub(crate) const HINT_LINES: &str = "gemini-jsonl.lines";
-/// Meta hint: whether the last record ended with a newline.
-const HINT_FINAL_NEWLINE: &str = "gemini-jsonl.final-newline";
 
 /// MessageRecord types the CLI writes.
 const MESSAGE_TYPES: [&str; 5] = ["user", "gemini", "info", "error", "warning"];

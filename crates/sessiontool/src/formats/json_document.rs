@@ -202,6 +202,7 @@ pub(crate) fn kept_message(id: String, parent: Option<String>, kind: &str, data:
         }),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     }
 }
 

@@ -39,7 +39,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
-use crate::model::{Meta, Session};
+use crate::model::Session;
 use crate::records::{Damage, Finding};
 
 pub use project_fields::{FieldKind, ProjectField};
@@ -681,24 +681,6 @@ fn a_flood_of_records_reserves_at_most_64_mib() {
     // Ten million `{}` lines reserved 5 GB at once before.
     assert!(output_buffer(10_000_000).capacity() <= 64 << 20);
     assert!(output_buffer(100).capacity() >= 51_200);
-}
-
-/// Meta hints that hold a copy of the input, for the format's own writer to give it back byte
-/// for byte: Gemini CLI's JSONL recording keeps its lines. The engine's two-pass readings
-/// never build them (they would hold the whole file), and `show --json` leaves them out.
-const INPUT_COPIES: &[&str] = &[gemini_jsonl::HINT_LINES];
-
-/// `meta` without the hints that copy the input (Gemini CLI's JSONL lines): what `show --json` prints,
-/// and what a two-pass reading gives.
-pub fn without_input_copies(meta: &Meta) -> Cow<'_, Meta> {
-    if !INPUT_COPIES.iter().any(|h| meta.hints.contains_key(*h)) {
-        return Cow::Borrowed(meta);
-    }
-    let mut meta = meta.clone();
-    for h in INPUT_COPIES {
-        meta.hints.shift_remove(*h);
-    }
-    Cow::Owned(meta)
 }
 
 pub(crate) fn record_value(

@@ -16,7 +16,8 @@
 //! A session read from this format is written back byte for byte: fields equal to the
 //! session's own (`sessionId`, `cwd`, `version`, `gitBranch`) are written from the metadata,
 //! different ones from the node; key orders the canonical writer would not produce, the seed's
-//! `tokens` spelling and anything else a rebuilt record would get wrong are kept as node hints.
+//! `tokens` spelling and anything else a rebuilt record would get wrong are read again by the
+//! writer from the bytes each node was read from (its `Origin`; `origin.rs`).
 //! The one exception is a message split over several records (seed 000's write model): it is
 //! written back as one merged record, which reads as the same session.
 //!
@@ -31,6 +32,7 @@
 mod engine;
 mod foreign;
 mod keys;
+mod origin;
 mod read;
 mod stream;
 mod synthetic;
@@ -58,13 +60,6 @@ pub const NAME: &str = "qwen-jsonl";
 
 /// Kind of the event that keeps a record whole (not an object, no uuid, unknown type).
 pub const RECORD: &str = "qwen-jsonl.record";
-
-/// Node hint: key orders of the record and its nested objects, where they are not canonical.
-const HINT_KEYS: &str = "qwen-jsonl.keys";
-/// Node hint: `"tokens"` when usage was spelled as in seed 000.
-const HINT_USAGE: &str = "qwen-jsonl.usage";
-/// Node hint: the record's original text, when rebuilding it would not give the same bytes.
-const HINT_RAW: &str = "qwen-jsonl.raw";
 
 const BASE_ORDER: [&str; 8] = [
     "uuid",

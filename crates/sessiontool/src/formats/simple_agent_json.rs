@@ -479,6 +479,7 @@ fn message_to_node(
         }),
         extra: Extra::new(),
         hints,
+        origin: None,
     }
 }
 

@@ -143,6 +143,7 @@ mod tests {
                 }),
                 extra: Default::default(),
                 hints: Default::default(),
+                origin: None,
             })
             .collect();
         Session {

@@ -11,6 +11,7 @@ fn node(id: &str, parent: Option<&str>, role: Role, parts: Vec<Part>) -> Node {
         body: Body::Message(Message::new(role, parts)),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     }
 }
 

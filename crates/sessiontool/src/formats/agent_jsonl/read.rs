@@ -169,6 +169,7 @@ fn value_node(value: Result<Value, String>, text: &[u8], line: u64) -> Node {
                 }),
                 extra: Extra::new(),
                 hints: Extra::new(),
+                origin: None,
             }
         }
     }
@@ -227,6 +228,7 @@ fn custom(kind: String, map: Map<String, Value>, id: String, parent: Option<Stri
         }),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     }
 }
 
@@ -274,6 +276,7 @@ fn entry_node(mut map: Map<String, Value>) -> Node {
                 body: Body::Message(m),
                 extra: map,
                 hints: Extra::new(),
+                origin: None,
             }
         }
         "compaction"
@@ -300,6 +303,7 @@ fn entry_node(mut map: Map<String, Value>) -> Node {
                 }),
                 extra: Extra::new(),
                 hints: Extra::new(),
+                origin: None,
             }
         }
         _ => custom(kind, map, id, parent),

@@ -154,6 +154,7 @@ pub(super) fn message_node(
         }),
         extra,
         hints,
+        origin: None,
     })
 }
 

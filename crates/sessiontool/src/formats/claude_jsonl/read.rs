@@ -290,6 +290,7 @@ fn whole(id: String, parent: Option<String>, data: Value) -> Node {
         }),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     }
 }
 
@@ -433,6 +434,7 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
         }),
         extra: rec,
         hints,
+        origin: None,
     };
     let Some(layout) = layout else {
         return node;

@@ -314,6 +314,7 @@ fn node(id: String, body: Body) -> Node {
         body,
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     }
 }
 

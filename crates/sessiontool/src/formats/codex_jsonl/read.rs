@@ -277,6 +277,7 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
         }),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     };
     // A line whose type is the name this reader gives lines it keeps whole is kept whole
     // too (its time and type would be lost as a node of that kind).
@@ -330,6 +331,7 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
         body,
         extra: line,
         hints,
+        origin: None,
     }
 }
 

@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 
 use super::super::gemini_json::{message_nodes, record_meta};
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
-use super::{HINT_FINAL_NEWLINE, HINT_LINES, NAME};
+use super::NAME;
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Extra, Node, Session};
+use crate::model::{Extra, Node, Origin, Session};
 use crate::records::{Options, split_slice};
 
 /// What the replay leaves: the metadata as merged, and the messages by id in their order.
@@ -46,12 +46,15 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     let (records, findings) = split_slice(input.bytes, Options::default());
     let mut diagnostics = record_diagnostics(input.name, &findings);
     let mut replay = Replay::default();
-    let mut lines = Vec::with_capacity(records.len());
+    // The records as read (each line's text, its end and any damage left out), for this
+    // format's writer to give back: the session's origin.
+    let mut lines = Vec::with_capacity(input.bytes.len());
     for rec in &records {
         let at = Location::at(input.name, rec.span.line, rec.span.offset);
-        let text = String::from_utf8_lossy(&rec.bytes).into_owned();
+        let text = String::from_utf8_lossy(&rec.bytes);
         let value = record_value(text.as_bytes(), &at, &mut diagnostics).ok();
-        lines.push(Value::String(text));
+        lines.extend_from_slice(text.as_bytes());
+        lines.push(b'\n');
         let Some(Value::Object(o)) = value else {
             diagnostics.push(not_a_record(at));
             continue;
@@ -88,16 +91,14 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         diagnostics.push(no_header(Location::file(input.name)));
     }
 
-    let mut hints = Extra::new();
-    hints.insert(HINT_LINES.into(), Value::Array(lines));
-    hints.insert(
-        HINT_FINAL_NEWLINE.into(),
-        input.bytes.ends_with(b"\n").into(),
-    );
+    if !input.bytes.ends_with(b"\n") {
+        lines.pop();
+    }
     let mut fields = replay.metadata;
     // Messages live in the list; the metadata only has them when `$set` replaced it.
     fields.shift_remove("messages");
-    let meta = record_meta(fields, NAME, hints);
+    let mut meta = record_meta(fields, NAME, Extra::new());
+    meta.origin = Some(Origin::new(NAME, &lines));
     let mut nodes: Vec<Node> = Vec::with_capacity(replay.messages.len() * 2);
     let mut seen = std::collections::HashSet::new();
     for (i, (_, m)) in replay.messages.into_iter().enumerate() {

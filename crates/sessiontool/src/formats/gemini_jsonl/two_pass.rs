@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 
 use super::super::gemini_json::record_meta;
 use super::super::gemini_json::two_pass::{Known, Messages};
+use super::NAME;
 use super::read::{no_header, not_a_record, rewind_unknown, unknown_record};
-use super::{HINT_FINAL_NEWLINE, NAME};
 use crate::diag::{Diagnostic, Location};
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::{Source, pass2};
@@ -283,9 +283,9 @@ impl Scan for Scanner<'_> {
         if !acc.has_header && !acc.messages.is_empty() {
             diagnostics.push(no_header(Location::file(self.name)));
         }
-        let mut hints = Extra::new();
-        hints.insert(HINT_FINAL_NEWLINE.into(), ends_with_newline.into());
-        let meta = record_meta(acc.metadata, NAME, hints);
+        // Without the file's records as its origin (the whole reader's): they would hold the
+        // whole file; the same-format route copies them from the file instead.
+        let meta = record_meta(acc.metadata, NAME, Extra::new());
 
         // Each message where it is: a message line is its record, a listed message a piece
         // of its line (whose text is the file's bytes).
@@ -380,7 +380,7 @@ mod tests {
         };
         let session = &whole.session;
         let mut meta = session.meta.clone();
-        assert!(meta.hints.shift_remove(super::super::HINT_LINES).is_some());
+        assert!(meta.origin.take().is_some());
         assert_eq!(known.meta(), &meta, "{name}");
         assert_eq!(known.diagnostics(), whole.diagnostics, "{name}");
         assert_eq!(known.spots().len(), session.nodes.len(), "{name}");

@@ -5,9 +5,9 @@ use serde_json::{Map, Value};
 
 use super::super::gemini_json::{self, GeminiJson};
 use super::super::{Input, WriteError, WriteOptions, Writer, Written, ordered};
-use super::{HINT_FINAL_NEWLINE, HINT_LINES, NAME, read};
+use super::{NAME, read};
 use crate::diag::LossReport;
-use crate::model::Session;
+use crate::model::{Origin, Session};
 
 /// The header's key order: `initialize()` writes sessionId, projectHash, startTime, lastUpdated,
 /// kind, directories; migrating a legacy session adds summary.
@@ -33,8 +33,7 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
     let mut session = session.clone();
     if session.meta.source_format.as_deref() == Some(NAME) {
         session.meta.source_format = Some(gemini_json::NAME.into());
-        session.meta.hints.shift_remove(HINT_LINES);
-        session.meta.hints.shift_remove(HINT_FINAL_NEWLINE);
+        session.meta.origin = None;
     }
     let written = GeminiJson.write(&session, options)?;
     let Ok(Value::Object(mut root)) = serde_json::from_slice::<Value>(&written.bytes) else {
@@ -77,24 +76,14 @@ pub(crate) fn scratchpad_line(pad: Option<Value>, out: &mut Vec<u8>) {
     }
 }
 
-/// The file's own lines, when the session was read from them and still reads the same.
+/// The file's own records (the session's origin), when the session was read from them and
+/// still reads the same.
 fn as_read(session: &Session, options: &WriteOptions) -> Option<Vec<u8>> {
     let meta = &session.meta;
     if meta.source_format.as_deref() != Some(NAME) || options.leaf.is_some() {
         return None;
     }
-    let lines = meta.hints.get(HINT_LINES)?.as_array()?;
-    let final_newline = meta.hints.get(HINT_FINAL_NEWLINE) != Some(&Value::Bool(false));
-    let mut bytes = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
-            bytes.push(b'\n');
-        }
-        bytes.extend_from_slice(line.as_str()?.as_bytes());
-    }
-    if final_newline && !lines.is_empty() {
-        bytes.push(b'\n');
-    }
+    let bytes = Origin::of(&meta.origin, NAME)?.to_vec();
     let again = read::read(&Input {
         name: "",
         path: None,

@@ -288,6 +288,7 @@ pub(super) fn read_line(value: &Value, id: String) -> Node {
         }),
         extra: Extra::new(),
         hints: Extra::new(),
+        origin: None,
     };
     let Value::Object(line) = value else {
         return node;

@@ -286,6 +286,7 @@ impl Mapper {
             body,
             extra: Extra::new(),
             hints: Extra::new(),
+            origin: None,
         });
     }
 

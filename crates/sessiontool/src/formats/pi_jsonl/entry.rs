@@ -24,6 +24,7 @@ pub(super) fn read_entry(mut map: Map<String, Value>, id: String, parent: Option
                 }),
                 extra: Extra::new(),
                 hints: Extra::new(),
+                origin: None,
             };
         }
     };
@@ -59,6 +60,7 @@ pub(super) fn read_entry(mut map: Map<String, Value>, id: String, parent: Option
         body,
         extra,
         hints,
+        origin: None,
     }
 }
 

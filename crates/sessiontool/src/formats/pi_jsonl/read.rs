@@ -382,5 +382,6 @@ fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> 
         }),
         extra: Extra::new(),
         hints,
+        origin: None,
     }
 }

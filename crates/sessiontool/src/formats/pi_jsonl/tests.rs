@@ -201,6 +201,7 @@ fn node(id: &str, parent: Option<&str>, body: Body) -> Node {
         body,
         extra: Default::default(),
         hints: Default::default(),
+        origin: None,
     }
 }
 

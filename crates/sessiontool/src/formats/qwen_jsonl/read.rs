@@ -1,5 +1,5 @@
-//! Records to nodes: group by uuid, merge as the tool does, map each group to a node, and leave
-//! the hints that make the writer give back the same bytes.
+//! Records to nodes: group by uuid, merge as the tool does, map each group to a node; each node
+//! keeps the bytes it was read from (its [`crate::model::Origin`]) for the writer to give back.
 
 use crate::formats::record_value;
 use std::borrow::Cow;
@@ -9,12 +9,11 @@ use serde_json::{Map, Value};
 
 use super::super::gemini_content::{parts_from_union, take_string};
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
-use super::{
-    Common, Defaults, HINT_KEYS, HINT_RAW, HINT_USAGE, NAME, RECORD, TOKENS_NAMES, USAGE_NAMES,
-    write,
-};
+use super::{Common, NAME, RECORD, TOKENS_NAMES, USAGE_NAMES};
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Role, Session, Usage};
+use crate::model::{
+    Body, Content, Event, Extra, Message, Meta, Node, Origin, Role, Session, Usage,
+};
 use crate::records::{Options, Span, split_slice};
 
 /// A record kept whole, or a group of records sharing a uuid.
@@ -103,6 +102,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     }
 
     let first = groups.first().map(|g| &g.records[0].0);
+    let origin = groups.first().map(|g| Origin::new(NAME, &g.records[0].2));
     let field = |k: &str| {
         first
             .and_then(|m| m.get(k))
@@ -116,7 +116,6 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         git_branch: field("gitBranch"),
     };
     let start_time = field("timestamp");
-    let defaults = Defaults::from_common(&common);
 
     let mut nodes = Vec::with_capacity(slots.len());
     let mut locations = Vec::with_capacity(slots.len());
@@ -136,18 +135,17 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
             Slot::Group(g) => {
                 let Group { uuid, records } = groups[g].take().expect("each group has one slot");
                 let location = at(&records[0].1);
-                let (map, text) = if records.len() == 1 {
-                    let (map, _, text) = records.into_iter().next().expect("one record");
-                    (map, Some(text))
+                let texts = records.iter().map(|r| &*r.2);
+                let origin = Origin::new(NAME, &join_lines(texts));
+                let map = if records.len() == 1 {
+                    records.into_iter().next().expect("one record").0
                 } else {
-                    let map = merge(records, &uuid, &location, &mut diagnostics);
-                    (map, None)
+                    merge(records, &uuid, &location, &mut diagnostics)
                 };
                 if is_foreign(&map, &common) {
                     foreign_sessions += 1;
                 }
-                let (node, unknown) =
-                    group_node(map, uuid, text.as_deref(), &common, Some(&defaults));
+                let (node, unknown) = group_node(map, uuid, Some(origin), &common);
                 if let Some(kind) = unknown {
                     diagnostics.push(unknown_record(&kind, location.clone()));
                 }
@@ -185,6 +183,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         title,
         head,
         source_format: Some(NAME.into()),
+        origin,
         ..Meta::default()
     };
     Ok(ReadOutcome {
@@ -203,13 +202,8 @@ pub(super) fn whole_id(line: u64, k: usize) -> String {
 }
 
 /// A record kept whole (not an object, or no string `uuid`) as its node: written back from
-/// its value, or from its text when the value would not give the same bytes.
+/// its value, or from its text (`origin`) when the value would not give the same bytes.
 pub(super) fn whole_node(id: String, value: Value, text: &[u8]) -> Node {
-    let mut hints = Extra::new();
-    let text = String::from_utf8_lossy(text);
-    if serde_json::to_string(&value).ok().as_deref() != Some(&*text) {
-        hints.insert(HINT_RAW.into(), text.into_owned().into());
-    }
     Node {
         id,
         parent: None,
@@ -219,28 +213,36 @@ pub(super) fn whole_node(id: String, value: Value, text: &[u8]) -> Node {
             data: value,
         }),
         extra: Extra::new(),
-        hints,
+        hints: Extra::new(),
+        origin: Some(Origin::new(NAME, text)),
     }
 }
 
-/// The node of a uuid's records (`map`: the one record, or the group merged; `text`: the one
-/// record's bytes), with the hints that make the writer give back its bytes when `defaults`
-/// are given (only this format's writer reads them); and the record's type when it is
-/// unknown.
+/// The node of a uuid's records (`map`: the one record, or the group merged), with the bytes
+/// it was read from when it is made for this format's writer (`origin`: see [`join_lines`]);
+/// and the record's type when it is unknown.
 pub(super) fn group_node(
     map: Map<String, Value>,
     uuid: String,
-    text: Option<&[u8]>,
+    origin: Option<Origin>,
     common: &Common,
-    defaults: Option<&Defaults>,
 ) -> (Node, Option<String>) {
-    let Some(defaults) = defaults else {
-        return read_record(map, uuid, common);
-    };
-    let layout = Layout::of(&map);
     let (mut node, unknown) = read_record(map, uuid, common);
-    layout_hints(&mut node, &layout, text, defaults);
+    node.origin = origin;
     (node, unknown)
+}
+
+/// The bytes a node of several records was read from: their lines, in file order, joined by
+/// `\n`.
+pub(super) fn join_lines<'a>(texts: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (k, t) in texts.enumerate() {
+        if k > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(t);
+    }
+    out
 }
 
 /// Whether a record (or merged group) names another session than the first record.
@@ -491,6 +493,7 @@ pub(super) fn read_record(
                 }),
                 extra: Extra::new(),
                 hints: Extra::new(),
+                origin: None,
             };
             return (node, Some(kind));
         }
@@ -515,9 +518,8 @@ pub(super) fn read_record(
             rec.shift_remove(key);
         }
     }
-    let mut hints = Extra::new();
     let body = match role {
-        Some(role) => Body::Message(read_message(&mut rec, role, &mut hints)),
+        Some(role) => Body::Message(read_message(&mut rec, role)),
         None => Body::Event(read_system(&mut rec)),
     };
     let node = Node {
@@ -526,12 +528,13 @@ pub(super) fn read_record(
         timestamp,
         body,
         extra: rec,
-        hints,
+        hints: Extra::new(),
+        origin: None,
     };
     (node, None)
 }
 
-fn read_message(rec: &mut Map<String, Value>, role: Role, hints: &mut Extra) -> Message {
+fn read_message(rec: &mut Map<String, Value>, role: Role) -> Message {
     let mut parts = Vec::new();
     let mut extra = Extra::new();
     if let Some(Value::Object(_)) = rec.get("message")
@@ -556,7 +559,6 @@ fn read_message(rec: &mut Map<String, Value>, role: Role, hints: &mut Extra) -> 
     let usage = if let Some(Value::Object(_)) = rec.get("usageMetadata") {
         take_object(rec, "usageMetadata").map(|u| usage_from(u, &USAGE_NAMES))
     } else if let Some(Value::Object(_)) = rec.get("tokens") {
-        hints.insert(HINT_USAGE.into(), "tokens".into());
         take_object(rec, "tokens").map(|u| usage_from(u, &TOKENS_NAMES))
     } else {
         None
@@ -659,79 +661,5 @@ fn usage_from(mut map: Map<String, Value>, names: &[&str; 6]) -> Usage {
         tool: v[4],
         total: v[5],
         extra: map,
-    }
-}
-
-/// The key orders of a record and of the nested objects the writer rebuilds.
-#[derive(Debug, PartialEq)]
-struct Layout {
-    record: Vec<String>,
-    message: Option<Vec<String>>,
-    usage: Option<Vec<String>>,
-    result: Option<Vec<String>>,
-}
-
-impl Layout {
-    fn of(map: &Map<String, Value>) -> Self {
-        let keys = |v: Option<&Value>| {
-            v.and_then(Value::as_object)
-                .map(|o| o.keys().cloned().collect::<Vec<_>>())
-        };
-        let usage = match map.get("usageMetadata") {
-            Some(u @ Value::Object(_)) => Some(u),
-            _ => map.get("tokens"),
-        };
-        Layout {
-            record: map.keys().cloned().collect(),
-            message: keys(map.get("message")),
-            usage: keys(usage),
-            result: keys(map.get("toolCallResult")),
-        }
-    }
-}
-
-/// Compares the record the writer would build with what was read, and records in hints what
-/// it would get wrong: key orders, and as a last resort the record's text.
-fn layout_hints(node: &mut Node, layout: &Layout, text: Option<&[u8]>, defaults: &Defaults) {
-    let built = write::native_record(node, defaults);
-    let Some(built) = built else {
-        // Kept whole: written from its value; keep the text when that differs.
-        if let (Some(text), Body::Event(Event::Custom { data, .. })) = (text, &node.body)
-            && serde_json::to_vec(data).ok().as_deref() != Some(text)
-        {
-            let text = String::from_utf8_lossy(text).into_owned();
-            node.hints.insert(HINT_RAW.into(), text.into());
-        }
-        return;
-    };
-    let ours = Layout::of(&built);
-    if ours != *layout {
-        let mut keys = Map::new();
-        let list =
-            |v: &[String]| Value::Array(v.iter().map(|k| Value::String(k.clone())).collect());
-        if ours.record != layout.record {
-            keys.insert("record".into(), list(&layout.record));
-        }
-        for (name, theirs, mine) in [
-            ("message", &layout.message, &ours.message),
-            ("usage", &layout.usage, &ours.usage),
-            ("toolCallResult", &layout.result, &ours.result),
-        ] {
-            if let Some(theirs) = theirs
-                && mine.as_ref() != Some(theirs)
-            {
-                keys.insert(name.into(), list(theirs));
-            }
-        }
-        if !keys.is_empty() {
-            node.hints.insert(HINT_KEYS.into(), Value::Object(keys));
-        }
-    }
-    if let Some(text) = text {
-        let written = serde_json::to_vec(&write::apply_hints(built, node)).unwrap_or_default();
-        if written != text {
-            let text = String::from_utf8_lossy(text).into_owned();
-            node.hints.insert(HINT_RAW.into(), text.into());
-        }
     }
 }

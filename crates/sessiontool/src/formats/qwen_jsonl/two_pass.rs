@@ -16,13 +16,13 @@ use std::io;
 use serde_json::{Map, Value};
 
 use super::read::{
-    Member, RecordType, group_node, is_foreign, merge, missing_parent, mixed_sessions,
+    Member, RecordType, group_node, is_foreign, join_lines, merge, missing_parent, mixed_sessions,
     not_a_record, record_type, tail_without_uuid_said, unknown_record, unparseable, whole_id,
     whole_node,
 };
 pub(crate) use super::write::RecordWriter;
 use super::write::head_last;
-use super::{Common, Defaults, NAME};
+use super::{Common, NAME};
 use crate::diag::{Diagnostic, Location, LossReport};
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::reading::each_node;
@@ -33,7 +33,7 @@ use crate::formats::gemini_content::{CallPart, call_part};
 use crate::formats::{WriteOptions, lossy_diagnostic};
 use crate::json::value::to_value;
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Content, Event, Meta, Node, Role};
+use crate::model::{Body, Content, Event, Meta, Node, Origin, Role};
 use crate::records::Span;
 
 /// Pass one over a Qwen Code session named `name` (in diagnostics), read from `source` (the
@@ -90,6 +90,8 @@ struct Rec {
 struct First {
     common: Common,
     start_time: Option<String>,
+    /// Its bytes (the meta's origin).
+    origin: Option<Origin>,
 }
 
 #[derive(Default)]
@@ -211,6 +213,7 @@ impl Scan for Scanner<'_> {
                     git_branch: string(git_branch),
                 },
                 start_time: timestamp.clone(),
+                origin: Some(Origin::new(NAME, raw.text().as_bytes())),
             });
         }
         if let Some(ts) = timestamp
@@ -326,7 +329,6 @@ impl Scan for Scanner<'_> {
         let Pass1 { spots, mut acc, .. } = pass;
         let clean = findings.is_empty();
         let first = acc.first.unwrap_or_default();
-        let defaults = Defaults::from_common(&first.common);
         let sk = acc.skeleton;
         let at = |record: u32| {
             let s = spots[record as usize];
@@ -367,7 +369,7 @@ impl Scan for Scanner<'_> {
                 &mut diagnostics,
             )?;
             foreign += usize::from(is_foreign(&map, &first.common));
-            let (made, kind) = group_node(map, sk.name(node), None, &first.common, None);
+            let (made, kind) = group_node(map, sk.name(node), None, &first.common);
             // Kept whole or not as the merged records are (a later record can bring the
             // subtype a system record needs).
             let flags = &mut acc.flags[node as usize];
@@ -430,6 +432,7 @@ impl Scan for Scanner<'_> {
             title: titles.last().map(|(_, t)| t.to_string()),
             head: acc.head.as_deref().map(String::from),
             source_format: Some(NAME.into()),
+            origin: first.origin,
             ..Meta::default()
         };
         let head = acc.head.as_deref().and_then(|h| sk.index_of(h));
@@ -442,7 +445,6 @@ impl Scan for Scanner<'_> {
             more,
             flags: acc.flags,
             common: first.common,
-            defaults,
             clean,
             #[cfg(test)]
             calls,
@@ -537,7 +539,6 @@ pub(crate) struct Known {
     more: HashMap<u32, Vec<Spot>>,
     flags: Vec<u8>,
     common: Common,
-    defaults: Defaults,
     /// The records layer found nothing to say of the lines (no CRLF, blank, glued or cut
     /// line): each record's line ends in one `\n`.
     clean: bool,
@@ -601,8 +602,8 @@ impl Known {
             && crate::engine::pass1::lines_intact(&self.spots, len)
     }
 
-    /// Node `index` from its records' bytes, as `read` makes it (with the hints this format's
-    /// writer reads only when it is `made_for` it).
+    /// Node `index` from its records' bytes, as `read` makes it (with the bytes it was read
+    /// from, its origin, only when it is `made_for` this format's writer).
     fn make(&self, index: u32, records: &[&[u8]], made_for: MadeFor) -> Node {
         let i = index as usize;
         let id = self.skeleton.name(index);
@@ -614,25 +615,24 @@ impl Known {
             };
             return whole_node(id, value, first);
         }
-        let (map, text) = if records.len() == 1 {
-            let map = match to_value(first) {
+        let map = if records.len() == 1 {
+            match to_value(first) {
                 Ok((Value::Object(map), _)) => map,
                 _ => Map::new(),
-            };
-            (map, Some(first))
+            }
         } else {
             let mut spots = vec![self.spots[i]];
             spots.extend(self.more[&index].iter().copied());
-            let map = merge(
+            merge(
                 members(records, &spots),
                 &id,
                 &Location::file(""),
                 &mut Vec::new(),
-            );
-            (map, None)
+            )
         };
-        let defaults = (made_for == MadeFor::OwnWriter).then_some(&self.defaults);
-        group_node(map, id, text, &self.common, defaults).0
+        let origin = (made_for == MadeFor::OwnWriter)
+            .then(|| Origin::new(NAME, &join_lines(records.iter().copied())));
+        group_node(map, id, origin, &self.common).0
     }
 }
 

@@ -1,5 +1,6 @@
-//! Nodes to records. A session read from this format is rebuilt exactly (see the hints in
-//! `read`); a session from another format is mapped onto the tool's own record shapes.
+//! Nodes to records. A session read from this format is written back exactly (each node's
+//! record again, or rebuilt as `origin` says it was); a session from another format is mapped
+//! onto the tool's own record shapes.
 
 use std::collections::HashMap;
 
@@ -8,11 +9,11 @@ use serde_json::{Map, Value, json};
 use super::super::gemini_content::{is_gemini_family, parts_to_json, to_api_parts};
 use super::super::{WriteError, WriteOptions, Written, foreign_session_id, ordered};
 use super::foreign::{api_parts, foreign_event, history_entry, result_groups};
+use super::origin::{AsRead, Kept, Layout};
 use super::read::{read_record, result_target};
 use super::{
-    ASSISTANT_ORDER, BASE_ORDER, Common, Defaults, HINT_KEYS, HINT_RAW, HINT_USAGE, NAME, RECORD,
-    RESULT_ORDER, SYSTEM_ORDER, TOKENS_NAMES, TOOL_ORDER, USAGE_NAMES, USAGE_ORDER, USER_ORDER,
-    usage_fields,
+    ASSISTANT_ORDER, BASE_ORDER, Common, Defaults, NAME, RECORD, RESULT_ORDER, SYSTEM_ORDER,
+    TOKENS_NAMES, TOOL_ORDER, USAGE_NAMES, USAGE_ORDER, USER_ORDER, usage_fields,
 };
 use crate::diag::LossReport;
 use crate::ids::{derived_uuid, is_uuid};
@@ -56,9 +57,13 @@ fn record_order(kind: &str) -> Vec<&'static str> {
     BASE_ORDER.iter().chain(rest).copied().collect()
 }
 
-/// The record a node read from this format becomes, before its hints are applied; `None` for
-/// a record kept whole.
-pub(super) fn native_record(node: &Node, defaults: &Defaults) -> Option<Map<String, Value>> {
+/// The record a node read from this format becomes, before its keys are put in the order read
+/// (`tokens`: its usage spelt so); `None` for a record kept whole.
+pub(super) fn native_record(
+    node: &Node,
+    defaults: &Defaults,
+    tokens: bool,
+) -> Option<Map<String, Value>> {
     let base = Base {
         uuid: &node.id,
         parent: node.parent.as_deref(),
@@ -66,7 +71,14 @@ pub(super) fn native_record(node: &Node, defaults: &Defaults) -> Option<Map<Stri
         defaults,
     };
     match &node.body {
-        Body::Message(m) => Some(message_record(node, m, m.role, &m.parts, &base, true)),
+        Body::Message(m) => Some(message_record(
+            node,
+            m,
+            m.role,
+            &m.parts,
+            &base,
+            Some(tokens),
+        )),
         Body::Event(e) => {
             let (subtype, payload) = native_event(e)?;
             Some(system_record(node, subtype, payload, &base, true))
@@ -92,16 +104,19 @@ fn native_event(e: &Event) -> Option<(&str, Value)> {
     })
 }
 
-/// A message as one record. `native`: the node was read from this format, so its unknown
-/// fields are written back; otherwise they have no place here (the caller reports them).
+/// A message as one record. `native` (with whether its usage was spelt `tokens`): the node
+/// was read from this format, so its unknown fields are written back; otherwise they have no
+/// place here (the caller reports them).
 fn message_record(
     node: &Node,
     m: &Message,
     role: Role,
     parts: &[Part],
     base: &Base,
-    native: bool,
+    native: Option<bool>,
 ) -> Map<String, Value> {
+    let tokens = native == Some(true);
+    let native = native.is_some();
     let kind = match role {
         Role::Assistant => "assistant",
         Role::Tool => "tool_result",
@@ -126,7 +141,6 @@ fn message_record(
     }
     r.insert("message".into(), Value::Object(msg));
     if let Some(u) = &m.usage {
-        let tokens = native && node.hints.get(HINT_USAGE).and_then(Value::as_str) == Some("tokens");
         let key = if tokens { "tokens" } else { "usageMetadata" };
         r.insert(key.into(), usage_value(u, tokens, native));
     }
@@ -238,16 +252,22 @@ fn system_record(
     ordered(r, &record_order("system"))
 }
 
-/// Puts keys in the order the reader saw (hint `qwen-jsonl.keys`). Keys the writer made up
-/// that the record did not have (a default `cwd`, an empty `message`) are left out.
-pub(super) fn apply_hints(mut map: Map<String, Value>, node: &Node) -> Map<String, Value> {
-    let Some(Value::Object(h)) = node.hints.get(HINT_KEYS) else {
+/// Puts keys in the order the record had where it differs (`keys`: see [`Kept::keys`]). Keys
+/// the writer made up that the record did not have (a default `cwd`, an empty `message`) are
+/// left out.
+pub(super) fn apply_keys(mut map: Map<String, Value>, keys: &Layout) -> Map<String, Value> {
+    if *keys == Layout::default() {
         return map;
-    };
+    }
     let list = |name: &str| -> Option<Vec<&str>> {
-        h.get(name)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
+        let keys = match name {
+            "record" if keys.record.is_empty() => return None,
+            "record" => &keys.record,
+            "message" => keys.message.as_ref()?,
+            "usage" => keys.usage.as_ref()?,
+            _ => keys.result.as_ref()?,
+        };
+        Some(keys.iter().map(String::as_str).collect())
     };
     if let (Some(keys), Some(Value::Object(m))) = (list("message"), map.get_mut("message")) {
         let empty_parts = m
@@ -309,9 +329,15 @@ fn reorder(
     out
 }
 
-/// The original text of a record read from this format, when the node still reads as it did.
-fn raw_record<'a>(node: &'a Node, common: &Common, parent: Option<&str>) -> Option<&'a str> {
-    let raw = node.hints.get(HINT_RAW)?.as_str()?;
+/// The original text of a record read from this format (`raw`: see [`Kept::raw`]), when the
+/// node still reads as it did.
+fn raw_record<'a>(
+    node: &Node,
+    raw: Option<&'a str>,
+    common: &Common,
+    parent: Option<&str>,
+) -> Option<&'a str> {
+    let raw = raw?;
     // Read as the reader read it (as `JSON.parse` does): serde_json refuses a lone surrogate.
     let read_again = || {
         crate::json::value::to_value(raw.as_bytes())
@@ -460,6 +486,8 @@ pub(crate) struct RecordWriter {
     native: bool,
     /// The session's fields as the reader of its records takes them.
     common: Common,
+    /// The session's fields as its records were read (a session read from this format).
+    as_read: Option<AsRead>,
     defaults: Defaults,
     cwd_known: bool,
     /// Times for records that have none (after the last one written).
@@ -496,6 +524,7 @@ impl RecordWriter {
         RecordWriter {
             native,
             common: Common::from_meta(meta),
+            as_read: native.then(|| AsRead::of(meta)).flatten(),
             cwd_known: cwd.is_some(),
             defaults: Defaults {
                 session_id: session_id.clone(),
@@ -544,7 +573,8 @@ impl RecordWriter {
 
     /// A record kept whole: its text, or its value when it no longer reads as its text.
     fn whole(&self, node: &Node, data: &Value, out: &mut Vec<u8>) {
-        match raw_record(node, &self.common, None) {
+        let kept = Kept::of(node, self.as_read.as_ref());
+        match raw_record(node, kept.raw.as_deref(), &self.common, None) {
             Some(raw) => out.extend_from_slice(raw.as_bytes()),
             None => serde_json::to_writer(&mut *out, data).expect("a JSON value always serializes"),
         }
@@ -620,7 +650,8 @@ impl RecordWriter {
         let Some(Start { parent, ts, uuid }) = self.begin(node, out) else {
             return;
         };
-        if let Some(raw) = raw_record(node, &self.common, parent.as_deref()) {
+        let kept = Kept::of(node, self.as_read.as_ref());
+        if let Some(raw) = raw_record(node, kept.raw.as_deref(), &self.common, parent.as_deref()) {
             out.extend_from_slice(raw.as_bytes());
             out.push(b'\n');
             self.last_uuid = Some(uuid);
@@ -632,12 +663,15 @@ impl RecordWriter {
                 defaults: &self.defaults,
             };
             let record = match &node.body {
-                Body::Message(m) => Some(message_record(node, m, m.role, &m.parts, &base, true)),
+                Body::Message(m) => {
+                    let native = Some(kept.tokens);
+                    Some(message_record(node, m, m.role, &m.parts, &base, native))
+                }
                 Body::Event(e) => native_event(e)
                     .map(|(subtype, payload)| system_record(node, subtype, payload, &base, true)),
             };
             if let Some(record) = record {
-                self.push(apply_hints(record, node), node, out);
+                self.push(apply_keys(record, &kept.keys), node, out);
             }
         }
         self.last_ts = Some(ts);
@@ -758,7 +792,7 @@ impl RecordWriter {
                     m.role
                 };
                 if role != Role::Tool {
-                    records.push(message_record(node, m, role, &parts, &base, false));
+                    records.push(message_record(node, m, role, &parts, &base, None));
                 } else {
                     // One record per call, chained, as the tool writes them.
                     let mut prev = parent.clone();
@@ -773,7 +807,7 @@ impl RecordWriter {
                             parent: prev.as_deref(),
                             ..base
                         };
-                        records.push(message_record(node, m, role, group, &b, false));
+                        records.push(message_record(node, m, role, group, &b, None));
                         prev = Some(id);
                     }
                     if records.len() > 1 {

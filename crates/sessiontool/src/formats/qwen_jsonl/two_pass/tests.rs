@@ -124,9 +124,10 @@ fn same(bytes: &[u8], what: &str) {
         })
         .unwrap();
         assert_eq!(made, s.nodes.len(), "{}", at("nodes made"));
-        // For anyone else: the same nodes, but for the hints only this format's writer reads.
+        // For anyone else: the same nodes, but for the bytes only this format's writer reads.
         let bare = |n: &Node| Node {
             hints: Default::default(),
+            origin: None,
             ..n.clone()
         };
         each_node(&k, source, &all, MadeFor::Anyone, |i, node| {
