@@ -63,18 +63,58 @@ fn fixtures_round_trip_byte_for_byte() {
 
 #[test]
 fn fixtures_need_no_raw_lines() {
-    // The writer rebuilds every line itself (Go's escaping of `<`, `>`, `&` included): the raw
-    // text is only a fallback for lines written by something else.
+    // The writer rebuilds every line itself (Go's escaping of `<`, `>`, `&` included): the
+    // bytes a node was read from (its origin) are only needed for lines written by something
+    // else. Without them, every fixture is still written back byte for byte.
     for name in OWN {
-        let session = read(&fixture("agent-jsonl", name));
+        let bytes = fixture("agent-jsonl", name);
+        let mut session = read(&bytes);
         assert!(
             !session.meta.hints.contains_key("agent-jsonl.header-raw"),
             "{name}"
         );
-        for n in &session.nodes {
-            assert!(!n.hints.contains_key("agent-jsonl.raw"), "{name}: {}", n.id);
-        }
+        session.nodes.iter_mut().for_each(|n| n.origin = None);
+        let written = AGENT.write(&session, &WriteOptions::default()).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&written.bytes),
+            String::from_utf8_lossy(&bytes),
+            "{name}"
+        );
     }
+}
+
+#[test]
+fn an_edited_node_is_rebuilt_not_written_as_its_line() {
+    // A line the writer would not give back (another key order) is written as it was while
+    // its node reads the same, and rebuilt, under the entry's own id, once it changed.
+    let text = concat!(
+        r#"{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#,
+        "\n",
+        r#"{"id":"a1","type":"message","parent_id":"","timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#,
+        "\n",
+        r#"{"id":"a1","type":"message","parent_id":"a1","timestamp":"2025-01-01T00:00:02Z","message":{"role":"user","content":[{"type":"text","text":"again"}]}}"#,
+        "\n",
+    );
+    let mut session = read(text.as_bytes());
+    let written = AGENT.write(&session, &WriteOptions::default()).unwrap();
+    assert_eq!(String::from_utf8_lossy(&written.bytes), text);
+    assert_ne!(session.nodes[1].id, "a1", "the repeated id is renamed");
+    let Body::Message(m) = &mut session.nodes[1].body else {
+        panic!("a message")
+    };
+    m.parts.truncate(0);
+    let written = AGENT.write(&session, &WriteOptions::default()).unwrap();
+    let lines: Vec<&str> = std::str::from_utf8(&written.bytes)
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(lines[1], text.lines().nth(1).unwrap(), "the unchanged line");
+    assert!(
+        lines[2].starts_with(r#"{"type":"message","id":"a1","parent_id":"a1""#),
+        "rebuilt under its own id: {}",
+        lines[2]
+    );
+    assert!(!lines[2].contains("again"), "{}", lines[2]);
 }
 
 #[test]

@@ -49,10 +49,6 @@ const LINE_HINTS: pi_style::Hints = pi_style::Hints {
     header_raw: HINT_HEADER_RAW,
     no_final_newline: HINT_NO_FINAL_NEWLINE,
 };
-/// Node hint: the line's text, when rebuilding it would not give the same bytes.
-const HINT_RAW: &str = "agent-jsonl.raw";
-/// Node hint: the entry's own id, when the node was renamed (a duplicate id).
-const HINT_ID: &str = "agent-jsonl.id";
 
 /// Kind of the event that keeps a line that is not an entry object whole.
 pub const RECORD: &str = "agent-jsonl.record";

@@ -1,6 +1,6 @@
-//! Lines to a session and back: the header to metadata, each entry to a node; `native_entry`
-//! is the inverse of `entry_node`, and a line it would not give back byte for byte keeps its
-//! text as a hint.
+//! Lines to a session and back: the header to metadata, each entry to a node (which keeps its
+//! line as its [`Origin`]); `native_entry` is the inverse of `entry_node`, and a node that still
+//! reads as its line did is written as that line.
 
 use crate::formats::record_value;
 use std::collections::{HashMap, HashSet};
@@ -11,14 +11,15 @@ use super::super::fields::take_string;
 use super::super::{Input, ReadError, ReadOutcome, Written, ordered, pi_style};
 use super::blocks::{block_from_part, blocks_of_output, output_of_blocks};
 use super::{
-    ASSISTANT_ORDER, COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, HINT_HEADER_RAW, HINT_ID,
-    HINT_NO_HEADER, HINT_RAW, LINE_HINTS, NAME, RECORD, TOOL_RESULT_ORDER, USAGE_ORDER, USER_ORDER,
-    go_json,
+    ASSISTANT_ORDER, COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, HINT_HEADER_RAW, HINT_NO_HEADER,
+    LINE_HINTS, NAME, RECORD, TOOL_RESULT_ORDER, USAGE_ORDER, USER_ORDER, go_json,
 };
 use crate::diag::Location;
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::lines::Ended;
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
+use crate::model::{
+    Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role, Session, Usage,
+};
 use crate::records::{Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -175,20 +176,22 @@ fn value_node(value: Result<Value, String>, text: &[u8], line: u64) -> Node {
     }
 }
 
-/// `node` (of the line `text`) with the id and parent the reader gave it: an id it shared with
-/// an earlier entry is said as a hint (to write it back), and the line's text kept as a hint
-/// when the writer would not give it back.
+/// `node` (of the line `text`) with the id and parent the reader gave it (a repeated id is
+/// renamed; the line keeps the entry's own), and the line as its origin.
 fn placed(mut node: Node, text: &[u8], id: String, parent: Option<String>) -> Node {
-    if id != node.id {
-        let own = std::mem::replace(&mut node.id, id);
-        node.hints.insert(HINT_ID.into(), own.into());
-    }
+    node.id = id;
     node.parent = parent;
-    if go_json(&native_entry(&node)) != text {
-        let raw = String::from_utf8_lossy(text).into_owned();
-        node.hints.insert(HINT_RAW.into(), raw.into());
-    }
+    node.origin = Some(Origin::new(NAME, text));
     node
+}
+
+/// A node read from this format as its line reads, and the line: `None` for any other node.
+fn as_read(node: &Node) -> Option<(Node, &[u8])> {
+    let text = Origin::of(&node.origin, NAME)?;
+    let value = crate::json::value::to_value(text)
+        .map(|(v, _)| v)
+        .map_err(|e| e.to_string());
+    Some((value_node(value, text, 0), text))
 }
 
 fn read_header(mut h: Map<String, Value>, text: &[u8], meta: &mut Meta) {
@@ -457,13 +460,9 @@ pub(super) fn message_value(m: &Message, native: bool) -> Map<String, Value> {
     ordered(o, order)
 }
 
-/// The entry a node read from this format is rebuilt as.
-pub(super) fn native_entry(node: &Node) -> Value {
-    let id = node
-        .hints
-        .get(HINT_ID)
-        .and_then(Value::as_str)
-        .unwrap_or(&node.id);
+/// The entry a node read from this format is rebuilt as (`id`: the entry's own, which a node
+/// renamed for a repeated id does not have).
+pub(super) fn native_entry(node: &Node, id: &str) -> Value {
     let parent = node.parent.clone().unwrap_or_default();
     match &node.body {
         Body::Message(m) => {
@@ -509,9 +508,16 @@ pub(super) fn native_entry(node: &Node) -> Value {
 
 pub(super) fn write_native(session: &Session) -> Written {
     let header_line = |meta: &Meta| go_json(&header(meta));
-    let entry_line = |node: &Node| match node.hints.get(HINT_RAW).and_then(Value::as_str) {
-        Some(raw) => raw.as_bytes().to_vec(),
-        None => go_json(&native_entry(node)),
+    let entry_line = |node: &Node| match as_read(node) {
+        // Still as its line reads: the line (as the reader took it: invalid UTF-8 replaced).
+        Some((read, text))
+            if (&read.parent, &read.timestamp, &read.body, &read.extra)
+                == (&node.parent, &node.timestamp, &node.body, &node.extra) =>
+        {
+            String::from_utf8_lossy(text).into_owned().into_bytes()
+        }
+        Some((read, _)) => go_json(&native_entry(node, &read.id)),
+        None => go_json(&native_entry(node, &node.id)),
     };
     pi_style::write_lines(session, &LINE_HINTS, header_line, entry_line)
 }
