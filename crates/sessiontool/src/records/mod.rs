@@ -44,6 +44,7 @@
 mod blocks;
 mod damage;
 mod glue;
+mod in_order;
 mod jsonl;
 mod line;
 
@@ -60,6 +61,7 @@ use std::io::Read;
 
 pub use blocks::{Block, BlockReader, Piece};
 pub use damage::{Damage, Finding, Span};
+pub use in_order::analyse_in_order;
 pub(crate) use jsonl::record_bytes;
 pub use jsonl::{DEFAULT_CHUNK_SIZE, Splitter};
 
