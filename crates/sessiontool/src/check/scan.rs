@@ -183,7 +183,7 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
     let mut records: Vec<Record> = Vec::new();
     for (content, line, offset, terminated) in block.lines() {
         if terminated
-            && crate::records::is_plain_line(content, options.max_line_len)
+            && crate::records::plain_shape(content, options.max_line_len)
             && let Some(keys) = format.keys(content)
         {
             if slow_before {
