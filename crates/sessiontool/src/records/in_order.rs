@@ -154,3 +154,65 @@ impl<R: Read, T, M: FnMut(T) -> bool> Shared<'_, R, T, M> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` lines `{"i":k}` read in blocks of `size`: the first line number and bytes of each
+    /// piece, in the order merged.
+    fn merged(n: usize, size: usize, stop_after: usize) -> (Vec<(u64, usize)>, bool) {
+        let text: Vec<u8> = (0..n)
+            .flat_map(|k| format!("{{\"i\":{k}}}\n").into_bytes())
+            .collect();
+        let mut blocks = BlockReader::new(&text[..], size, 1 << 20);
+        let mut got = Vec::new();
+        let all = analyse_in_order(
+            &mut blocks,
+            |piece| match piece {
+                Piece::Block(b) => (b.line, b.data.len()),
+                Piece::Oversized { line, len, .. } => (*line, *len as usize),
+            },
+            |out| {
+                got.push(out);
+                got.len() < stop_after
+            },
+        )
+        .unwrap();
+        (got, all)
+    }
+
+    #[test]
+    fn results_are_merged_in_file_order() {
+        for size in [1, 7, 64, 4096] {
+            let (got, all) = merged(500, size, usize::MAX);
+            assert!(all);
+            let lines: Vec<u64> = got.iter().map(|g| g.0).collect();
+            assert!(lines.windows(2).all(|w| w[0] < w[1]), "size {size}");
+            let bytes: usize = got.iter().map(|g| g.1).sum();
+            let want: usize = (0..500).map(|k| format!("{{\"i\":{k}}}\n").len()).sum();
+            assert_eq!(bytes, want, "size {size}");
+        }
+    }
+
+    #[test]
+    fn a_merge_that_says_stop_gets_no_more() {
+        let (got, all) = merged(500, 8, 3);
+        assert!(!all);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_read_error_is_returned() {
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("no"))
+            }
+        }
+        let mut blocks = BlockReader::new(Failing, 64, 1 << 20);
+        let err = analyse_in_order(&mut blocks, |_| (), |()| true).unwrap_err();
+        assert_eq!(err.to_string(), "no");
+    }
+}
