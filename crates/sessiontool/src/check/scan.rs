@@ -4,8 +4,6 @@
 
 use std::io::Read;
 
-use rayon::prelude::*;
-
 use super::capped::Capped;
 use super::ident::{Ident, Interner};
 use super::issue::Issue;
@@ -77,7 +75,7 @@ impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             records: Options::default(),
-            block_size: 4 << 20,
+            block_size: 1 << 20,
             expected_bytes: 0,
         }
     }
@@ -96,49 +94,20 @@ pub fn scan<R: Read + Send>(
         renumbers: format.renumbers(),
         ..JsonlScan::default()
     };
-    let mut window = blocks.next_window()?;
-    // A pipeline: while one window is analysed on the pool, the window before it is merged
-    // (interning is serial) and the next one is read.
-    let mut done: Vec<BlockOut> = Vec::new();
-    while !window.is_empty() {
-        let (outs, next) = rayon::join(
-            || {
-                window
-                    .par_iter()
-                    .map(|piece| analyse(piece, format, options.records))
-                    .collect::<Vec<_>>()
-            },
-            || {
-                merge_all(&mut scan, std::mem::take(&mut done), options, progress);
-                blocks.next_window()
-            },
-        );
-        for piece in window {
-            if let Piece::Block(block) = piece {
-                blocks.recycle(block.data);
+    crate::records::analyse_in_order(
+        &mut blocks,
+        |piece| analyse(piece, format, options.records),
+        |out| {
+            progress(out.bytes);
+            if scan.records.is_empty() {
+                scan.reserve_like(&out, options.expected_bytes);
             }
-        }
-        done = outs;
-        window = next?;
-    }
-    merge_all(&mut scan, done, options, progress);
+            scan.merge(out);
+            true
+        },
+    )?;
     merge_crlf_runs(&mut scan.findings.listed);
     Ok(scan)
-}
-
-fn merge_all(
-    scan: &mut JsonlScan,
-    outs: Vec<BlockOut>,
-    options: ScanOptions,
-    progress: &(dyn Fn(u64) + Sync),
-) {
-    for out in outs {
-        progress(out.bytes);
-        if scan.records.is_empty() {
-            scan.reserve_like(&out, options.expected_bytes);
-        }
-        scan.merge(out);
-    }
 }
 
 /// One block's facts, with ids not yet interned.
@@ -214,7 +183,7 @@ fn analyse_block(block: &Block, format: &dyn Format, options: Options, out: &mut
     let mut records: Vec<Record> = Vec::new();
     for (content, line, offset, terminated) in block.lines() {
         if terminated
-            && crate::records::is_plain_line(content, options.max_line_len)
+            && crate::records::plain_shape(content, options.max_line_len)
             && let Some(keys) = format.keys(content)
         {
             if slow_before {

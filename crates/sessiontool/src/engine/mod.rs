@@ -80,7 +80,7 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            block_size: 4 << 20,
+            block_size: 1 << 20,
             run_bytes: 1 << 20,
             rebuild_unchanged: false,
         }

@@ -6,8 +6,6 @@
 
 use std::io;
 
-use rayon::prelude::*;
-
 use super::source::{Source, short};
 use crate::diag::Diagnostic;
 use crate::json::facts::{Facts, checked_outlined, facts};
@@ -137,7 +135,7 @@ pub struct Pass1Options {
 impl Default for Pass1Options {
     fn default() -> Self {
         Pass1Options {
-            block_size: 4 << 20,
+            block_size: 1 << 20,
         }
     }
 }
@@ -246,68 +244,38 @@ fn parallel<S: Scan>(
     options: Pass1Options,
 ) -> io::Result<Option<Pass1<S::Acc>>> {
     let (mut blocks, mut out) = start::<S>(source, options)?;
-    let mut window = blocks.next_window()?;
-    let mut done: Vec<(Option<usize>, BlockOut<S::Block>)> = Vec::new();
-    let mut crlf = false;
     // What a merge leaves of a block is freed by the thread that made it.
     let bins = super::bins::Bins::new();
-    while !window.is_empty() {
-        let (outs, next) = rayon::join(
-            || {
-                window
-                    .par_iter()
-                    .map(|piece| {
-                        let thread = bins.empty_own();
-                        let mut splitter = LineSplitter::new(Options::default());
-                        let mut b = analyse(piece, scan, &mut splitter);
-                        splitter.finish(&mut b.findings);
-                        (thread, b)
-                    })
-                    .collect::<Vec<_>>()
-            },
-            || {
-                crlf |= merge(&mut out, std::mem::take(&mut done), scan, &bins);
-                blocks.next_window()
-            },
-        );
-        for piece in window {
-            if let Piece::Block(block) = piece {
-                blocks.recycle(block.data);
+    let merged = crate::records::analyse_in_order(
+        &mut blocks,
+        |piece| {
+            let thread = bins.empty_own();
+            let mut splitter = LineSplitter::new(Options::default());
+            let mut b = analyse(piece, scan, &mut splitter);
+            splitter.finish(&mut b.findings);
+            (thread, b)
+        },
+        |(thread, mut b)| {
+            let crlf = b
+                .findings
+                .iter()
+                .any(|f| matches!(f.damage, Damage::Crlf { .. }));
+            if crlf {
+                return false;
             }
-        }
-        if crlf {
-            return Ok(None);
-        }
-        done = outs;
-        window = next?;
-    }
-    if merge(&mut out, done, scan, &bins) {
+            let first = out.spots.len();
+            out.spots.extend_from_slice(&b.spots);
+            out.findings.append(&mut b.findings);
+            scan.merge(&mut out.acc, &mut b.block, first);
+            bins.give_back(thread, b);
+            true
+        },
+    )?;
+    if !merged {
         return Ok(None);
     }
     all_read(&blocks, source)?;
     Ok(Some(out))
-}
-
-/// Merges blocks in order; true when one of them has CRLF lines.
-fn merge<S: Scan>(
-    out: &mut Pass1<S::Acc>,
-    outs: Vec<(Option<usize>, BlockOut<S::Block>)>,
-    scan: &S,
-    bins: &super::bins::Bins<BlockOut<S::Block>>,
-) -> bool {
-    let mut crlf = false;
-    for (thread, mut b) in outs {
-        crlf |= b
-            .findings
-            .iter()
-            .any(|f| matches!(f.damage, Damage::Crlf { .. }));
-        let first = out.spots.len();
-        out.spots.extend_from_slice(&b.spots);
-        out.findings.append(&mut b.findings);
-        scan.merge(&mut out.acc, &mut b.block, first);
-        bins.give_back(thread, b);
-    }
-    crlf
 }
 
 /// Pass one on this thread, one splitter for the whole file.

@@ -302,7 +302,8 @@ pub trait Reader: Sync {
     fn detect(&self, path: Option<&Path>, head: &[u8]) -> Confidence;
     fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError>;
     /// The keys of one record (a JSONL line, or one message of a whole-file format); `None`
-    /// when the record is not a JSON object.
+    /// when the record is not a JSON object (so `Some` only for UTF-8 that is one JSON value:
+    /// fsck's scan counts on it, see [`crate::records::plain_shape`]).
     fn keys<'a>(&self, record: &'a [u8]) -> Option<Keys<'a>>;
     /// What can be saved of a whole-file session that does not parse (a document cut off by
     /// a crash); `None` when the format cannot tell.

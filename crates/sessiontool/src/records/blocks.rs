@@ -76,20 +76,6 @@ impl<R: Read> BlockReader<R> {
         self.offset
     }
 
-    /// The next pieces for the thread pool to analyse together: twice its threads, so that
-    /// while they are analysed the next ones are read. Empty at the end of the stream.
-    pub fn next_window(&mut self) -> io::Result<Vec<Piece>> {
-        let len = 2 * rayon::current_num_threads().max(1);
-        let mut window = Vec::with_capacity(len);
-        while window.len() < len {
-            match self.next_piece()? {
-                Some(piece) => window.push(piece),
-                None => break,
-            }
-        }
-        Ok(window)
-    }
-
     /// Gives a block's buffer back for reuse.
     pub fn recycle(&mut self, mut data: Vec<u8>) {
         if self.spare.len() < 16 {

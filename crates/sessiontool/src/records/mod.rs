@@ -44,6 +44,7 @@
 mod blocks;
 mod damage;
 mod glue;
+mod in_order;
 mod jsonl;
 mod line;
 
@@ -60,6 +61,7 @@ use std::io::Read;
 
 pub use blocks::{Block, BlockReader, Piece};
 pub use damage::{Damage, Finding, Span};
+pub use in_order::analyse_in_order;
 pub(crate) use jsonl::record_bytes;
 pub use jsonl::{DEFAULT_CHUNK_SIZE, Splitter};
 
@@ -193,14 +195,19 @@ pub fn is_plain_line(content: &[u8], max_line_len: usize) -> bool {
 /// caller too), for a caller that checks the whole line is one JSON value (never with a NUL:
 /// the grammar check refuses it) before it takes the line as a record.
 pub fn plain_line(content: &[u8], max_line_len: usize) -> Option<&str> {
-    if content.first() == Some(&b'{')
-        && content.last() == Some(&b'}')
-        && content.len() <= max_line_len
-    {
+    if plain_shape(content, max_line_len) {
         simdutf8::basic::from_utf8(content).ok()
     } else {
         None
     }
+}
+
+/// [`is_plain_line`] but for NUL and UTF-8, for a caller whose next step refuses a line that
+/// is not one JSON value in UTF-8 (which never holds a NUL): fsck's scan, whose format reads
+/// the line's keys only from such a line ([`crate::formats::Reader::keys`]). Checked once
+/// there, not here as well.
+pub fn plain_shape(content: &[u8], max_line_len: usize) -> bool {
+    content.first() == Some(&b'{') && content.last() == Some(&b'}') && content.len() <= max_line_len
 }
 
 /// Whether `bytes` are one JSON value (white space around it allowed), as the records layer

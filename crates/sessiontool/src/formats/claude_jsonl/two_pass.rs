@@ -540,19 +540,18 @@ fn message_calls(content: Option<Raw>, block: &mut Block, scanner: &Scanner) {
         return;
     };
     let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
-    for b in content.items().into_iter().flatten() {
-        if b.kind() != Kind::Object {
-            continue;
-        }
-        let [t, id, name, input, tool_use_id, content, is_error] = b.pick([
-            "type",
-            "id",
-            "name",
-            "input",
-            "tool_use_id",
-            "content",
-            "is_error",
-        ]);
+    // Each block read once (taking the items and then picking from each skips every block
+    // twice); blocks that are not objects are `None`.
+    let blocks = content.pick_in_items([
+        "type",
+        "id",
+        "name",
+        "input",
+        "tool_use_id",
+        "content",
+        "is_error",
+    ]);
+    for [t, id, name, input, tool_use_id, content, is_error] in blocks.flatten() {
         match string(t).as_deref() {
             Some("tool_use") => {
                 if let (Some(id), Some(name), Some(_)) = (string(id), string(name), input) {
