@@ -75,7 +75,7 @@ pub struct Out<'b> {
     buf: &'b mut Vec<u8>,
     style: Style,
     /// For each open container: whether it has an item yet.
-    open: Vec<bool>,
+    open: Levels,
     /// A key was written; its value comes next.
     after_key: bool,
     /// Levels of indentation the value stands at (its first line's are the caller's).
@@ -87,7 +87,7 @@ impl<'b> Out<'b> {
         Out {
             buf,
             style,
-            open: Vec::new(),
+            open: Levels::default(),
             after_key: false,
             base: 0,
         }
@@ -108,11 +108,9 @@ impl<'b> Out<'b> {
             self.after_key = false;
             return;
         }
-        let Some(has_items) = self.open.last_mut() else {
+        let Some(first) = self.open.mark() else {
             return;
         };
-        let first = !*has_items;
-        *has_items = true;
         match self.style.indent {
             Some(_) => {
                 if !first {
@@ -137,7 +135,7 @@ impl<'b> Out<'b> {
     pub fn begin_object(&mut self) -> &mut Self {
         self.item();
         self.buf.push(b'{');
-        self.open.push(false);
+        self.open.push();
         self
     }
 
@@ -148,7 +146,7 @@ impl<'b> Out<'b> {
     pub fn begin_array(&mut self) -> &mut Self {
         self.item();
         self.buf.push(b'[');
-        self.open.push(false);
+        self.open.push();
         self
     }
 
@@ -157,7 +155,7 @@ impl<'b> Out<'b> {
     }
 
     fn close(&mut self, bracket: u8) -> &mut Self {
-        let had_items = self.open.pop().expect("a container is open");
+        let had_items = self.open.pop();
         if had_items {
             self.newline(self.open.len());
         }
@@ -336,6 +334,57 @@ impl<'b> Out<'b> {
         self.item();
         self.buf.extend_from_slice(json.as_bytes());
         self
+    }
+}
+
+/// For each open container of an [`Out`], whether it has an item yet: a bit each for the
+/// first 64 levels, a `Vec` beyond (a writer is made for each line: a `Vec` cost an allocation
+/// a line).
+#[derive(Default)]
+struct Levels {
+    depth: usize,
+    bits: u64,
+    deeper: Vec<bool>,
+}
+
+impl Levels {
+    fn len(&self) -> usize {
+        self.depth
+    }
+
+    /// A container opened, with no item yet.
+    fn push(&mut self) {
+        match self.depth {
+            d @ 0..64 => self.bits &= !(1 << d),
+            _ => self.deeper.push(false),
+        }
+        self.depth += 1;
+    }
+
+    /// The innermost container given an item: whether it is its first (`None`: none is open).
+    fn mark(&mut self) -> Option<bool> {
+        let top = self.depth.checked_sub(1)?;
+        Some(match top {
+            0..64 => {
+                let first = self.bits & (1 << top) == 0;
+                self.bits |= 1 << top;
+                first
+            }
+            _ => {
+                let has_items = self.deeper.last_mut()?;
+                !std::mem::replace(has_items, true)
+            }
+        })
+    }
+
+    /// The innermost container closed: whether it had items.
+    fn pop(&mut self) -> bool {
+        let top = self.depth.checked_sub(1).expect("a container is open");
+        self.depth = top;
+        match top {
+            0..64 => self.bits & (1 << top) != 0,
+            _ => self.deeper.pop().expect("a container is open"),
+        }
     }
 }
 
@@ -530,6 +579,30 @@ mod tests {
             String::from_utf8(b).unwrap(),
             r#"{"n":1e5,"z":-0,"s":"\ud83d\u00e9","k\u0041":[1e400]}"#
         );
+    }
+
+    #[test]
+    fn items_are_separated_at_every_depth_past_the_levels_kept_as_bits() {
+        // `[1,{"a":[1,{"a":...}],"b":2},2]`: a container with items before and after one
+        // that holds the rest, at each of 100 levels.
+        let mut text = String::from("null");
+        for k in 0..100 {
+            text = match k % 2 {
+                0 => format!("[1,{text},2]"),
+                _ => format!("{{\"a\":{text},\"b\":[]}}"),
+            };
+        }
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS).raw(Raw::parse(&text).unwrap());
+        assert_eq!(String::from_utf8(b).unwrap(), text);
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS_PRETTY).value(&value);
+        assert_eq!(String::from_utf8(b).unwrap(), pretty);
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS_PRETTY).raw(Raw::parse(&text).unwrap());
+        assert_eq!(String::from_utf8(b).unwrap(), pretty);
     }
 
     #[test]
