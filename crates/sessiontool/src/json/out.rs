@@ -266,6 +266,20 @@ impl<'b> Out<'b> {
         }
     }
 
+    /// `str(&compact(value))`: a value's compact JSON text (serde_json's `to_string`) as a
+    /// string, in one pass, without making the text first (a rollout's tool arguments). In
+    /// any escaping but [`Escape::Js`], through the text.
+    pub fn str_of_compact(&mut self, value: &serde_json::Value) -> &mut Self {
+        if self.style.escape != Escape::Js {
+            return self.str(&compact(value));
+        }
+        self.item();
+        self.buf.push(b'"');
+        compact_escaped(self.buf, value);
+        self.buf.push(b'"');
+        self
+    }
+
     /// A value as it was read: strings and numbers as written, containers laid out in this
     /// writer's style. One pass over its tokens: linear, any depth.
     pub fn raw(&mut self, value: Raw<'_>) -> &mut Self {
@@ -393,6 +407,116 @@ pub fn compact(value: &serde_json::Value) -> String {
     let mut buf = Vec::new();
     Out::new(&mut buf, Style::JS).value(value);
     String::from_utf8(buf).expect("escaped text of UTF-8 strings is UTF-8")
+}
+
+/// [`compact`]'s text of `value`, escaped as [`Escape::Js`] escapes a string's content (no
+/// quotes around it): each string of the value escaped twice at once. Without recursion.
+fn compact_escaped(buf: &mut Vec<u8>, value: &serde_json::Value) {
+    use serde_json::Value;
+    enum Open<'v> {
+        Object(serde_json::map::Iter<'v>),
+        Array(std::slice::Iter<'v, Value>),
+    }
+    let mut open: Vec<Open> = Vec::new();
+    let mut next = Some(value);
+    // Whether the innermost open container has no item yet.
+    let mut first = false;
+    loop {
+        match next.take() {
+            Some(Value::Null) => buf.extend_from_slice(b"null"),
+            Some(Value::Bool(b)) => buf.extend_from_slice(if *b { b"true" } else { b"false" }),
+            Some(Value::Number(n)) => {
+                // Digits, signs, a point, an exponent: nothing to escape.
+                use std::io::Write;
+                write!(buf, "{n}").expect("a Vec takes every write");
+            }
+            Some(Value::String(s)) => {
+                buf.extend_from_slice(b"\\\"");
+                escape_js_twice(buf, s);
+                buf.extend_from_slice(b"\\\"");
+            }
+            Some(Value::Array(items)) => {
+                buf.push(b'[');
+                open.push(Open::Array(items.iter()));
+                first = true;
+            }
+            Some(Value::Object(entries)) => {
+                buf.push(b'{');
+                open.push(Open::Object(entries.iter()));
+                first = true;
+            }
+            None => {}
+        }
+        match open.last_mut() {
+            None => return,
+            Some(Open::Array(items)) => match items.next() {
+                Some(v) => {
+                    if !std::mem::replace(&mut first, false) {
+                        buf.push(b',');
+                    }
+                    next = Some(v);
+                }
+                None => {
+                    open.pop();
+                    buf.push(b']');
+                    first = false;
+                }
+            },
+            Some(Open::Object(entries)) => match entries.next() {
+                Some((k, v)) => {
+                    if !std::mem::replace(&mut first, false) {
+                        buf.push(b',');
+                    }
+                    buf.extend_from_slice(b"\\\"");
+                    escape_js_twice(buf, k);
+                    buf.extend_from_slice(b"\\\":");
+                    next = Some(v);
+                }
+                None => {
+                    open.pop();
+                    buf.push(b'}');
+                    first = false;
+                }
+            },
+        }
+    }
+}
+
+/// The content of `s` escaped as [`Escape::Js`] escapes it, then escaped so again: `"` is
+/// `\\\"`, `\\` four backslashes, a line break `\\n`...
+fn escape_js_twice(buf: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    buf.reserve(b.len());
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        i = scan::plain_run_end(b, i);
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        buf.extend_from_slice(&b[start..i]);
+        match c {
+            b'"' => buf.extend_from_slice(b"\\\\\\\""),
+            b'\\' => buf.extend_from_slice(b"\\\\\\\\"),
+            b'\n' => buf.extend_from_slice(b"\\\\n"),
+            b'\r' => buf.extend_from_slice(b"\\\\r"),
+            b'\t' => buf.extend_from_slice(b"\\\\t"),
+            0x08 => buf.extend_from_slice(b"\\\\b"),
+            0x0c => buf.extend_from_slice(b"\\\\f"),
+            _ => buf.extend_from_slice(&[
+                b'\\',
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 0xF)],
+            ]),
+        }
+        i += 1;
+        start = i;
+    }
+    buf.extend_from_slice(&b[start..]);
 }
 
 /// `n` in decimal, as `to_string` writes it, without a `String` (the rollout writer writes
@@ -653,6 +777,15 @@ mod tests {
             assert_eq!(
                 String::from_utf8_lossy(&ours),
                 String::from_utf8_lossy(&theirs)
+            );
+            // As a string, in one pass: the text escaped.
+            let mut once = Vec::new();
+            Out::new(&mut once, Style::JS).str_of_compact(v);
+            let mut twice = Vec::new();
+            Out::new(&mut twice, Style::JS).str(&compact(v));
+            assert_eq!(
+                String::from_utf8(once).unwrap(),
+                String::from_utf8(twice).unwrap()
             );
             // Pretty, as serde_json's `PrettyFormatter` with two spaces, on its own and two
             // levels into a document.
