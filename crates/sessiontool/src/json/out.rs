@@ -75,7 +75,7 @@ pub struct Out<'b> {
     buf: &'b mut Vec<u8>,
     style: Style,
     /// For each open container: whether it has an item yet.
-    open: Vec<bool>,
+    open: Levels,
     /// A key was written; its value comes next.
     after_key: bool,
     /// Levels of indentation the value stands at (its first line's are the caller's).
@@ -87,7 +87,7 @@ impl<'b> Out<'b> {
         Out {
             buf,
             style,
-            open: Vec::new(),
+            open: Levels::default(),
             after_key: false,
             base: 0,
         }
@@ -108,11 +108,9 @@ impl<'b> Out<'b> {
             self.after_key = false;
             return;
         }
-        let Some(has_items) = self.open.last_mut() else {
+        let Some(first) = self.open.mark() else {
             return;
         };
-        let first = !*has_items;
-        *has_items = true;
         match self.style.indent {
             Some(_) => {
                 if !first {
@@ -137,7 +135,7 @@ impl<'b> Out<'b> {
     pub fn begin_object(&mut self) -> &mut Self {
         self.item();
         self.buf.push(b'{');
-        self.open.push(false);
+        self.open.push();
         self
     }
 
@@ -148,7 +146,7 @@ impl<'b> Out<'b> {
     pub fn begin_array(&mut self) -> &mut Self {
         self.item();
         self.buf.push(b'[');
-        self.open.push(false);
+        self.open.push();
         self
     }
 
@@ -157,7 +155,7 @@ impl<'b> Out<'b> {
     }
 
     fn close(&mut self, bracket: u8) -> &mut Self {
-        let had_items = self.open.pop().expect("a container is open");
+        let had_items = self.open.pop();
         if had_items {
             self.newline(self.open.len());
         }
@@ -268,6 +266,20 @@ impl<'b> Out<'b> {
         }
     }
 
+    /// `str(&compact(value))`: a value's compact JSON text (serde_json's `to_string`) as a
+    /// string, in one pass, without making the text first (a rollout's tool arguments). In
+    /// any escaping but [`Escape::Js`], through the text.
+    pub fn str_of_compact(&mut self, value: &serde_json::Value) -> &mut Self {
+        if self.style.escape != Escape::Js {
+            return self.str(&compact(value));
+        }
+        self.item();
+        self.buf.push(b'"');
+        compact_escaped(self.buf, value);
+        self.buf.push(b'"');
+        self
+    }
+
     /// A value as it was read: strings and numbers as written, containers laid out in this
     /// writer's style. One pass over its tokens: linear, any depth.
     pub fn raw(&mut self, value: Raw<'_>) -> &mut Self {
@@ -339,11 +351,172 @@ impl<'b> Out<'b> {
     }
 }
 
+/// For each open container of an [`Out`], whether it has an item yet: a bit each for the
+/// first 64 levels, a `Vec` beyond (a writer is made for each line: a `Vec` cost an allocation
+/// a line).
+#[derive(Default)]
+struct Levels {
+    depth: usize,
+    bits: u64,
+    deeper: Vec<bool>,
+}
+
+impl Levels {
+    fn len(&self) -> usize {
+        self.depth
+    }
+
+    /// A container opened, with no item yet.
+    fn push(&mut self) {
+        match self.depth {
+            d @ 0..64 => self.bits &= !(1 << d),
+            _ => self.deeper.push(false),
+        }
+        self.depth += 1;
+    }
+
+    /// The innermost container given an item: whether it is its first (`None`: none is open).
+    fn mark(&mut self) -> Option<bool> {
+        let top = self.depth.checked_sub(1)?;
+        Some(match top {
+            0..64 => {
+                let first = self.bits & (1 << top) == 0;
+                self.bits |= 1 << top;
+                first
+            }
+            _ => {
+                let has_items = self.deeper.last_mut()?;
+                !std::mem::replace(has_items, true)
+            }
+        })
+    }
+
+    /// The innermost container closed: whether it had items.
+    fn pop(&mut self) -> bool {
+        let top = self.depth.checked_sub(1).expect("a container is open");
+        self.depth = top;
+        match top {
+            0..64 => self.bits & (1 << top) != 0,
+            _ => self.deeper.pop().expect("a container is open"),
+        }
+    }
+}
+
 /// `value` as serde_json's `to_string` writes it (compact, escaped as `JSON.stringify`).
 pub fn compact(value: &serde_json::Value) -> String {
     let mut buf = Vec::new();
     Out::new(&mut buf, Style::JS).value(value);
     String::from_utf8(buf).expect("escaped text of UTF-8 strings is UTF-8")
+}
+
+/// [`compact`]'s text of `value`, escaped as [`Escape::Js`] escapes a string's content (no
+/// quotes around it): each string of the value escaped twice at once. Without recursion.
+fn compact_escaped(buf: &mut Vec<u8>, value: &serde_json::Value) {
+    use serde_json::Value;
+    enum Open<'v> {
+        Object(serde_json::map::Iter<'v>),
+        Array(std::slice::Iter<'v, Value>),
+    }
+    let mut open: Vec<Open> = Vec::new();
+    let mut next = Some(value);
+    // Whether the innermost open container has no item yet.
+    let mut first = false;
+    loop {
+        match next.take() {
+            Some(Value::Null) => buf.extend_from_slice(b"null"),
+            Some(Value::Bool(b)) => buf.extend_from_slice(if *b { b"true" } else { b"false" }),
+            Some(Value::Number(n)) => {
+                // Digits, signs, a point, an exponent: nothing to escape.
+                use std::io::Write;
+                write!(buf, "{n}").expect("a Vec takes every write");
+            }
+            Some(Value::String(s)) => {
+                buf.extend_from_slice(b"\\\"");
+                escape_js_twice(buf, s);
+                buf.extend_from_slice(b"\\\"");
+            }
+            Some(Value::Array(items)) => {
+                buf.push(b'[');
+                open.push(Open::Array(items.iter()));
+                first = true;
+            }
+            Some(Value::Object(entries)) => {
+                buf.push(b'{');
+                open.push(Open::Object(entries.iter()));
+                first = true;
+            }
+            None => {}
+        }
+        match open.last_mut() {
+            None => return,
+            Some(Open::Array(items)) => match items.next() {
+                Some(v) => {
+                    if !std::mem::replace(&mut first, false) {
+                        buf.push(b',');
+                    }
+                    next = Some(v);
+                }
+                None => {
+                    open.pop();
+                    buf.push(b']');
+                    first = false;
+                }
+            },
+            Some(Open::Object(entries)) => match entries.next() {
+                Some((k, v)) => {
+                    if !std::mem::replace(&mut first, false) {
+                        buf.push(b',');
+                    }
+                    buf.extend_from_slice(b"\\\"");
+                    escape_js_twice(buf, k);
+                    buf.extend_from_slice(b"\\\":");
+                    next = Some(v);
+                }
+                None => {
+                    open.pop();
+                    buf.push(b'}');
+                    first = false;
+                }
+            },
+        }
+    }
+}
+
+/// The content of `s` escaped as [`Escape::Js`] escapes it, then escaped so again: `"` is
+/// `\\\"`, `\\` four backslashes, a line break `\\n`...
+fn escape_js_twice(buf: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    buf.reserve(b.len());
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        i = scan::plain_run_end(b, i);
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        buf.extend_from_slice(&b[start..i]);
+        match c {
+            b'"' => buf.extend_from_slice(b"\\\\\\\""),
+            b'\\' => buf.extend_from_slice(b"\\\\\\\\"),
+            b'\n' => buf.extend_from_slice(b"\\\\n"),
+            b'\r' => buf.extend_from_slice(b"\\\\r"),
+            b'\t' => buf.extend_from_slice(b"\\\\t"),
+            0x08 => buf.extend_from_slice(b"\\\\b"),
+            0x0c => buf.extend_from_slice(b"\\\\f"),
+            _ => buf.extend_from_slice(&[
+                b'\\',
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 0xF)],
+            ]),
+        }
+        i += 1;
+        start = i;
+    }
+    buf.extend_from_slice(&b[start..]);
 }
 
 /// `n` in decimal, as `to_string` writes it, without a `String` (the rollout writer writes
@@ -533,6 +706,30 @@ mod tests {
     }
 
     #[test]
+    fn items_are_separated_at_every_depth_past_the_levels_kept_as_bits() {
+        // `[1,{"a":[1,{"a":...}],"b":2},2]`: a container with items before and after one
+        // that holds the rest, at each of 100 levels.
+        let mut text = String::from("null");
+        for k in 0..100 {
+            text = match k % 2 {
+                0 => format!("[1,{text},2]"),
+                _ => format!("{{\"a\":{text},\"b\":[]}}"),
+            };
+        }
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS).raw(Raw::parse(&text).unwrap());
+        assert_eq!(String::from_utf8(b).unwrap(), text);
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS_PRETTY).value(&value);
+        assert_eq!(String::from_utf8(b).unwrap(), pretty);
+        let mut b = Vec::new();
+        Out::new(&mut b, Style::JS_PRETTY).raw(Raw::parse(&text).unwrap());
+        assert_eq!(String::from_utf8(b).unwrap(), pretty);
+    }
+
+    #[test]
     fn a_million_deep_raw_value_is_written_without_recursion() {
         let deep = "[".repeat(1_000_000) + &"]".repeat(1_000_000);
         let mut b = Vec::new();
@@ -580,6 +777,15 @@ mod tests {
             assert_eq!(
                 String::from_utf8_lossy(&ours),
                 String::from_utf8_lossy(&theirs)
+            );
+            // As a string, in one pass: the text escaped.
+            let mut once = Vec::new();
+            Out::new(&mut once, Style::JS).str_of_compact(v);
+            let mut twice = Vec::new();
+            Out::new(&mut twice, Style::JS).str(&compact(v));
+            assert_eq!(
+                String::from_utf8(once).unwrap(),
+                String::from_utf8(twice).unwrap()
             );
             // Pretty, as serde_json's `PrettyFormatter` with two spaces, on its own and two
             // levels into a document.

@@ -450,12 +450,56 @@ fn text_of(value: Raw<'_>) -> Option<Cow<'_, str>> {
 }
 
 /// `value` as `to_value` reads it; `None` when serde_json does not read it alone (the `Value`
-/// path then reads the entry).
+/// path then reads the entry). Whole numbers and objects of plain keys and scalar values
+/// (most tool inputs, a reply's `usage.cache_creation`) are built here: through serde_json
+/// each cost a parser's set-up, about twice the work.
 fn value_of(value: Raw<'_>) -> Option<Value> {
     match value.kind() {
         Kind::String => text_of(value).map(|t| Value::String(t.into_owned())),
         Kind::Null => Some(Value::Null),
         Kind::Bool => value.as_bool().map(Value::Bool),
-        Kind::Number | Kind::Object | Kind::Array => serde_json::from_str(value.text()).ok(),
+        Kind::Number => match whole_number(value) {
+            Some(n) => Some(n),
+            None => serde_json::from_str(value.text()).ok(),
+        },
+        Kind::Object => match flat_object(value) {
+            Some(o) => Some(o),
+            None => serde_json::from_str(value.text()).ok(),
+        },
+        Kind::Array => serde_json::from_str(value.text()).ok(),
     }
+}
+
+/// A number written as digits only that a `u64` holds: the number serde_json reads (its
+/// `arbitrary_precision` keeps the digits, which `From<u64>` writes the same, JSON having no
+/// leading zeros). `None` for any other.
+fn whole_number(value: Raw<'_>) -> Option<Value> {
+    let digits = value.text();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok().map(|n| Value::Number(n.into()))
+}
+
+/// An object whose keys are plain (see [`Fields`]) and whose values are strings, numbers,
+/// booleans or null, as serde_json reads it. `None` for any other, and for one holding a
+/// lone surrogate escape (which serde_json refuses: the caller's `from_str` says so).
+fn flat_object(value: Raw<'_>) -> Option<Value> {
+    let (fields, _) = object_at(value.text(), 0, |_, _| Some(None))?;
+    let mut map = serde_json::Map::with_capacity(fields.len);
+    for (key, v) in fields.iter() {
+        let v = match v.kind() {
+            Kind::Object | Kind::Array => return None,
+            Kind::String => {
+                let t = v.as_str()?;
+                if t.lossy {
+                    return None;
+                }
+                Value::String(t.value.into_owned())
+            }
+            _ => value_of(v)?,
+        };
+        map.insert(key.to_string(), v);
+    }
+    Some(Value::Object(map))
 }

@@ -175,6 +175,15 @@ fn variants(line: &str) -> Vec<String> {
         "\"input\":{",
         "\"input\":{\"k\":1,\"j\":[2.50,-0,1E2],\"k\":{\"z\":1,\"a\":2},",
     );
+    // Flat objects (built without serde_json): every kind of scalar, and what sends one back.
+    replace(
+        "\"input\":{",
+        "\"input\":{\"n\":0,\"m\":-5,\"t\":true,\"z\":null,\"e\":1E5,\"f\":-0,\"g\":18446744073709551616,",
+    );
+    replace("\"input\":{", "\"input\":{\"s\":\"a\\ud800b\",");
+    replace("\"input\":{", "\"input\":{\"s\":\"\\u00e9\\n\\/\",\"s\":2,");
+    replace("\"input\":{", "\"input\":{\"\\u0073\":\"x\",");
+    replace("\"input\":{", "\"input\":{\"n\" : 12 , \"o\":\"p\" ,");
     replace(
         "{\"type\":\"text\",",
         "{\"zz\":1.0,\"type\":\"text\",\"aa\":[],",

@@ -15,7 +15,7 @@ use super::usage::TokenUsage;
 use super::write::OTHER_BRANCHES;
 use crate::diag::LossReport;
 use crate::ids::{derived_uuid, is_uuid, sha256_hex};
-use crate::json::out::{Out, Style, compact};
+use crate::json::out::{Out, Style};
 use crate::model::{Body, Content, Event, Message, Node, Role, Session};
 
 pub(super) struct Foreign<'a> {
@@ -373,7 +373,7 @@ impl<'a> Render<'a> {
                             .key("name")
                             .str(name)
                             .key("arguments")
-                            .str(&compact(args))
+                            .str_of_compact(args)
                             .key("call_id")
                             .str(&call_id)
                             .end_object();

@@ -6,12 +6,17 @@
 //! of the last line, the model of the last `turn_context`, the running token totals).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::foreign::{Foreign, Lost, Render, Said};
 use crate::diag::LossReport;
 use crate::formats::{WriteError, WriteOptions};
 use crate::model::{Meta, Node, Session};
 use crate::tree::LeftOut;
+
+/// The largest buffer a run's lines are given at once (a run of a huge record says little of
+/// the next).
+const MOST_HINT: usize = 8 << 20;
 
 /// What the rollout writer of one session reads of it: its metadata, never its nodes.
 pub(crate) struct RolloutStream {
@@ -21,6 +26,9 @@ pub(crate) struct RolloutStream {
     /// rollout: all that makes a node's own lines ([`Render`]).
     session_id: String,
     native: bool,
+    /// About the size of the last run's lines: the next run's buffer is made that large at
+    /// once (grown from nothing, it was copied over and over as it doubled).
+    lines_hint: AtomicUsize,
 }
 
 impl RolloutStream {
@@ -44,6 +52,7 @@ impl RolloutStream {
             options: options.clone(),
             session_id,
             native,
+            lines_hint: AtomicUsize::new(0),
         })
     }
 
@@ -53,7 +62,10 @@ impl RolloutStream {
     /// has one takes the time of the lines before the run: the writer makes its lines itself.
     pub(crate) fn run(&self, nodes: Vec<Node>) -> Run {
         let render = Render::new(&self.session_id, self.native);
-        let mut run = Run::default();
+        let mut run = Run {
+            lines: Vec::with_capacity(self.lines_hint.load(Ordering::Relaxed)),
+            ..Run::default()
+        };
         let mut ts: Option<String> = None;
         for mut node in nodes {
             // The time is passed apart: the lines are made from the rest of the node.
@@ -75,6 +87,9 @@ impl RolloutStream {
             });
         }
         run.last_ts = ts;
+        let len = run.lines.len();
+        self.lines_hint
+            .store((len + len / 8).min(MOST_HINT), Ordering::Relaxed);
         run
     }
 
