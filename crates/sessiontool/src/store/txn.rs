@@ -356,19 +356,30 @@ fn retire_old(
         return Err(changed(&path, e));
     }
     std::fs::rename(&path, &aside)?;
+    // Nobody can open the file by its name any more, but a tool that opened it just before
+    // (to append a line and close it) may still write: anyone who holds it open for writing
+    // now puts it back. One who closed it since wrote before closing, which the check of its
+    // stamp below sees. (A loaded machine stopped such a tool between its open and its write
+    // long enough for the write to land in the deleted file.)
+    let holders = crate::io::writers::holders(&aside);
     // The name may have been given to another file in the instant before the rename (a
     // repair's atomic replace puts its file there and keeps the old one as its backup): what
     // was moved aside is then that file, not the one read.
     let ours = Stamp::of(&aside).is_ok_and(|s| s.same_file(&original.stamp));
-    if !ours || stale(&original)? {
-        // Written to or replaced in the instant before the rename: put it back, drop the copy.
+    if !holders.is_empty() || !ours || stale(&original)? {
+        // Written to, held or replaced in the instant before the rename: put it back, drop
+        // the copy.
         std::fs::rename(&aside, &path)?;
         remove_copy(target, sha256);
         crate::io::sync_dir(path.parent().unwrap_or(Path::new(".")))?;
-        return Err(changed(
-            &path,
-            ReplaceError::Changed(replace::CHANGED.into()),
-        ));
+        let why = match holders.is_empty() {
+            true => ReplaceError::Changed(replace::CHANGED.into()),
+            false => ReplaceError::Busy(format!(
+                "{} has the file open for writing (is a tool still running in this session?); nothing was changed",
+                crate::io::writers::describe(&holders)
+            )),
+        };
+        return Err(changed(&path, why));
     }
     if keep_aside {
         done.backup = Some(aside);
