@@ -432,7 +432,7 @@ fn compact_escaped(buf: &mut Vec<u8>, value: &serde_json::Value) {
             }
             Some(Value::String(s)) => {
                 buf.extend_from_slice(b"\\\"");
-                escape_js_twice(buf, s);
+                escape_js_content::<true>(buf, s);
                 buf.extend_from_slice(b"\\\"");
             }
             Some(Value::Array(items)) => {
@@ -468,7 +468,7 @@ fn compact_escaped(buf: &mut Vec<u8>, value: &serde_json::Value) {
                         buf.push(b',');
                     }
                     buf.extend_from_slice(b"\\\"");
-                    escape_js_twice(buf, k);
+                    escape_js_content::<true>(buf, k);
                     buf.extend_from_slice(b"\\\":");
                     next = Some(v);
                 }
@@ -480,43 +480,6 @@ fn compact_escaped(buf: &mut Vec<u8>, value: &serde_json::Value) {
             },
         }
     }
-}
-
-/// The content of `s` escaped as [`Escape::Js`] escapes it, then escaped so again: `"` is
-/// `\\\"`, `\\` four backslashes, a line break `\\n`...
-fn escape_js_twice(buf: &mut Vec<u8>, s: &str) {
-    let b = s.as_bytes();
-    buf.reserve(b.len());
-    let mut start = 0;
-    let mut i = 0;
-    loop {
-        i = scan::plain_run_end(b, i);
-        let Some(&c) = b.get(i) else {
-            break;
-        };
-        buf.extend_from_slice(&b[start..i]);
-        match c {
-            b'"' => buf.extend_from_slice(b"\\\\\\\""),
-            b'\\' => buf.extend_from_slice(b"\\\\\\\\"),
-            b'\n' => buf.extend_from_slice(b"\\\\n"),
-            b'\r' => buf.extend_from_slice(b"\\\\r"),
-            b'\t' => buf.extend_from_slice(b"\\\\t"),
-            0x08 => buf.extend_from_slice(b"\\\\b"),
-            0x0c => buf.extend_from_slice(b"\\\\f"),
-            _ => buf.extend_from_slice(&[
-                b'\\',
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(c >> 4)],
-                HEX[usize::from(c & 0xF)],
-            ]),
-        }
-        i += 1;
-        start = i;
-    }
-    buf.extend_from_slice(&b[start..]);
 }
 
 /// `n` in decimal, as `to_string` writes it, without a `String` (the rollout writer writes
@@ -592,9 +555,17 @@ pub fn escape_into(buf: &mut Vec<u8>, s: &str, escape: Escape) {
 /// [`escape_into`] for [`Escape::Js`]: only `"`, `\\` and control characters are escaped,
 /// so the text is copied in runs found eight bytes at a time.
 fn escape_js(buf: &mut Vec<u8>, s: &str) {
-    let b = s.as_bytes();
-    buf.reserve(b.len() + 2);
+    buf.reserve(s.len() + 2);
     buf.push(b'"');
+    escape_js_content::<false>(buf, s);
+    buf.push(b'"');
+}
+
+/// The content of `s` as `JSON.stringify` escapes it (no quotes), escaped so a second time
+/// when `TWICE` (a string inside a string: a tool call's `arguments`).
+fn escape_js_content<const TWICE: bool>(buf: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    buf.reserve(b.len());
     let mut start = 0;
     let mut i = 0;
     loop {
@@ -604,28 +575,31 @@ fn escape_js(buf: &mut Vec<u8>, s: &str) {
             break;
         };
         buf.extend_from_slice(&b[start..i]);
-        match c {
-            b'"' => buf.extend_from_slice(b"\\\""),
-            b'\\' => buf.extend_from_slice(b"\\\\"),
-            b'\n' => buf.extend_from_slice(b"\\n"),
-            b'\r' => buf.extend_from_slice(b"\\r"),
-            b'\t' => buf.extend_from_slice(b"\\t"),
-            0x08 => buf.extend_from_slice(b"\\b"),
-            0x0c => buf.extend_from_slice(b"\\f"),
-            _ => buf.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(c >> 4)],
-                HEX[usize::from(c & 0xF)],
-            ]),
+        let hex = [HEX[usize::from(c >> 4)], HEX[usize::from(c & 0xF)]];
+        let once: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            _ => &[b'\\', b'u', b'0', b'0', hex[0], hex[1]],
+        };
+        if TWICE {
+            for &e in once {
+                if e == b'\\' || e == b'"' {
+                    buf.push(b'\\');
+                }
+                buf.push(e);
+            }
+        } else {
+            buf.extend_from_slice(once);
         }
         i += 1;
         start = i;
     }
     buf.extend_from_slice(&b[start..]);
-    buf.push(b'"');
 }
 
 #[cfg(test)]
