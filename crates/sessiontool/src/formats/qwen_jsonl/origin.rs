@@ -91,25 +91,22 @@ impl<'a> Kept<'a> {
         };
         let text = String::from_utf8_lossy(bytes);
         let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-        if let [line] = lines[..]
-            && !has_uuid(line)
-        {
-            // A record kept whole: its value, or its text when the value does not give it.
-            let value = match to_value(line) {
-                Ok((v, _)) => v,
-                Err(_) => Value::String(text.to_string()),
-            };
-            let same = serde_json::to_string(&value).ok().as_deref() == Some(&*text);
-            return Kept {
-                raw: (!same).then_some(text),
-                ..Kept::default()
-            };
-        }
-        let Some(as_read) = as_read else {
-            return Kept::default();
-        };
         let map = match lines[..] {
-            [line] => object(line).unwrap_or_default(),
+            [line] => match to_value(line) {
+                Ok((Value::Object(map), _)) if map.get("uuid").is_some_and(Value::is_string) => map,
+                // A record kept whole: its value, or its text when the value does not give it.
+                value => {
+                    let value = match value {
+                        Ok((v, _)) => v,
+                        Err(_) => Value::String(text.to_string()),
+                    };
+                    let same = serde_json::to_string(&value).ok().as_deref() == Some(&*text);
+                    return Kept {
+                        raw: (!same).then_some(text),
+                        ..Kept::default()
+                    };
+                }
+            },
             _ => {
                 let members: Vec<Member> = lines
                     .iter()
@@ -120,6 +117,9 @@ impl<'a> Kept<'a> {
                     .collect();
                 merge(members, &node.id, &Location::file(""), &mut Vec::new())
             }
+        };
+        let Some(as_read) = as_read else {
+            return Kept::default();
         };
         let layout = Layout::of(&map);
         let tokens = !matches!(map.get("usageMetadata"), Some(Value::Object(_)))
@@ -173,11 +173,6 @@ const NO_SPAN: Span = Span {
     offset: 0,
     len: 0,
 };
-
-/// Whether a record's text is an object with a string `uuid` (else the reader keeps it whole).
-fn has_uuid(line: &[u8]) -> bool {
-    object(line).is_some_and(|m| m.get("uuid").is_some_and(Value::is_string))
-}
 
 /// A record's text read as an object, as the reader reads it.
 fn object(bytes: &[u8]) -> Option<Map<String, Value>> {
