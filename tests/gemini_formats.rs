@@ -153,7 +153,8 @@ fn round_trip_pomodoro_sample_as_written_by_the_cli() {
     assert_round_trip("gemini-json", "pomodoro-timer.json", bytes);
 }
 
-/// A file that ends with a newline (an editor or a copy added it) keeps it.
+/// A file that ends with a newline (an editor or a copy added it) keeps it, and any other
+/// white space after the document.
 #[test]
 fn final_newline_is_kept() {
     for (fmt, file) in [
@@ -161,10 +162,27 @@ fn final_newline_is_kept() {
         ("checkpoint", "checkpoint-object.json"),
         ("checkpoint", "checkpoint-array.json"),
     ] {
-        let mut bytes = load(fmt, file);
-        bytes.push(b'\n');
-        assert_round_trip(fmt, file, &bytes);
+        for tail in ["\n", "\n\n", "\r\n", " \t\n "] {
+            let mut bytes = load(fmt, file);
+            bytes.extend_from_slice(tail.as_bytes());
+            assert_round_trip(fmt, file, &bytes);
+        }
     }
+}
+
+/// The tail is the file's, not the session's: converted into another whole-file format, the
+/// document ends as that tool writes it.
+#[test]
+fn a_converted_document_ends_as_its_tool_writes_it() {
+    let mut bytes = load("gemini-json", "tools.json");
+    bytes.extend_from_slice(b"\n\n");
+    let session = read(format("gemini-json"), "tools.json", &bytes)
+        .unwrap()
+        .session;
+    let written = format("checkpoint")
+        .write(&session, &WriteOptions::default())
+        .unwrap();
+    assert!(written.bytes.ends_with(b"}") || written.bytes.ends_with(b"]"));
 }
 
 #[test]

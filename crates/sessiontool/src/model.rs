@@ -55,6 +55,11 @@ pub struct Meta {
     /// The record the session's fields were read from (see [`Origin`]).
     #[serde(skip)]
     pub origin: Option<Origin>,
+    /// What the file held after its last record where its format's writer would end it
+    /// otherwise, for that writer (see [`Origin`]): nothing, when a JSONL file's last line has
+    /// no line end; the whitespace after a JSON document (the JavaScript tools write none).
+    #[serde(skip)]
+    pub tail: Option<Origin>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -37,19 +37,6 @@ pub struct AgentJsonl;
 
 pub const NAME: &str = "agent-jsonl";
 
-/// Meta hint: the header's own text, when rebuilding it would not give the same bytes.
-const HINT_HEADER_RAW: &str = "agent-jsonl.header-raw";
-/// Meta hint: the file has no header line.
-const HINT_NO_HEADER: &str = "agent-jsonl.no-header";
-/// Meta hint: the last line has no final newline.
-const HINT_NO_FINAL_NEWLINE: &str = "agent-jsonl.no-final-newline";
-/// The meta hints above, for what this format shares with pi.
-const LINE_HINTS: pi_style::Hints = pi_style::Hints {
-    no_header: HINT_NO_HEADER,
-    header_raw: HINT_HEADER_RAW,
-    no_final_newline: HINT_NO_FINAL_NEWLINE,
-};
-
 /// Kind of the event that keeps a line that is not an entry object whole.
 pub const RECORD: &str = "agent-jsonl.record";
 

@@ -26,8 +26,8 @@ use super::gemini_content::{
 use super::judge::file_name;
 use super::one_branch::one_branch;
 use super::{
-    Confidence, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome, WriteError,
-    WriteOptions, Written, ends_with_newline, to_pretty_js, trim_start,
+    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+    document_tail, tail_as_read, to_pretty_js, trim_start,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{Reader, Repairer, Rules, Writer};
@@ -143,9 +143,7 @@ impl Reader for Checkpoint {
             },
             _ => return Err(not_a_checkpoint(input.name)),
         };
-        if ends_with_newline(input.bytes) {
-            meta.hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
-        }
+        meta.tail = document_tail(NAME, input.bytes);
         let mut diagnostics = Vec::new();
         if !lossy.is_lossless() {
             let read_as = "the checkpoint is read as Gemini CLI reads it";
@@ -332,13 +330,10 @@ impl Writer for Checkpoint {
             }
             Value::Object(obj)
         };
-        // Only a file of this format keeps its final newline; conversions write the CLI's layout.
-        let newline = session.meta.source_format.as_deref() == Some(NAME)
-            && session.meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
-        Ok(Written {
-            bytes: to_pretty_js(&value, newline),
-            losses,
-        })
+        // Only a file of this format keeps its tail; conversions write the CLI's layout.
+        let mut bytes = to_pretty_js(&value, false);
+        bytes.extend_from_slice(tail_as_read(&session.meta, NAME).unwrap_or_default());
+        Ok(Written { bytes, losses })
     }
 
     /// Named as `/chat save` names it, `checkpoint-<tag>.json`, the stem being the tag.

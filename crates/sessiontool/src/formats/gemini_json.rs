@@ -24,8 +24,8 @@ use super::json_document::{
 use super::judge::file_name;
 use super::one_branch::{ONE_BRANCH, one_branch};
 use super::{
-    Confidence, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome, WriteError,
-    WriteOptions, Written, ends_with_newline, ordered, to_pretty_js,
+    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+    document_tail, ordered, tail_as_read, to_pretty_js,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{ProjectField, Reader, Repairer, Rules, Writer};
@@ -216,14 +216,10 @@ impl Writer for GeminiJson {
             Value::Array(messages),
             &mut losses,
         );
-        // Only a file of this format keeps its final newline; conversions write the CLI's layout.
-        let meta = &session.meta;
-        let newline = meta.source_format.as_deref() == Some(NAME)
-            && meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
-        Ok(Written {
-            bytes: to_pretty_js(&root, newline),
-            losses,
-        })
+        // Only a file of this format keeps its tail; conversions write the CLI's layout.
+        let mut bytes = to_pretty_js(&root, false);
+        bytes.extend_from_slice(tail_as_read(&session.meta, NAME).unwrap_or_default());
+        Ok(Written { bytes, losses })
     }
 
     /// Any other `.json`.
@@ -373,10 +369,10 @@ fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<Strin
 pub(crate) fn meta_of(root: Map<String, Value>, keys: &[String], bytes: &[u8]) -> Meta {
     let mut hints = Extra::new();
     hints.insert(HINT_KEYS.into(), key_list(keys));
-    if ends_with_newline(bytes) {
-        hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
+    Meta {
+        tail: document_tail(NAME, bytes),
+        ..record_meta(root, NAME, hints)
     }
-    record_meta(root, NAME, hints)
 }
 
 /// The session's metadata from a ConversationRecord's fields but `messages` (those it does not

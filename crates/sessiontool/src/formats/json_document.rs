@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DAMAGED_HINT, Input, ReadError, ends_with_newline, ordered, to_pretty_js, trim_start};
+use super::{DAMAGED_HINT, Input, ReadError, ordered, to_pretty_js, trim_start};
 use crate::diag::{Location, LossReport};
 use crate::model::{Body, Event, Extra, Message, Meta, Node};
 
@@ -216,8 +216,9 @@ pub(crate) fn edit_pretty_js(
 ) -> Option<(Vec<u8>, usize)> {
     let body = trim_start(bytes);
     let mut doc: Value = serde_json::from_slice(body).ok()?;
-    let final_newline = ends_with_newline(bytes);
-    if to_pretty_js(&doc, final_newline) != body {
+    let tail = &body[body.trim_ascii_end().len()..];
+    let pretty = |doc: &Value| [to_pretty_js(doc, false).as_slice(), tail].concat();
+    if pretty(&doc) != body {
         return None;
     }
     let changed = edit(&mut doc)?;
@@ -225,6 +226,6 @@ pub(crate) fn edit_pretty_js(
         return None;
     }
     let mut out = bytes[..bytes.len() - body.len()].to_vec();
-    out.extend(to_pretty_js(&doc, final_newline));
+    out.extend(pretty(&doc));
     Some((out, changed))
 }

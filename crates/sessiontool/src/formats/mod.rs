@@ -39,7 +39,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
-use crate::model::Session;
+use crate::model::{Meta, Origin, Session};
 use crate::records::{Damage, Finding};
 
 pub use project_fields::{FieldKind, ProjectField};
@@ -660,12 +660,35 @@ pub(crate) fn to_pretty_js(value: &serde_json::Value, final_newline: bool) -> Ve
     out
 }
 
-/// The meta hint that records whether a whole-file JSON session ended with a newline (the
-/// tools write none, but files edited or copied by hand often have one).
-pub(crate) const HINT_FINAL_NEWLINE: &str = "json.final-newline";
+/// The file's tail as a JSON document reader keeps it ([`Meta::tail`]): the whitespace after
+/// the document (the tools write none, but files edited or copied by hand often end in a
+/// newline), none when there is none.
+pub(crate) fn document_tail(format: &'static str, bytes: &[u8]) -> Option<Origin> {
+    let body = bytes.trim_ascii_end().len();
+    (body < bytes.len()).then(|| Origin::new(format, &bytes[body..]))
+}
 
-pub(crate) fn ends_with_newline(bytes: &[u8]) -> bool {
-    bytes.ends_with(b"\n")
+/// The file's tail as a JSONL reader keeps it ([`Meta::tail`]): nothing when the last line has
+/// no line end (`damage` says so), else none (a line end is what every JSONL writer ends with).
+pub(crate) fn lines_tail(format: &'static str, damage: &[Finding]) -> Option<Origin> {
+    damage
+        .iter()
+        .any(|f| matches!(f.damage, Damage::MissingFinalNewline))
+        .then(|| Origin::new(format, b""))
+}
+
+/// What `format`'s writer ends a file with for a session read from it: the tail the file had,
+/// `None` for any other session (the writer's own ending).
+pub(crate) fn tail_as_read<'a>(meta: &'a Meta, format: &str) -> Option<&'a [u8]> {
+    Origin::of(&meta.tail, format)
+}
+
+/// Ends a JSONL writer's `out` as the file `meta` was read from ended: its last line end taken
+/// off when the file had none.
+pub(crate) fn end_lines_as_read(out: &mut Vec<u8>, meta: &Meta, format: &str) {
+    if tail_as_read(meta, format) == Some(b"") && out.ends_with(b"\n") {
+        out.pop();
+    }
 }
 
 /// A record's JSON as a JavaScript or Go tool's parser reads it (a lone surrogate escape, a

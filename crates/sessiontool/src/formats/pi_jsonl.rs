@@ -7,17 +7,16 @@
 //! entry in the file); version 1 entries carry neither and form one chain in file order (pi
 //! migrates such a file to version 3 when it opens it, rewriting it whole).
 //!
-//! Reading: the header becomes [`Meta`](crate::model::Meta) (its `version` and other fields kept
-//! as meta hints and extra); `message` entries with a `user`, `assistant` or `toolResult`
+//! Reading: the header becomes [`Meta`](crate::model::Meta) (its line kept as the session's
+//! origin, its other fields as extra); `message` entries with a `user`, `assistant` or `toolResult`
 //! message become messages, other roles (`bashExecution`, `custom`, ...) events of kind
 //! `message` holding the message whole; `compaction`, `model_change` and `session_info` become
 //! their model events, every other entry type an [`Event::Custom`](crate::model::Event) named by
-//! its type with its fields kept in order. Version 1 entries get ids `v1-<line>` and a hint that
-//! they had none. A line that is not an entry object is kept whole.
+//! its type with its fields kept in order. Version 1 entries get ids `v1-<line>` (their lines,
+//! kept as their origins, say they had none). A line that is not an entry object is kept whole.
 //!
-//! Writing a session read from this format gives back its bytes (key orders the writer would
-//! not produce are kept as node hints, and as a last resort the line's text); the file's own
-//! version is kept. Sessions from other formats become version 3 files (see `foreign`).
+//! Writing a session read from this format gives back its bytes (each node's line while it reads
+//! the same; a changed node rebuilt in its line's key orders); the file's own version is kept. Sessions from other formats become version 3 files (see `foreign`).
 
 mod blocks;
 mod entry;
@@ -26,6 +25,7 @@ mod foreign_message;
 mod js;
 mod keys;
 mod native;
+mod origin;
 mod read;
 mod stream;
 mod synthetic;
@@ -39,11 +39,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::judge;
 use super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, WriteError, WriteOptions,
     Written,
 };
-use super::{judge, pi_style};
 use crate::formats::{HeaderRule, ProjectField, Reader, Repairer, Rules, Writer};
 use crate::model::Session;
 
@@ -59,31 +59,6 @@ pub const RECORD: &str = "pi-jsonl.record";
 /// Kind of the event that keeps a `message` entry whose message is not user, assistant or
 /// toolResult (pi's `bashExecution`, `custom`, `branchSummary`, ...): `data` is the message.
 pub const MESSAGE_EVENT: &str = "message";
-
-/// Meta hint: the header's `version` (absent for version 1).
-const HINT_VERSION: &str = "pi-jsonl.version";
-/// Meta hint: the file has no header line (the first line is an entry).
-const HINT_NO_HEADER: &str = "pi-jsonl.no-header";
-/// Meta hint: the header's own text, when rebuilding it would not give the same bytes.
-const HINT_HEADER_RAW: &str = "pi-jsonl.header-raw";
-/// Meta hint: the last line has no final newline.
-const HINT_NO_FINAL_NEWLINE: &str = "pi-jsonl.no-final-newline";
-/// The meta hints above, for what this format shares with the Go agent.
-const LINE_HINTS: pi_style::Hints = pi_style::Hints {
-    no_header: HINT_NO_HEADER,
-    header_raw: HINT_HEADER_RAW,
-    no_final_newline: HINT_NO_FINAL_NEWLINE,
-};
-/// Node hint: the entry had no `id` and `parentId` (version 1): write neither.
-const HINT_NO_ID: &str = "pi-jsonl.no-id";
-/// Node hint: the entry's own id, when the node was renamed (a duplicate id).
-const HINT_ID: &str = "pi-jsonl.id";
-/// Node hint: a user message's `content` was a string, not blocks.
-const HINT_CONTENT_STRING: &str = "pi-jsonl.content-string";
-/// Node hint: key orders of the entry, its message and usage, where not the writer's own.
-const HINT_KEYS: &str = "pi-jsonl.keys";
-/// Node hint: the line's text, when rebuilding it would not give the same bytes.
-const HINT_RAW: &str = "pi-jsonl.raw";
 
 /// Header fields in pi's order (`newSession`); other fields follow in their own order.
 const HEADER_ORDER: [&str; 6] = ["type", "version", "id", "timestamp", "cwd", "parentSession"];

@@ -11,53 +11,72 @@ use super::fields::take_string;
 use super::{WriteOptions, Written, ordered};
 use crate::diag::LossReport;
 use crate::ids::{derived_uuid, sha256_hex};
-use crate::model::{Meta, Node, Session};
+use crate::model::{Meta, Node, Origin, Session};
 
-/// The meta hints, named by each format, that let a session read from it be written back as it
-/// was.
-pub(crate) struct Hints {
-    /// The file has no header line.
-    pub no_header: &'static str,
-    /// The header's own text, when rebuilding it would not give the same bytes.
-    pub header_raw: &'static str,
-    /// The last line has no final newline.
-    pub no_final_newline: &'static str,
-}
-
-/// A session read from the format, written back: the header line (its kept text, else
-/// `header`) unless the file had none, one line per node (`entry`), and no final newline where
-/// the file had none.
+/// A session read from the format `name`, written back: the header line as the file had it
+/// (its text while the metadata still reads as it did, else rebuilt by `header`; none when the
+/// file had none), one line per node (`entry`), and the file's tail (no final line end where it
+/// had none). `header_as_read` reads a header line's text into metadata as the reader does.
 pub(crate) fn write_lines(
     session: &Session,
-    hints: &Hints,
-    header: impl FnOnce(&Meta) -> Vec<u8>,
+    name: &'static str,
+    header: impl Fn(&Meta) -> Vec<u8>,
+    header_as_read: impl Fn(&[u8]) -> Meta,
     entry: impl Fn(&Node) -> Vec<u8>,
 ) -> Written {
     let meta = &session.meta;
     let mut out = Vec::with_capacity(64 * 1024);
-    if !meta.hints.contains_key(hints.no_header) {
-        match meta.hints.get(hints.header_raw).and_then(Value::as_str) {
-            Some(raw) => out.extend_from_slice(raw.as_bytes()),
-            None => out.extend(header(meta)),
+    match Origin::of(&meta.origin, name) {
+        // The file had no header line.
+        Some([]) => {}
+        Some(text) => {
+            let rebuilt = header(meta);
+            let as_read = Meta {
+                origin: meta.origin.clone(),
+                ..header_as_read(text)
+            };
+            if header(&as_read) == rebuilt {
+                out.extend_from_slice(String::from_utf8_lossy(text).as_bytes());
+            } else {
+                out.extend(rebuilt);
+            }
+            out.push(b'\n');
         }
-        out.push(b'\n');
+        None => {
+            out.extend(header(meta));
+            out.push(b'\n');
+        }
     }
     for node in &session.nodes {
         out.extend(entry(node));
         out.push(b'\n');
     }
-    if meta.hints.contains_key(hints.no_final_newline) && out.ends_with(b"\n") {
-        out.pop();
-    }
+    super::end_lines_as_read(&mut out, meta, name);
     Written {
         bytes: out,
         losses: LossReport::default(),
     }
 }
 
-/// The header of a session read from the format: `type`, `version` (when given), `id`,
-/// `timestamp`, `cwd` and the fields kept in `meta.extra`, in `order`.
-pub(crate) fn header(meta: &Meta, version: Option<&Value>, order: &[&str]) -> Value {
+/// The metadata a header line's `text` gives (`version`: whether the format keeps the header's
+/// `version` apart, as pi does, rather than among its other fields); none of its fields when
+/// the text is not a JSON object.
+pub(crate) fn header_meta(text: &[u8], version: bool) -> Meta {
+    let mut meta = Meta::default();
+    if let Ok((Value::Object(mut h), _)) = crate::json::value::to_value(text) {
+        h.shift_remove("type");
+        if version {
+            h.shift_remove("version");
+        }
+        read_header(h, &mut meta);
+    }
+    meta
+}
+
+/// The header of a session read from the format `name`: `type`, `version` (when given), `id`,
+/// `timestamp`, `cwd` and the fields kept in `meta.extra`, in the order of the header line it
+/// was read from, else in `order`.
+pub(crate) fn header(meta: &Meta, name: &str, version: Option<&Value>, order: &[&str]) -> Value {
     let mut h = Map::new();
     h.insert("type".into(), "session".into());
     if let Some(v) = version {
@@ -73,7 +92,21 @@ pub(crate) fn header(meta: &Meta, version: Option<&Value>, order: &[&str]) -> Va
         h.insert("cwd".into(), cwd.clone().into());
     }
     h.extend(meta.extra.clone());
-    Value::Object(ordered(h, order))
+    let h = ordered(h, order);
+    let as_read =
+        Origin::of(&meta.origin, name).and_then(|text| {
+            match crate::json::value::to_value(text).ok()? {
+                (Value::Object(line), _) => Some(line.keys().cloned().collect::<Vec<_>>()),
+                _ => None,
+            }
+        });
+    match as_read {
+        Some(keys) => Value::Object(ordered(
+            h,
+            &keys.iter().map(String::as_str).collect::<Vec<_>>(),
+        )),
+        None => Value::Object(h),
+    }
 }
 
 /// The inverse of [`header`]: `id`, `timestamp` and `cwd` into `meta`, the other fields of `h`
@@ -186,23 +219,16 @@ pub(crate) fn call_name(message: Option<&Map<String, Value>>, kind: &str, call_i
         .unwrap_or_default()
 }
 
-/// The metadata's end as the pi-style readers (pi, the Go agent) give it: the hint that the
-/// last line has no line break first (the reader starts from it; `no_final_newline`: its name
-/// in the format), the head and the last time.
+/// The metadata's end as the pi-style readers (pi, the Go agent) give it: the file's tail
+/// (`name`: the format's), the head and the last time.
 pub(crate) fn end_meta(
     meta: &mut Meta,
-    no_final_newline: &str,
+    name: &'static str,
     damage: &[crate::records::Finding],
     head: Option<String>,
     last_time: Option<String>,
 ) {
-    if damage
-        .iter()
-        .any(|f| matches!(f.damage, crate::records::Damage::MissingFinalNewline))
-    {
-        meta.hints
-            .shift_insert(0, no_final_newline.into(), true.into());
-    }
+    meta.tail = super::lines_tail(name, damage);
     meta.head = head;
     meta.last_updated = last_time;
 }

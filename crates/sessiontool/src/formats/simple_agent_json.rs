@@ -26,8 +26,8 @@ use super::json_document::{
 use super::one_branch::{ONE_BRANCH, one_branch};
 use super::tool_output::output_text;
 use super::{
-    Confidence, Format, HINT_FINAL_NEWLINE, Input, Keys, ReadError, ReadOutcome, WriteError,
-    WriteOptions, Written, ends_with_newline, ordered,
+    Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
+    document_tail, ordered, tail_as_read,
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{ProjectField, Reader, Rules, Writer};
@@ -147,9 +147,6 @@ impl Reader for SimpleAgentJson {
         }
         let mut hints = Extra::new();
         hints.insert(HINT_KEYS.into(), key_list(&keys));
-        if ends_with_newline(input.bytes) {
-            hints.insert(HINT_FINAL_NEWLINE.into(), true.into());
-        }
         if input.bytes.iter().any(|b| matches!(b, b'<' | b'>' | b'&')) {
             hints.insert(HINT_HTML_ESCAPE.into(), false.into());
         }
@@ -171,6 +168,7 @@ impl Reader for SimpleAgentJson {
             source_format: Some(NAME.into()),
             extra: root,
             hints,
+            tail: document_tail(NAME, input.bytes),
             ..Meta::default()
         };
         let mut nodes: Vec<Node> = Vec::with_capacity(messages.len());
@@ -309,12 +307,10 @@ impl Writer for SimpleAgentJson {
             losses.add("summary", 1, "the session summary (no field for it)");
         }
         let root = ordered_as_read(root, &meta.hints, HINT_KEYS, SESSION_ORDER);
-        let newline = own && meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(true));
         let escape = !(own && meta.hints.get(HINT_HTML_ESCAPE) == Some(&Value::Bool(false)));
-        Ok(Written {
-            bytes: to_pretty_go(&Value::Object(root), newline, escape),
-            losses,
-        })
+        let mut bytes = to_pretty_go(&Value::Object(root), escape);
+        bytes.extend_from_slice(tail_as_read(meta, NAME).unwrap_or_default());
+        Ok(Written { bytes, losses })
     }
 }
 

@@ -11,8 +11,8 @@ use super::super::fields::take_string;
 use super::super::{Input, ReadError, ReadOutcome, Written, ordered, pi_style};
 use super::blocks::{block_from_part, blocks_of_output, output_of_blocks};
 use super::{
-    ASSISTANT_ORDER, COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, HINT_HEADER_RAW, HINT_NO_HEADER,
-    LINE_HINTS, NAME, RECORD, TOOL_RESULT_ORDER, USAGE_ORDER, USER_ORDER, go_json,
+    ASSISTANT_ORDER, COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, NAME, RECORD, TOOL_RESULT_ORDER,
+    USAGE_ORDER, USER_ORDER, go_json,
 };
 use crate::diag::Location;
 use crate::diag::{Diagnostic, Severity};
@@ -55,7 +55,8 @@ impl crate::engine::lines::Fold for Fold<'_> {
                 read_header(h.clone(), text, &mut self.meta);
                 return None;
             }
-            self.meta.hints.insert(HINT_NO_HEADER.into(), true.into());
+            // The file had no header line (written back without one).
+            self.meta.origin = Some(Origin::new(NAME, b""));
             self.diagnostics.push(Diagnostic {
                 code: "agent-no-header",
                 severity: Severity::Warning,
@@ -110,13 +111,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
             last_time,
             ..
         } = *self;
-        pi_style::end_meta(
-            &mut meta,
-            LINE_HINTS.no_final_newline,
-            damage,
-            prev,
-            last_time,
-        );
+        pi_style::end_meta(&mut meta, NAME, damage, prev, last_time);
         let mut diagnostics = findings;
         diagnostics.extend(said);
         Ended {
@@ -197,14 +192,11 @@ fn as_read(node: &Node) -> Option<(Node, &[u8])> {
 fn read_header(mut h: Map<String, Value>, text: &[u8], meta: &mut Meta) {
     h.shift_remove("type");
     pi_style::read_header(h, meta);
-    if go_json(&header(meta)) != text {
-        let raw = String::from_utf8_lossy(text).into_owned();
-        meta.hints.insert(HINT_HEADER_RAW.into(), raw.into());
-    }
+    meta.origin = Some(Origin::new(NAME, text));
 }
 
 pub(super) fn header(meta: &Meta) -> Value {
-    pi_style::header(meta, None, &HEADER_ORDER)
+    pi_style::header(meta, NAME, None, &HEADER_ORDER)
 }
 
 fn role_of(s: &str) -> Option<Role> {
@@ -519,5 +511,6 @@ pub(super) fn write_native(session: &Session) -> Written {
         Some((read, _)) => go_json(&native_entry(node, &read.id)),
         None => go_json(&native_entry(node, &node.id)),
     };
-    pi_style::write_lines(session, &LINE_HINTS, header_line, entry_line)
+    let header_as_read = |text: &[u8]| pi_style::header_meta(text, false);
+    pi_style::write_lines(session, NAME, header_line, header_as_read, entry_line)
 }

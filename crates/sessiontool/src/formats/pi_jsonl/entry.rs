@@ -1,11 +1,11 @@
 //! One entry object to a node, for sessions read from this format; `native::native_entry` is
-//! its inverse up to key order (which `read` checks and keeps as hints).
+//! its inverse up to key order and what a node's line tells its writer (`origin`).
 
 use serde_json::{Map, Value};
 
 use super::super::fields::take_string;
 use super::blocks::parts_from_blocks;
-use super::{HINT_CONTENT_STRING, MESSAGE_EVENT, RECORD};
+use super::{MESSAGE_EVENT, RECORD};
 use crate::model::{Body, Content, Event, Extra, Message, Node, Part, Role, Usage};
 
 /// An entry as a node. `id`/`parent` are what the reader decided (the entry's own, or derived
@@ -36,14 +36,13 @@ pub(super) fn read_entry(mut map: Map<String, Value>, id: String, parent: Option
         map.shift_remove("parentId");
     }
     let timestamp = take_string(&mut map, "timestamp");
-    let mut hints = Extra::new();
     let mut extra = Extra::new();
     let body = if kind == "message" && map.get("message").is_some_and(Value::is_object) {
         let Some(Value::Object(msg)) = map.shift_remove("message") else {
             unreachable!("checked above")
         };
         extra = map;
-        match read_message(msg, &mut hints) {
+        match read_message(msg) {
             Ok(m) => Body::Message(m),
             Err(msg) => Body::Event(Event::Custom {
                 kind: MESSAGE_EVENT.into(),
@@ -59,7 +58,7 @@ pub(super) fn read_entry(mut map: Map<String, Value>, id: String, parent: Option
         timestamp,
         body,
         extra,
-        hints,
+        hints: Extra::new(),
         origin: None,
     }
 }
@@ -91,10 +90,7 @@ fn read_event(kind: &str, data: Map<String, Value>) -> Event {
 
 /// A user, assistant or toolResult message; any other message (or one missing what its role
 /// needs) is given back whole.
-fn read_message(
-    mut msg: Map<String, Value>,
-    hints: &mut Extra,
-) -> Result<Message, Map<String, Value>> {
+fn read_message(mut msg: Map<String, Value>) -> Result<Message, Map<String, Value>> {
     let role = match msg.get("role").and_then(Value::as_str) {
         Some("user") => Role::User,
         Some("assistant") => Role::Assistant,
@@ -135,10 +131,7 @@ fn read_message(
             }));
         }
         _ => match content {
-            Value::String(text) => {
-                hints.insert(HINT_CONTENT_STRING.into(), true.into());
-                message.parts.push(Part::text(text));
-            }
+            Value::String(text) => message.parts.push(Part::text(text)),
             Value::Array(blocks) => message.parts = parts_from_blocks(&blocks),
             _ => unreachable!("checked above"),
         },

@@ -1,13 +1,13 @@
-//! A node read from this format back to its entry object (before key-order hints): the
+//! A node read from this format back to its entry object (before its line's key orders): the
 //! inverse of `entry::read_entry`.
 
 use serde_json::{Map, Value};
 
 use super::super::ordered;
 use super::blocks::block_from_part;
+use super::origin::AsRead;
 use super::{
-    ASSISTANT_ORDER, ENTRY_ORDER, HINT_CONTENT_STRING, HINT_ID, HINT_NO_ID, MESSAGE_EVENT, RECORD,
-    TOOL_RESULT_ORDER, USAGE_ORDER, USER_ORDER,
+    ASSISTANT_ORDER, ENTRY_ORDER, MESSAGE_EVENT, RECORD, TOOL_RESULT_ORDER, USAGE_ORDER, USER_ORDER,
 };
 use crate::model::{Body, Content, Event, Message, Node, Part, Role, Usage};
 
@@ -43,8 +43,9 @@ pub(super) fn usage_value(u: &Usage, native: bool) -> Value {
     Value::Object(ordered(m, &USAGE_ORDER))
 }
 
-/// The entry a node read from this format becomes, before key-order hints.
-pub(super) fn native_entry(node: &Node) -> Map<String, Value> {
+/// The entry a node read from this format becomes, before its line's key orders: with the id
+/// its line had (`as_read`; none for a version 1 entry), else its own.
+pub(super) fn native_entry(node: &Node, as_read: Option<&AsRead>) -> Map<String, Value> {
     let mut e = Map::new();
     let kind = match &node.body {
         Body::Message(_) => "message",
@@ -61,9 +62,12 @@ pub(super) fn native_entry(node: &Node) -> Map<String, Value> {
         Body::Event(e) => e.kind(),
     };
     e.insert("type".into(), kind.into());
-    if !node.hints.contains_key(HINT_NO_ID) {
-        let id = node.hints.get(HINT_ID).cloned();
-        e.insert("id".into(), id.unwrap_or_else(|| node.id.clone().into()));
+    let id = match as_read {
+        Some(line) => line.own_id().cloned(),
+        None => Some(node.id.clone().into()),
+    };
+    if let Some(id) = id {
+        e.insert("id".into(), id);
         let parent = node.parent.clone().map_or(Value::Null, Value::String);
         e.insert("parentId".into(), parent);
     }
@@ -72,7 +76,8 @@ pub(super) fn native_entry(node: &Node) -> Map<String, Value> {
     }
     match &node.body {
         Body::Message(m) => {
-            e.insert("message".into(), Value::Object(native_message(node, m)));
+            let string = as_read.is_some_and(AsRead::content_string);
+            e.insert("message".into(), Value::Object(native_message(m, string)));
             e.extend(node.extra.clone());
         }
         Body::Event(Event::Custom { kind, data }) if kind == MESSAGE_EVENT => {
@@ -131,7 +136,8 @@ fn event_fields(ev: &Event) -> Map<String, Value> {
     m
 }
 
-fn native_message(node: &Node, m: &Message) -> Map<String, Value> {
+/// A message's object (`string`: a user message's content was a string in its line).
+fn native_message(m: &Message, string: bool) -> Map<String, Value> {
     let mut msg = Map::new();
     let order: &[&str] = match m.role {
         Role::Tool => {
@@ -165,7 +171,6 @@ fn native_message(node: &Node, m: &Message) -> Map<String, Value> {
                 "user"
             };
             msg.insert("role".into(), name.into());
-            let string = node.hints.contains_key(HINT_CONTENT_STRING);
             let content = match (string, m.parts.as_slice()) {
                 (true, [p]) => match &p.content {
                     Content::Text { text } => Value::String(text.clone()),

@@ -1,5 +1,6 @@
 //! Lines to a session: the header to metadata, each entry to a node (version 1 entries chained
-//! in file order under derived ids), and the hints that make the writer give back the bytes.
+//! in file order under derived ids), each keeping its line (the header's: the session's) as its
+//! origin for the writer (`origin`).
 
 use crate::formats::record_value;
 use std::collections::{HashMap, HashSet};
@@ -8,16 +9,10 @@ use serde_json::{Map, Value};
 
 use super::super::{Input, ReadError, ReadOutcome, pi_style};
 use super::entry::read_entry;
-use super::js;
-use super::native::native_entry;
-use super::write::{Layout, apply_key_hints, header, key_hint};
-use super::{
-    HINT_HEADER_RAW, HINT_ID, HINT_KEYS, HINT_NO_HEADER, HINT_NO_ID, HINT_RAW, HINT_VERSION,
-    LINE_HINTS, NAME, RECORD,
-};
+use super::{NAME, RECORD};
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::engine::lines::Ended;
-use crate::model::{Body, Event, Extra, Meta, Node};
+use crate::model::{Body, Event, Extra, Meta, Node, Origin};
 use crate::records::{Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -82,7 +77,8 @@ impl<'n> Fold<'n> {
                 self.entry_ids.push(None);
                 return None;
             }
-            self.meta.hints.insert(HINT_NO_HEADER.into(), true.into());
+            // The file had no header line (written back without one).
+            self.meta.origin = Some(Origin::new(NAME, b""));
             self.diagnostics.push(Diagnostic {
                 code: "pi-no-header",
                 severity: Severity::Error,
@@ -136,7 +132,7 @@ impl<'n> Fold<'n> {
                         )
                     }
                     Err(_) => (
-                        Value::String(String::from_utf8_lossy(text).into_owned()),
+                        unparsed(text),
                         "pi-unparseable",
                         "line cannot be parsed; kept as is",
                     ),
@@ -182,13 +178,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
             kept,
             ..
         } = *self;
-        pi_style::end_meta(
-            &mut meta,
-            LINE_HINTS.no_final_newline,
-            damage,
-            prev,
-            last_time,
-        );
+        pi_style::end_meta(&mut meta, NAME, damage, prev, last_time);
         meta.title = title;
         let mut diagnostics = findings;
         diagnostics.extend(said);
@@ -214,16 +204,18 @@ impl crate::engine::lines::Lines for super::PiJsonl {
         match crate::json::value::to_value(bytes) {
             Ok((Value::Object(map), _)) => entry_node(map, bytes, id, parent),
             Ok((value, _)) => whole_node(value, bytes, id, parent),
-            Err(_) => {
-                let text = Value::String(String::from_utf8_lossy(bytes).into_owned());
-                whole_node(text, bytes, id, parent)
-            }
+            Err(_) => whole_node(unparsed(bytes), bytes, id, parent),
         }
     }
 }
 
+/// What a line that does not parse is kept as: its text (invalid UTF-8 replaced).
+pub(super) fn unparsed(text: &[u8]) -> Value {
+    Value::String(String::from_utf8_lossy(text).into_owned())
+}
+
 /// The parent an entry with an id names (`parentId`).
-fn entry_parent(map: &Map<String, Value>) -> Option<String> {
+pub(super) fn entry_parent(map: &Map<String, Value>) -> Option<String> {
     map.get("parentId")
         .and_then(Value::as_str)
         .map(String::from)
@@ -266,9 +258,8 @@ fn read_header(
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     h.shift_remove("type");
-    if let Some(v) = h.shift_remove("version") {
-        meta.hints.insert(HINT_VERSION.into(), v);
-    } else {
+    // The version stays in the header line (the session's origin), for the writer.
+    if h.shift_remove("version").is_none() {
         diagnostics.push(Diagnostic {
             code: "pi-version-1",
             severity: Severity::Info,
@@ -289,10 +280,7 @@ fn read_header(
                 .into(),
         });
     }
-    if js::to_vec(&header(meta)) != text {
-        let raw = String::from_utf8_lossy(text).into_owned();
-        meta.hints.insert(HINT_HEADER_RAW.into(), raw.into());
-    }
+    meta.origin = Some(Origin::new(NAME, text));
 }
 
 /// Ids given so far, and the next suffix to try after each `base~line` taken: entries sharing
@@ -323,55 +311,18 @@ fn unique(base: String, line: u64, ids: &mut Ids) -> String {
     id
 }
 
-/// An entry (`map`, the line's `text`) as its node, with the id and parent the reader gave it:
-/// its own id (an `id` it shares with an earlier entry is said as a hint, to write it back),
-/// or a version 1 entry's.
+/// An entry (`map`, the line's `text`) as its node, with the id and parent the reader gave it
+/// (its own id, renamed when an earlier entry had it, or a version 1 entry's), and its line as
+/// its origin (the writer gives back its own id from it).
 fn entry_node(map: Map<String, Value>, text: &[u8], id: String, parent: Option<String>) -> Node {
-    let layout = Layout::of(&map);
-    let own = map.get("id").and_then(Value::as_str).map(String::from);
-    let mut hints = Extra::new();
-    match own {
-        Some(own) if own != id => {
-            hints.insert(HINT_ID.into(), own.into());
-        }
-        Some(_) => {}
-        None => {
-            hints.insert(HINT_NO_ID.into(), true.into());
-        }
-    }
     let mut node = read_entry(map, id, parent);
-    node.hints.extend(hints);
-    keep_layout(&mut node, &layout, text);
+    node.origin = Some(Origin::new(NAME, text));
     node
-}
-
-/// Leaves the hints that make the writer give back `text`: key orders, else the text itself.
-fn keep_layout(node: &mut Node, layout: &Layout, text: &[u8]) {
-    let built = native_entry(node);
-    if js::to_vec(&built) == text {
-        return;
-    }
-    if let Some(hint) = key_hint(layout, &built) {
-        let ordered = apply_key_hints(built, Some(&hint));
-        node.hints.insert(HINT_KEYS.into(), hint);
-        if js::to_vec(&ordered) == text {
-            return;
-        }
-        node.hints.shift_remove(HINT_KEYS);
-    }
-    let raw = String::from_utf8_lossy(text).into_owned();
-    node.hints.insert(HINT_RAW.into(), raw.into());
 }
 
 /// A line that is not an entry object, kept whole (version 1 chaining still applies), with the
 /// id the reader gave it.
 fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> Node {
-    let mut hints = Extra::new();
-    hints.insert(HINT_NO_ID.into(), true.into());
-    hints.insert(
-        HINT_RAW.into(),
-        String::from_utf8_lossy(text).into_owned().into(),
-    );
     Node {
         id,
         parent,
@@ -381,7 +332,7 @@ fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> 
             data: value,
         }),
         extra: Extra::new(),
-        hints,
-        origin: None,
+        hints: Extra::new(),
+        origin: Some(Origin::new(NAME, text)),
     }
 }

@@ -5,9 +5,10 @@ use serde_json::{Value, json};
 
 use super::super::{Input, OpenCall, Parent, ReadOutcome, WriteOptions};
 use super::js::js_number;
-use super::{HINT_NO_ID, HINT_RAW, NAME, PiJsonl, RECORD};
+use super::origin::AsRead;
+use super::{NAME, PiJsonl, RECORD};
 use crate::diag::Severity;
-use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session, Usage};
+use crate::model::{Body, Content, Event, Message, Meta, Node, Origin, Part, Role, Session, Usage};
 
 const PI_JSONL: &dyn crate::formats::Format = &PiJsonl;
 
@@ -68,7 +69,9 @@ fn version_1_chains_in_file_order_and_writes_back() {
     let ids: Vec<&str> = s.nodes.iter().map(|n| n.id.as_str()).collect();
     assert_eq!(ids, ["v1-2", "v1-3", "v1-4"]);
     assert_eq!(s.nodes[1].parent.as_deref(), Some("v1-2"));
-    assert!(s.nodes.iter().all(|n| n.hints.contains_key(HINT_NO_ID)));
+    // Their lines, kept as their origins, have no ids to write.
+    let own_id = |n: &Node| AsRead::of(n).unwrap().own_id().cloned();
+    assert!(s.nodes.iter().all(|n| own_id(n).is_none()));
     // firstKeptEntryIndex 2 counts the header: the assistant entry.
     match &s.nodes[2].body {
         Body::Event(Event::Compaction { first_kept, .. }) => {
@@ -100,7 +103,7 @@ fn damage_is_reported_and_complete_lines_kept() {
     );
     let last = out.session.nodes.last().unwrap();
     assert!(matches!(&last.body, Body::Event(Event::Custom { kind, .. }) if kind == RECORD));
-    assert!(last.hints.contains_key(HINT_RAW));
+    assert_eq!(Origin::of(&last.origin, NAME), Some(&b"[1, 2]"[..]));
     assert_eq!(write(&out.session), bytes);
 }
 
@@ -128,8 +131,88 @@ fn odd_key_orders_duplicates_and_no_final_newline_write_back() {
     assert!(c.contains(&"pi-duplicate-id") && c.contains(&"missing-final-newline"));
     let s = &out.session;
     assert_ne!(s.nodes[0].id, s.nodes[1].id);
-    assert!(s.nodes.iter().all(|n| !n.hints.contains_key(HINT_RAW)));
     assert_eq!(write(s), text.as_bytes());
+}
+
+#[test]
+fn every_line_pi_wrote_is_rebuilt_as_it_was() {
+    // The fixtures and the real samples are pi's own output: the writer rebuilds every line
+    // (from the node and what its line says of ids, content shape and key order), so a changed
+    // node is written as pi would write it.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        root.join("fixtures/pi-jsonl"),
+        root.join("../../../shared/samples/pi"),
+    ] {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
+            files.push(entry.unwrap().path());
+        }
+    }
+    let mut lines = 0;
+    for path in &files {
+        let out = read(&std::fs::read(path).unwrap());
+        for node in &out.session.nodes {
+            let line = AsRead::of(node).unwrap();
+            let rebuilt = super::write::rebuilt(node, &line);
+            assert_eq!(
+                String::from_utf8_lossy(&rebuilt),
+                String::from_utf8_lossy(line.text),
+                "{}",
+                path.display()
+            );
+            lines += 1;
+        }
+    }
+    assert!(lines > 100, "{lines} lines in {files:?}");
+}
+
+#[test]
+fn an_edited_entry_is_rebuilt_in_its_line_s_key_order_under_its_own_id() {
+    let text = concat!(
+        r#"{"version":3,"type":"session","id":"s","timestamp":"t","cwd":"/"}"#,
+        "\n",
+        r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"content":"x","role":"user","timestamp":1},"zz":1}"#,
+        "\n",
+        r#"{"id":"aaaaaaaa","type":"label","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa","label":"l"}"#,
+        "\n",
+    );
+    let mut s = read(text.as_bytes()).session;
+    let Body::Message(m) = &mut s.nodes[0].body else {
+        panic!()
+    };
+    m.parts[0] = Part::text("y");
+    let Body::Event(Event::Custom { data, .. }) = &mut s.nodes[1].body else {
+        panic!()
+    };
+    data["label"] = "m".into();
+    s.meta.cwd = Some("/moved".into());
+    let want = concat!(
+        r#"{"version":3,"type":"session","id":"s","timestamp":"t","cwd":"/moved"}"#,
+        "\n",
+        r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"content":"y","role":"user","timestamp":1},"zz":1}"#,
+        "\n",
+        r#"{"id":"aaaaaaaa","type":"label","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa","label":"m"}"#,
+        "\n",
+    );
+    assert_eq!(String::from_utf8(write(&s)).unwrap(), want);
+}
+
+#[test]
+fn a_stale_line_is_never_written_for_a_changed_node() {
+    // Spaces after the colons: rebuilding cannot give this line, so it was kept as the node's
+    // text, and written even after the node changed.
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#,
+        "\n",
+        r#"{"type": "message", "id": "aaaaaaaa", "parentId": null, "timestamp": "t", "message": {"role": "user", "content": "x", "timestamp": 1}}"#,
+        "\n",
+    );
+    let mut s = read(text.as_bytes()).session;
+    assert_eq!(write(&s), text.as_bytes());
+    s.nodes[0].parent = Some("elsewhere".into());
+    let out = String::from_utf8(write(&s)).unwrap();
+    assert!(out.contains(r#""parentId":"elsewhere""#), "{out}");
 }
 
 #[test]

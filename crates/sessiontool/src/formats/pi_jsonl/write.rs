@@ -1,31 +1,48 @@
 //! Writing a session read from this format: the header and every entry in file order, each as
-//! `JSON.stringify(entry) + "\n"`, with the key orders and texts `read` left as hints.
+//! `JSON.stringify(entry) + "\n"`: its line as it was while the node reads the same, else
+//! rebuilt in the line's key orders.
 
 use serde_json::{Map, Value};
 
 use super::super::{Written, ordered, pi_style};
 use super::js;
 use super::native::native_entry;
-use super::{HEADER_ORDER, HINT_KEYS, HINT_RAW, HINT_VERSION, LINE_HINTS};
+use super::origin::{AsRead, record_data, version};
+use super::{HEADER_ORDER, NAME};
 use crate::model::{Meta, Node, Session};
 
 pub(super) fn write_native(session: &Session) -> Written {
     let header_line = |meta: &Meta| js::to_vec(&header(meta));
-    pi_style::write_lines(session, &LINE_HINTS, header_line, entry_bytes)
+    let header_as_read = |text: &[u8]| pi_style::header_meta(text, true);
+    pi_style::write_lines(session, NAME, header_line, header_as_read, entry_bytes)
 }
 
 /// The header of a session read from this format: its own version (none for version 1).
 pub(super) fn header(meta: &Meta) -> Value {
-    pi_style::header(meta, meta.hints.get(HINT_VERSION), &HEADER_ORDER)
+    pi_style::header(meta, NAME, version(meta).as_ref(), &HEADER_ORDER)
 }
 
-/// One entry's bytes: its kept text, or the rebuilt entry in its kept key order.
+/// One entry's bytes: its line while the node reads as it did, else the rebuilt entry (in its
+/// line's key orders when it came from one).
 pub(super) fn entry_bytes(node: &Node) -> Vec<u8> {
-    if let Some(raw) = node.hints.get(HINT_RAW).and_then(Value::as_str) {
-        return raw.as_bytes().to_vec();
+    let Some(line) = AsRead::of(node) else {
+        return js::to_vec(&native_entry(node, None));
+    };
+    if line.reads_as(node) {
+        // As the reader took it: invalid UTF-8 replaced.
+        return String::from_utf8_lossy(line.text).into_owned().into_bytes();
     }
-    let e = apply_key_hints(native_entry(node), node.hints.get(HINT_KEYS));
-    js::to_vec(&e)
+    rebuilt(node, &line)
+}
+
+/// A node read from `line`, rebuilt: under the line's own id (or none), in its key orders.
+pub(super) fn rebuilt(node: &Node, line: &AsRead) -> Vec<u8> {
+    if let Some(data) = record_data(node).filter(|d| !d.is_object()) {
+        return js::to_vec(data);
+    }
+    let built = native_entry(node, Some(line));
+    let keys = line.layout().and_then(|layout| key_hint(&layout, &built));
+    js::to_vec(&apply_key_hints(built, keys.as_ref()))
 }
 
 /// Puts the entry, its `message` and the message's `usage` in the key orders `hint` names.

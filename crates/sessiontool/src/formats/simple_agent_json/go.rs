@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 use crate::formats::{ordered, to_pretty_js, trim_start};
 
 /// JSON as Go's `json.MarshalIndent(v, "", "  ")` writes it: two spaces, `<`, `>`, `&`,
-/// U+2028 and U+2029 escaped (when `escape_html`), no final newline unless asked for.
-pub fn to_pretty_go(value: &Value, final_newline: bool, escape_html: bool) -> Vec<u8> {
-    let out = to_pretty_js(value, final_newline);
+/// U+2028 and U+2029 escaped (when `escape_html`), no final newline.
+pub fn to_pretty_go(value: &Value, escape_html: bool) -> Vec<u8> {
+    let out = to_pretty_js(value, false);
     if !escape_html {
         return out;
     }
@@ -69,7 +69,7 @@ pub fn index_entry(index: Option<&[u8]>, cwd: &str, id: &str) -> Result<Vec<u8>,
     paths.sort_keys();
     root.insert("path_index".into(), Value::Object(paths));
     let root = ordered(root, &["version", "last_session_id", "path_index"]);
-    Ok(to_pretty_go(&Value::Object(root), false, true))
+    Ok(to_pretty_go(&Value::Object(root), true))
 }
 
 /// A `meta.json` index with every `path_index` key that `map` moves renamed (lists of the
@@ -114,8 +114,5 @@ pub fn rekey_index(
     out.sort_keys();
     root.insert("path_index".into(), Value::Object(out));
     let root = ordered(root, &["version", "last_session_id", "path_index"]);
-    Ok(Some((
-        to_pretty_go(&Value::Object(root), false, true),
-        moved,
-    )))
+    Ok(Some((to_pretty_go(&Value::Object(root), true), moved)))
 }
