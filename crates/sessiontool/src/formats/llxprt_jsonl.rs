@@ -11,15 +11,16 @@
 //! error message, `session_metadata`/`session_named` -> a title event; every other type
 //! (`directories_changed`, `checkpoint_*`, `session_forked`, unknown) is a custom event named by
 //! its type with the payload whole. Lines that are not envelopes are kept whole ([`RECORD`]).
-//! Node ids are derived from line numbers (`line-3`), as for Codex; each line's `seq` is a hint.
+//! Node ids are derived from line numbers (`line-3`), as for Codex; each node keeps its line as
+//! its origin (the `session_start` line: the session's), for the writer.
 //!
 //! llxprt's own rules (its `ReplayEngine`): a missing or invalid `session_start` on line 1 is
 //! fatal; a `seq` that does not increase marks the file corrupt (not listed for `--continue`,
 //! no checkpoints); a line without a valid `seq` is skipped.
 //!
-//! Writing a session read from this format gives back the same bytes: lines are rebuilt in the
-//! key order `JSON.stringify` gives llxprt's objects, or, where that differs, from the line's
-//! text kept as a hint (used only while the node still reads as it did). Sessions from other
+//! Writing a session read from this format gives back the same bytes: each line as it was while
+//! its node still reads as it did, else rebuilt in the key order `JSON.stringify` gives llxprt's
+//! objects, with the `seq` and `v` its line had. Sessions from other
 //! formats get a `session_start` line (seq 1) and `content` lines with increasing `seq`.
 //!
 //! Repairs: llxprt answers an unanswered tool call itself when it restores history
@@ -31,6 +32,7 @@
 
 mod blocks;
 mod keys;
+mod origin;
 mod read;
 mod stream;
 pub mod synthetic;
@@ -57,22 +59,6 @@ pub const NAME: &str = "llxprt-jsonl";
 
 /// Kind of the event that keeps a line whole (not a `{v, seq, ts, type, payload}` object).
 pub const RECORD: &str = "llxprt-jsonl.record";
-/// Meta hint: node ids were made up by the reader (from line numbers).
-pub const DERIVED_IDS: &str = "llxprt-jsonl.derived-ids";
-
-/// Node hint: the line's text, when rebuilding it would not give the same bytes.
-const HINT_RAW: &str = "llxprt-jsonl.raw";
-/// Node hint: the line's `seq` (and `v` when it is not 1).
-const HINT_SEQ: &str = "llxprt-jsonl.seq";
-const HINT_V: &str = "llxprt-jsonl.v";
-/// Node hint: the line type when the body does not say it (`session_named`).
-const HINT_TYPE: &str = "llxprt-jsonl.type";
-/// Node hint: the keys of the IContent `metadata` object, in order (present: it was there).
-const HINT_METADATA: &str = "llxprt-jsonl.metadata";
-/// Meta hints: the `session_start` line's place (index of the node it preceded), text, seq, ts.
-const META_INDEX: &str = "llxprt-jsonl.meta-index";
-const META_RAW: &str = "llxprt-jsonl.meta-raw";
-
 /// Line types llxprt writes (`SessionEventType`).
 pub const LINE_TYPES: [&str; 13] = [
     "session_start",

@@ -6,14 +6,11 @@ use serde_json::{Map, Value};
 use super::super::fields::take_string;
 use super::super::{Input, ReadError, ReadOutcome};
 use super::blocks::read_icontent;
-use super::write::{line_text, meta_line};
-use super::{
-    DERIVED_IDS, HINT_METADATA, HINT_RAW, HINT_SEQ, HINT_TYPE, HINT_V, LINE_TYPES, META_INDEX,
-    META_RAW, NAME, RECORD,
-};
+use super::origin::Kept;
+use super::{LINE_TYPES, NAME, RECORD};
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::engine::lines::Ended;
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role};
 use crate::records::{Finding, Span};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -92,7 +89,8 @@ impl crate::engine::lines::Fold for Fold<'_> {
                     );
                 }
                 self.have_meta = true;
-                self.meta = read_meta(&value, text);
+                self.meta = read_meta(&value);
+                self.meta.origin = Some(Origin::new(NAME, text));
                 return None;
             }
             say(
@@ -175,7 +173,6 @@ impl crate::engine::lines::Fold for Fold<'_> {
         meta.head = prev;
         meta.title = title.flatten();
         meta.source_format = Some(NAME.into());
-        meta.hints.insert(DERIVED_IDS.into(), true.into());
         Ended {
             meta,
             diagnostics,
@@ -211,14 +208,11 @@ impl crate::engine::lines::Lines for super::LlxprtJsonl {
 }
 
 /// A line (`value`, its `text`) as its node, with the id the reader gave it, under `parent`
-/// (the node before it), and its text as a hint when the writer would not give it back.
+/// (the node before it), and its text as its origin (for the writer).
 fn line_node(value: &Value, text: &[u8], id: String, parent: Option<String>) -> Node {
-    let mut node = read_line(value, id);
+    let (mut node, _) = read_line(value, id);
     node.parent = parent;
-    if line_text(&node).as_deref() != Some(text) {
-        let text = String::from_utf8_lossy(text).into_owned();
-        node.hints.insert(HINT_RAW.into(), text.into());
-    }
+    node.origin = Some(Origin::new(NAME, text));
     node
 }
 
@@ -232,7 +226,8 @@ fn start_is_valid(line: &Value) -> bool {
         })
 }
 
-pub(super) fn read_meta(line: &Value, text: &[u8]) -> Meta {
+/// The metadata of a `session_start` line (its envelope aside).
+pub(super) fn read_meta(line: &Value) -> Meta {
     let mut p = line
         .get("payload")
         .and_then(Value::as_object)
@@ -254,7 +249,7 @@ pub(super) fn read_meta(line: &Value, text: &[u8]) -> Meta {
         }
         _ => None,
     };
-    let mut meta = Meta {
+    Meta {
         id,
         project_hash,
         cwd,
@@ -262,22 +257,12 @@ pub(super) fn read_meta(line: &Value, text: &[u8]) -> Meta {
         start_time,
         extra: p,
         ..Meta::default()
-    };
-    meta.hints.insert(META_INDEX.into(), 0.into());
-    for (hint, key) in [(HINT_SEQ, "seq"), (HINT_V, "v"), ("llxprt-jsonl.ts", "ts")] {
-        if let Some(v) = line.get(key) {
-            meta.hints.insert(hint.into(), v.clone());
-        }
     }
-    if meta_line(&meta).as_deref() != Some(text) {
-        let raw = String::from_utf8_lossy(text).into_owned();
-        meta.hints.insert(META_RAW.into(), raw.into());
-    }
-    meta
 }
 
-/// One line as a node (its parent and raw-text hint aside).
-pub(super) fn read_line(value: &Value, id: String) -> Node {
+/// One line as a node (its parent and origin aside), and what the line says beyond it.
+pub(super) fn read_line(value: &Value, id: String) -> (Node, Kept) {
+    let mut kept = Kept::default();
     let mut node = Node {
         id,
         parent: None,
@@ -291,31 +276,31 @@ pub(super) fn read_line(value: &Value, id: String) -> Node {
         origin: None,
     };
     let Value::Object(line) = value else {
-        return node;
+        return (node, kept);
     };
     let (Some(Value::String(ts)), Some(Value::String(kind)), Some(payload)) =
         (line.get("ts"), line.get("type"), line.get("payload"))
     else {
-        return node;
+        return (node, kept);
     };
     if !line.get("seq").is_some_and(Value::is_u64) || !line.get("v").is_some_and(Value::is_number) {
-        return node;
+        return (node, kept);
     }
     node.timestamp = Some(ts.clone());
-    node.hints.insert(HINT_SEQ.into(), line["seq"].clone());
+    kept.seq = Some(line["seq"].clone());
     if line["v"] != 1 {
-        node.hints.insert(HINT_V.into(), line["v"].clone());
+        kept.v = Some(line["v"].clone());
     }
     node.extra = line
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "v" | "seq" | "ts" | "type" | "payload"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    node.body = body(kind, payload, &mut node.hints);
-    node
+    node.body = body(kind, payload, &mut kept);
+    (node, kept)
 }
 
-fn body(kind: &str, payload: &Value, hints: &mut Extra) -> Body {
+fn body(kind: &str, payload: &Value, kept: &mut Kept) -> Body {
     let custom = || {
         Body::Event(Event::Custom {
             kind: kind.into(),
@@ -330,9 +315,7 @@ fn body(kind: &str, payload: &Value, hints: &mut Extra) -> Body {
     match kind {
         "content" if only(&["content"]) => match p.get("content").and_then(read_icontent) {
             Some((m, keys)) => {
-                if let Some(keys) = keys {
-                    hints.insert(HINT_METADATA.into(), Value::Array(keys));
-                }
+                kept.metadata = keys;
                 Body::Message(m)
             }
             None => custom(),
@@ -377,7 +360,7 @@ fn body(kind: &str, payload: &Value, hints: &mut Extra) -> Body {
                 "title"
             };
             if kind == "session_named" {
-                hints.insert(HINT_TYPE.into(), kind.into());
+                kept.kind = Some(kind.into());
             }
             Body::Event(Event::Title {
                 title: s(field),
@@ -388,8 +371,9 @@ fn body(kind: &str, payload: &Value, hints: &mut Extra) -> Body {
     }
 }
 
-/// The payload of an event node, rebuilt from its data with the fields the model names.
-pub(super) fn event_payload(event: &Event, hints: &Extra) -> Option<(String, Value)> {
+/// The payload of an event node, rebuilt from its data with the fields the model names (`kind`:
+/// the line type its line had, when its kind does not say it).
+pub(super) fn event_payload(event: &Event, kind: Option<&str>) -> Option<(String, Value)> {
     let set = |data: &Value, pairs: &[(&str, Option<Value>)]| {
         let mut o: Map<String, Value> = data.as_object().cloned().unwrap_or_default();
         for (k, v) in pairs {
@@ -419,10 +403,7 @@ pub(super) fn event_payload(event: &Event, hints: &Extra) -> Option<(String, Val
             ),
         ),
         Event::Title { title, data } => {
-            let kind = hints
-                .get(HINT_TYPE)
-                .and_then(Value::as_str)
-                .unwrap_or("session_metadata");
+            let kind = kind.unwrap_or("session_metadata");
             let field = if kind == "session_named" {
                 "name"
             } else {

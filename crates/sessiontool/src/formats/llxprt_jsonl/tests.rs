@@ -1,4 +1,4 @@
-//! Unit tests: which lines keep their text (only those llxprt would not write), and the
+//! Unit tests: which lines need their text (only those llxprt would not write), and the
 //! synthetic result line.
 
 use super::*;
@@ -6,6 +6,8 @@ use crate::formats::OpenCall;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/llxprt-jsonl");
 
+/// The lines of a fixture that rebuilding from their nodes would not give back (written back
+/// from their text while their node is unchanged), by node id ("meta": the session_start line).
 fn raw_lines(file: &str) -> Vec<String> {
     let bytes = std::fs::read(format!("{FIXTURES}/{file}.jsonl")).unwrap();
     let input = Input {
@@ -17,10 +19,15 @@ fn raw_lines(file: &str) -> Vec<String> {
     let mut v: Vec<String> = s
         .nodes
         .iter()
-        .filter(|n| n.hints.contains_key(HINT_RAW))
+        .filter(|n| {
+            let line = origin::AsRead::of(n).unwrap();
+            assert!(line.same, "{file}: {}", n.id);
+            write::line_text(n, &line.kept).as_deref() != Some(line.text)
+        })
         .map(|n| n.id.clone())
         .collect();
-    if s.meta.hints.contains_key(META_RAW) {
+    let start = origin::StartAsRead::of(&s.meta).unwrap();
+    if write::meta_line(&s.meta, &start).as_deref() != Some(start.text) {
         v.push("meta".into());
     }
     v
@@ -35,6 +42,43 @@ fn only_lines_llxprt_would_not_write_keep_their_text() {
     // kept as written without the line's text.
     assert_eq!(raw_lines("thinking"), ["line-3"]);
     assert_eq!(raw_lines("events"), ["line-15"]);
+}
+
+#[test]
+fn a_changed_node_is_rebuilt_not_written_as_its_stale_line() {
+    let bytes = std::fs::read(format!("{FIXTURES}/thinking.jsonl")).unwrap();
+    let input = Input {
+        name: "thinking",
+        path: None,
+        bytes: &bytes,
+    };
+    let mut s = LlxprtJsonl.read(&input).unwrap().session;
+    let write = |s: &crate::model::Session| {
+        let out = LlxprtJsonl.write(s, &WriteOptions::default()).unwrap();
+        String::from_utf8(out.bytes).unwrap()
+    };
+    assert_eq!(write(&s).as_bytes(), bytes);
+    // line-3 keeps its text (an escape serde does not write): changed, it is rebuilt with its
+    // seq, and the lines after it are still their own.
+    let node = s.nodes.iter_mut().find(|n| n.id == "line-3").unwrap();
+    let crate::model::Body::Message(m) = &mut node.body else {
+        panic!()
+    };
+    let last = m.parts.len() - 1;
+    m.parts[last] = crate::model::Part::text("It uses fake timers.");
+    let out = write(&s);
+    let line = out.lines().nth(2).unwrap();
+    assert!(line.starts_with(r#"{"v":1,"seq":3,"#), "{line}");
+    assert!(
+        line.contains("It uses fake timers.") && !line.contains("It relies on"),
+        "{line}"
+    );
+    let rest = |t: &str| t.lines().skip(3).collect::<Vec<_>>().join("\n");
+    assert_eq!(rest(&out), rest(&String::from_utf8(bytes).unwrap()));
+    // The session_start line too: a moved session's cwd is written, not its old line.
+    s.meta.cwd = Some("/moved".into());
+    let out = write(&s);
+    assert!(out.lines().next().unwrap().contains(r#""cwd":"/moved""#));
 }
 
 #[test]

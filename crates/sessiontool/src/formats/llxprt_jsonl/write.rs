@@ -1,16 +1,16 @@
-//! Sessions to lines. A session read from this format is rebuilt line by line (its `seq`s
-//! from hints, or the line's text while the node still reads as it did); sessions from other
-//! formats get a `session_start` (seq 1) and lines numbered on from there.
+//! Sessions to lines. A session read from this format is written line by line: each node's
+//! line as it was while the node still reads as it did, else rebuilt with what its line kept
+//! (`origin`: its `seq`, `v`, type, metadata keys); sessions from other formats get a
+//! `session_start` (seq 1) and lines numbered on from there.
 
 use serde_json::{Map, Value, json};
 
 use super::super::one_branch::one_branch;
 use super::super::{WriteError, WriteOptions, Written, ordered};
 use super::blocks::{build_icontent, speaker_of};
-use super::read::{event_payload, read_line};
-use super::{
-    HINT_METADATA, HINT_RAW, HINT_SEQ, HINT_TYPE, HINT_V, META_INDEX, META_RAW, NAME, RECORD,
-};
+use super::origin::{AsRead, Kept, StartAsRead};
+use super::read::event_payload;
+use super::{NAME, RECORD};
 use crate::diag::LossReport;
 use crate::ids::{derived_uuid, sha256_hex};
 use crate::model::{Body, Content, Event, Message, Meta, Node, Role, Session};
@@ -44,22 +44,12 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
         options,
         crate::formats::output_buffer(session.nodes.len()),
     );
-    let meta_at = if native {
-        meta.hints
-            .get(META_INDEX)
-            .and_then(Value::as_u64)
-            .map(|i| i as usize)
-    } else {
-        Some(0)
-    };
-    for (i, node) in session.nodes.iter().enumerate() {
-        if meta_at == Some(i) {
-            w.start(meta, &first, options);
-        }
-        w.node(node);
-    }
-    if meta_at.is_some_and(|i| i >= session.nodes.len()) {
+    // A file of this format without a `session_start` line is written back without one.
+    if !native || StartAsRead::of(meta).is_some() {
         w.start(meta, &first, options);
+    }
+    for node in &session.nodes {
+        w.node(node);
     }
     w.count_losses(&mut losses);
     Ok(Written {
@@ -173,15 +163,17 @@ impl Lines {
     }
 
     pub(super) fn start(&mut self, meta: &Meta, first: &First, options: &WriteOptions) {
-        if self.native {
-            let raw = meta_raw(meta).map(|r| r.as_bytes().to_vec());
-            if let Some(bytes) = raw.or_else(|| meta_line(meta)) {
-                self.seq = self.seq.max(
-                    meta.hints
-                        .get(HINT_SEQ)
-                        .and_then(Value::as_u64)
-                        .unwrap_or(1),
-                );
+        if self.native
+            && let Some(line) = StartAsRead::of(meta)
+        {
+            let bytes = match line.same {
+                // As the reader took it: invalid UTF-8 replaced.
+                true => Some(String::from_utf8_lossy(line.text).into_owned().into_bytes()),
+                false => meta_line(meta, &line),
+            };
+            if let Some(bytes) = bytes {
+                let seq = line.seq.as_ref().and_then(Value::as_u64).unwrap_or(1);
+                self.seq = self.seq.max(seq);
                 self.push_bytes(&bytes);
                 return;
             }
@@ -197,27 +189,29 @@ impl Lines {
     }
 
     pub(super) fn node(&mut self, node: &Node) {
-        if self.native {
-            if let Some(raw) = raw_line(node) {
-                self.bump(node);
-                self.push_bytes(raw.as_bytes());
-                return;
-            }
-            if let Some(bytes) = line_text(node) {
-                self.bump(node);
+        let line = if self.native { AsRead::of(node) } else { None };
+        if let Some(line) = &line {
+            let bytes = match line.same {
+                // As the reader took it: invalid UTF-8 replaced.
+                true => Some(String::from_utf8_lossy(line.text).into_owned().into_bytes()),
+                false => line_text(node, &line.kept),
+            };
+            if let Some(bytes) = bytes {
+                self.bump(node, &line.kept);
                 self.push_bytes(&bytes);
                 return;
             }
         }
+        let kind = line.as_ref().and_then(|l| l.kept.kind.as_deref());
         let ts = node.timestamp.as_deref();
         match &node.body {
             Body::Message(m) => self.message(ts, m),
-            Body::Event(e) => self.event(ts, e, node),
+            Body::Event(e) => self.event(ts, e, kind),
         }
     }
 
-    fn bump(&mut self, node: &Node) {
-        if let Some(s) = node.hints.get(HINT_SEQ).and_then(Value::as_u64) {
+    fn bump(&mut self, node: &Node, kept: &Kept) {
+        if let Some(s) = kept.seq.as_ref().and_then(Value::as_u64) {
             self.seq = self.seq.max(s);
         }
         if let Some(ts) = &node.timestamp {
@@ -275,9 +269,10 @@ impl Lines {
         }
     }
 
-    fn event(&mut self, ts: Option<&str>, e: &Event, node: &Node) {
+    /// An event (`kind`: the line type it was read from, when its kind does not say it).
+    fn event(&mut self, ts: Option<&str>, e: &Event, kind: Option<&str>) {
         if self.native
-            && let Some((kind, payload)) = event_payload(e, &node.hints)
+            && let Some((kind, payload)) = event_payload(e, kind)
         {
             return self.push(ts, &kind, payload);
         }
@@ -371,9 +366,8 @@ fn start_time(meta: &Meta, first: &First, options: &WriteOptions) -> String {
         .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into())
 }
 
-/// The `session_start` line of a session read from this format, without its raw-text hint.
-pub(super) fn meta_line(meta: &Meta) -> Option<Vec<u8>> {
-    let h = |k: &str| meta.hints.get(k).cloned();
+/// The `session_start` line of a session read from this format (`line`), rebuilt.
+pub(super) fn meta_line(meta: &Meta, line: &StartAsRead) -> Option<Vec<u8>> {
     let mut p = Map::new();
     let mut put = |k: &str, v: Option<Value>| {
         if let Some(v) = v {
@@ -387,9 +381,11 @@ pub(super) fn meta_line(meta: &Meta) -> Option<Vec<u8>> {
     put("startTime", meta.start_time.clone().map(Value::from));
     p.extend(meta.extra.clone());
     let line = envelope(
-        h(HINT_V).unwrap_or(1.into()),
-        h(HINT_SEQ).unwrap_or(1.into()),
-        h("llxprt-jsonl.ts").or_else(|| meta.start_time.clone().map(Value::from))?,
+        line.v.clone().unwrap_or(1.into()),
+        line.seq.clone().unwrap_or(1.into()),
+        line.ts
+            .clone()
+            .or_else(|| meta.start_time.clone().map(Value::from))?,
         "session_start",
         Value::Object(ordered(p, START)),
         &Map::new(),
@@ -415,16 +411,16 @@ fn envelope(
     Value::Object(o)
 }
 
-/// The line of a node read from this format, rebuilt (no raw-text hint); `None` when the
-/// node has no `seq` hint or no llxprt line.
-pub(super) fn line_text(node: &Node) -> Option<Vec<u8>> {
+/// The line of a node read from this format, rebuilt with what its line kept; `None` when the
+/// line had no `seq` or the node has no llxprt line.
+pub(super) fn line_text(node: &Node, kept: &Kept) -> Option<Vec<u8>> {
     if let Body::Event(Event::Custom { kind, data }) = &node.body
         && kind == RECORD
     {
         return serde_json::to_vec(data).ok();
     }
-    let seq = node.hints.get(HINT_SEQ)?.clone();
-    let v = node.hints.get(HINT_V).cloned().unwrap_or(1.into());
+    let seq = kept.seq.clone()?;
+    let v = kept.v.clone().unwrap_or(1.into());
     let ts = Value::from(node.timestamp.clone()?);
     let (kind, payload) = match &node.body {
         Body::Message(m) => match severity(m.role) {
@@ -442,43 +438,13 @@ pub(super) fn line_text(node: &Node) -> Option<Vec<u8>> {
                 )
             }
             None => {
-                let keys = node.hints.get(HINT_METADATA).and_then(Value::as_array);
+                let keys = kept.metadata.as_deref();
                 let mut lost = Vec::new();
-                let c = build_icontent(m, speaker_of(m.role), keys.map(Vec::as_slice), &mut lost);
+                let c = build_icontent(m, speaker_of(m.role), keys, &mut lost);
                 ("content".to_string(), json!({ "content": c }))
             }
         },
-        Body::Event(e) => event_payload(e, &node.hints)?,
+        Body::Event(e) => event_payload(e, kept.kind.as_deref())?,
     };
     serde_json::to_vec(&envelope(v, seq, ts, &kind, payload, &node.extra)).ok()
-}
-
-/// The original text of a line, while the node still reads as it did.
-fn raw_line(node: &Node) -> Option<&str> {
-    let raw = node.hints.get(HINT_RAW)?.as_str()?;
-    // Read as the reader read it (as `JSON.parse` does): serde_json refuses a lone surrogate.
-    let (value, _) = crate::json::value::to_value(raw.as_bytes()).ok()?;
-    let again = read_line(&value, node.id.clone());
-    let hint = |n: &Node, k: &str| n.hints.get(k).cloned();
-    let same = again.timestamp == node.timestamp
-        && again.extra == node.extra
-        && again.body == node.body
-        && [HINT_SEQ, HINT_V, HINT_TYPE, HINT_METADATA]
-            .iter()
-            .all(|k| hint(&again, k) == hint(node, k));
-    same.then_some(raw)
-}
-
-/// The original text of the `session_start` line, while the metadata still reads as it did.
-fn meta_raw(meta: &Meta) -> Option<&str> {
-    let raw = meta.hints.get(META_RAW)?.as_str()?;
-    let (v, _) = crate::json::value::to_value(raw.as_bytes()).ok()?;
-    let again = super::read::read_meta(&v, raw.as_bytes());
-    let same = again.id == meta.id
-        && again.project_hash == meta.project_hash
-        && again.cwd == meta.cwd
-        && again.directories == meta.directories
-        && again.start_time == meta.start_time
-        && again.extra == meta.extra;
-    same.then_some(raw)
 }
