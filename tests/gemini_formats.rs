@@ -687,3 +687,36 @@ fn unknown_message_type_is_kept_as_an_event() {
     );
     assert!(o.session.meta.extra.contains_key("experiments"));
 }
+
+/// What a checkpoint's entries say beyond their nodes comes back: an entry without `parts`,
+/// ids the reader gave a call and its response (neither had one) left out again, the array
+/// form; and a call whose id the file gave is kept.
+#[test]
+fn checkpoint_entries_come_back_as_they_were() {
+    let doc = serde_json::json!([
+        {"role": "user"},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "ls", "args": {}}},
+            {"functionCall": {"id": "c2", "name": "cat", "args": {}}}
+        ]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "ls", "response": {"output": "a"}}},
+            {"functionResponse": {"id": "c2", "name": "cat", "response": {"output": "b"}}}
+        ]}
+    ]);
+    let bytes = serde_json::to_vec_pretty(&doc).unwrap();
+    let outcome = read(format("checkpoint"), "checkpoint-t.json", &bytes).unwrap();
+    // Read, the call and its response share an id.
+    let ids: Vec<Option<String>> = outcome.session.nodes[1..]
+        .iter()
+        .flat_map(|n| n.message().unwrap().parts.iter())
+        .map(|p| match &p.content {
+            Content::ToolCall { id, .. } => id.clone(),
+            Content::ToolResult { call_id, .. } => call_id.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids[0], ids[2]);
+    assert!(ids[0].is_some());
+    assert_round_trip("checkpoint", "checkpoint-t.json", &bytes);
+}

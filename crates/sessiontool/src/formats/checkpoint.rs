@@ -31,19 +31,12 @@ use super::{
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{Reader, Repairer, Rules, Writer};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role, Session};
 
 pub struct Checkpoint;
 
 pub const NAME: &str = "checkpoint";
 
-/// How the file was laid out: `"array"` or `"object"` (a meta hint).
-const HINT_FORM: &str = "checkpoint.form";
-/// A Content that had no `parts` key (a node hint), so none is written back.
-const HINT_NO_PARTS: &str = "checkpoint.no-parts";
-/// Indices of the parts whose id the reader gave them (a node hint): a call answered by a
-/// response with an id (or the reverse) gets that id, and the writer leaves it out again.
-const HINT_FILLED_IDS: &str = "checkpoint.filled-ids";
 /// Event kinds for history entries that are not conversation: the CLI's own context turn (and
 /// the model's "Got it" reply older CLIs put after it), and entries that are not objects. They
 /// are written back only into a checkpoint; other formats' tools add their own context.
@@ -128,14 +121,16 @@ impl Reader for Checkpoint {
             source_format: Some(NAME.into()),
             ..Meta::default()
         };
+        // The session's origin: the document's form, `[]` or `{}` (the history is the nodes',
+        // the object's other fields the metadata's extra).
         let history = match value {
             Value::Array(h) => {
-                meta.hints.insert(HINT_FORM.into(), "array".into());
+                meta.origin = Some(Origin::new(NAME, b"[]"));
                 h
             }
             Value::Object(mut o) => match o.shift_remove("history") {
                 Some(Value::Array(h)) => {
-                    meta.hints.insert(HINT_FORM.into(), "object".into());
+                    meta.origin = Some(Origin::new(NAME, b"{}"));
                     meta.extra = o;
                     h
                 }
@@ -154,6 +149,9 @@ impl Reader for Checkpoint {
         for (i, entry) in history.into_iter().enumerate() {
             let parent = nodes.last().map(|n| n.id.clone());
             let id = format!("{}", i + 1);
+            // A node's origin: its entry, as parsed (the writer reads whether it had `parts`
+            // and which ids the reader gave its parts from it).
+            let origin = Origin::new(NAME, &serde_json::to_vec(&entry).unwrap_or_default());
             let Value::Object(mut content) = entry else {
                 diagnostics.push(Diagnostic {
                     code: "entry-not-object",
@@ -167,13 +165,9 @@ impl Reader for Checkpoint {
             let role = content
                 .shift_remove("role")
                 .and_then(|r| r.as_str().map(String::from));
-            let mut hints = Extra::new();
             let parts = match content.shift_remove("parts") {
                 Some(p) => parts_from_union(&p),
-                None => {
-                    hints.insert(HINT_NO_PARTS.into(), true.into());
-                    Vec::new()
-                }
+                None => Vec::new(),
             };
             let after_context = nodes.len() == 1 && nodes[0].message().is_none();
             if (i == 0 && is_context(&parts))
@@ -196,7 +190,7 @@ impl Reader for Checkpoint {
                 m.extra.insert("role".into(), r.into());
             }
             m.extra.extend(content);
-            nodes.push(node(id, parent, m, hints));
+            nodes.push(node(id, parent, m, origin));
         }
         pair_call_ids(&mut nodes);
         Ok(ReadOutcome {
@@ -284,9 +278,10 @@ impl Writer for Checkpoint {
                 continue;
             };
             let mut parts = m.parts.clone();
-            if own {
-                unfill_ids(&mut parts, &node.hints);
-            } else {
+            let entry = own.then(|| entry_as_read(node)).flatten();
+            if let Some(entry) = &entry {
+                unfill_ids(&mut parts, entry);
+            } else if !own {
                 if m.role == Role::System {
                     losses.add(
                         "system-messages",
@@ -308,12 +303,13 @@ impl Writer for Checkpoint {
                 true => m.extra.get("role").and_then(Value::as_str).unwrap_or(role),
                 false => role,
             };
-            let no_parts = own && parts.is_empty() && node.hints.contains_key(HINT_NO_PARTS);
+            let no_parts =
+                parts.is_empty() && entry.as_ref().is_some_and(|e| !e.contains_key("parts"));
             let extra = if own { m.extra.clone() } else { Extra::new() };
             history.push(content(role, parts, &extra, no_parts));
         }
         let array_form = options.checkpoint_array
-            || session.meta.hints.get(HINT_FORM).and_then(Value::as_str) == Some("array");
+            || Origin::of(&session.meta.origin, NAME).is_some_and(|d| d.starts_with(b"["));
         let value = if array_form {
             Value::Array(history)
         } else {
@@ -365,15 +361,23 @@ fn not_a_checkpoint(file: &str) -> ReadError {
     )
 }
 
-fn node(id: String, parent: Option<String>, m: Message, hints: Extra) -> Node {
+fn node(id: String, parent: Option<String>, m: Message, origin: Origin) -> Node {
     Node {
         id,
         parent,
         timestamp: None,
         body: Body::Message(m),
         extra: Extra::new(),
-        hints,
-        origin: None,
+        hints: Extra::new(),
+        origin: Some(origin),
+    }
+}
+
+/// The history entry a node was read from (its origin), when it was read from a checkpoint.
+fn entry_as_read(node: &Node) -> Option<Map<String, Value>> {
+    match crate::json::value::to_value(Origin::of(&node.origin, NAME)?).ok()? {
+        (Value::Object(entry), _) => Some(entry),
+        _ => None,
     }
 }
 
@@ -412,8 +416,8 @@ fn content(role: &str, parts: Vec<Part>, extra: &Extra, no_parts: bool) -> Value
 /// result by id. A response answers a call of the model turn before it: the call with its id,
 /// else the first call of its name not yet answered. A call without id gets the response's id,
 /// a response without id the call's; when neither has one, both get `<name>-<entry>-<n>`.
-/// The parts changed are recorded ([`HINT_FILLED_IDS`]) so a checkpoint is written back as
-/// it was.
+/// A part's id given here is one its entry (the node's origin) does not have, so a checkpoint
+/// is written back as it was ([`unfill_ids`]).
 fn pair_call_ids(nodes: &mut [Node]) {
     for i in 1..nodes.len() {
         let (before, after) = nodes.split_at_mut(i);
@@ -498,8 +502,6 @@ fn pair_call_ids(nodes: &mut [Node]) {
                 filled_answers.push(*aj);
             }
         }
-        record_filled(&mut call_node.hints, &filled_calls);
-        record_filled(&mut answer_node.hints, &filled_answers);
     }
 }
 
@@ -511,21 +513,20 @@ fn set_id(part: &mut Part, new: Option<String>) {
     }
 }
 
-fn record_filled(hints: &mut Extra, parts: &[usize]) {
-    if !parts.is_empty() {
-        let list = parts.iter().map(|&j| Value::from(j)).collect();
-        hints.insert(HINT_FILLED_IDS.into(), Value::Array(list));
-    }
-}
-
-/// Takes off the ids [`pair_call_ids`] gave, for writing a checkpoint back.
-fn unfill_ids(parts: &mut [Part], hints: &Extra) {
-    let Some(Value::Array(list)) = hints.get(HINT_FILLED_IDS) else {
+/// Takes off the ids [`pair_call_ids`] gave, for writing a checkpoint back: those of the parts
+/// that had none in the node's entry.
+fn unfill_ids(parts: &mut [Part], entry: &Map<String, Value>) {
+    let Some(read) = entry.get("parts") else {
         return;
     };
-    for j in list.iter().filter_map(Value::as_u64) {
-        if let Some(p) = parts.get_mut(j as usize) {
-            set_id(p, None);
+    for (part, as_read) in parts.iter_mut().zip(parts_from_union(read)) {
+        let had = match &as_read.content {
+            Content::ToolCall { id, .. } => id.is_some(),
+            Content::ToolResult { call_id, .. } => call_id.is_some(),
+            _ => true,
+        };
+        if !had {
+            set_id(part, None);
         }
     }
 }
