@@ -133,12 +133,26 @@ pub(crate) fn ordered_as_read(
     hint: &str,
     canonical: &[&str],
 ) -> Map<String, Value> {
-    match hints.get(hint).and_then(Value::as_array) {
-        Some(keys) => {
-            let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
-            ordered(ordered(map, canonical), &keys)
-        }
-        None => ordered(map, canonical),
+    let keys = hints.get(hint).and_then(Value::as_array).map(|keys| {
+        keys.iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect::<Vec<_>>()
+    });
+    ordered_like(map, keys.as_deref(), canonical)
+}
+
+/// Orders keys as `read` has them (the object a node was read from), else as the tool writes
+/// them (`canonical`).
+pub(crate) fn ordered_like(
+    map: Map<String, Value>,
+    read: Option<&[String]>,
+    canonical: &[&str],
+) -> Map<String, Value> {
+    let map = ordered(map, canonical);
+    match read {
+        Some(keys) => ordered(map, &keys.iter().map(String::as_str).collect::<Vec<_>>()),
+        None => map,
     }
 }
 

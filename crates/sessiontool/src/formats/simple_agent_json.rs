@@ -20,9 +20,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::fields::take_string;
-use super::json_document::{
-    self, kept_fields, kept_message, key_list, ordered_as_read, session_times,
-};
+use super::json_document::{self, kept_fields, kept_message, ordered_like, session_times};
 use super::one_branch::{ONE_BRANCH, one_branch};
 use super::tool_output::output_text;
 use super::{
@@ -31,9 +29,12 @@ use super::{
 };
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{ProjectField, Reader, Rules, Writer};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role, Session};
 
 mod go;
+mod origin;
+
+use origin::{DocumentAsRead, MessageAsRead};
 
 pub use go::{index_entry, rekey_index, to_pretty_go};
 
@@ -57,17 +58,6 @@ const MESSAGE_ORDER: &[&str] = &["role", "content", "tool_calls", "tool_call_id"
 const CALL_ORDER: &[&str] = &["id", "type", "function"];
 const FUNCTION_ORDER: &[&str] = &["name", "arguments"];
 
-/// Hints this format leaves for its own writer.
-const HINT_KEYS: &str = "simple-agent-json.keys";
-/// The key order of `metadata` (Go writes `title` first; a file edited by hand may not).
-const HINT_METADATA_KEYS: &str = "simple-agent-json.metadata-keys";
-/// `absent` or `empty`: how a message without text had its `content`.
-const HINT_CONTENT: &str = "simple-agent-json.content";
-/// The `arguments` strings of the message's calls, in order (`null` where re-encoding the
-/// parsed arguments gives the same string).
-const HINT_ARGUMENTS: &str = "simple-agent-json.arguments";
-/// `false` when the file had `<`, `>` or `&` unescaped (Go never writes them raw).
-const HINT_HTML_ESCAPE: &str = "simple-agent-json.html-escape";
 /// Kind of the event that keeps a message this reader cannot map.
 const UNKNOWN_MESSAGE: &str = "simple-agent-json.message";
 /// Where a call's unknown `function` fields are kept (in the call part's `extra`).
@@ -131,7 +121,7 @@ impl Reader for SimpleAgentJson {
     fn read(&self, input: &Input) -> Result<ReadOutcome, ReadError> {
         let json_document::Document {
             mut root,
-            keys,
+            keys: _,
             messages,
             lossy,
         } = json_document::parse(input, "simple-agent", true)?;
@@ -144,14 +134,6 @@ impl Reader for SimpleAgentJson {
                 location: Location::file(input.name),
                 message: format!("session version {other:?}; read as version 1.0"),
             }),
-        }
-        let mut hints = Extra::new();
-        hints.insert(HINT_KEYS.into(), key_list(&keys));
-        if input.bytes.iter().any(|b| matches!(b, b'<' | b'>' | b'&')) {
-            hints.insert(HINT_HTML_ESCAPE.into(), false.into());
-        }
-        if let Some(Value::Object(md)) = root.get("metadata") {
-            hints.insert(HINT_METADATA_KEYS.into(), key_list(md.keys()));
         }
         let title = match root.get_mut("metadata") {
             Some(Value::Object(md)) if md.get("title").is_some_and(Value::is_string) => md
@@ -167,7 +149,8 @@ impl Reader for SimpleAgentJson {
             title,
             source_format: Some(NAME.into()),
             extra: root,
-            hints,
+            // The document: its key orders and escaping, for the writer (`origin`).
+            origin: Some(Origin::new(NAME, input.bytes)),
             tail: document_tail(NAME, input.bytes),
             ..Meta::default()
         };
@@ -220,6 +203,7 @@ impl Writer for SimpleAgentJson {
         let session = one_branch(session, options, ONE_BRANCH, &mut losses)?;
         let own = session.meta.source_format.as_deref() == Some(NAME);
         let meta = &session.meta;
+        let doc = DocumentAsRead::of(meta);
         let now = options.now.clone().unwrap_or_else(|| GO_ZERO_TIME.into());
         let mut messages = Vec::with_capacity(session.nodes.len());
         let mut last_ts = meta.start_time.clone();
@@ -294,20 +278,15 @@ impl Writer for SimpleAgentJson {
             with_title.insert("title".into(), "".into());
         }
         with_title.append(&mut md);
-        let with_title = match meta.hints.get(HINT_METADATA_KEYS).and_then(Value::as_array) {
-            Some(keys) if own => {
-                let keys: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
-                ordered(with_title, &keys)
-            }
-            _ => with_title,
-        };
+        let metadata_keys = doc.as_ref().and_then(|d| d.metadata_keys.as_deref());
+        let with_title = ordered_like(with_title, metadata_keys, &[]);
         root.insert("metadata".into(), Value::Object(with_title));
         root.insert("messages".into(), Value::Array(messages));
         if meta.summary.is_some() {
             losses.add("summary", 1, "the session summary (no field for it)");
         }
-        let root = ordered_as_read(root, &meta.hints, HINT_KEYS, SESSION_ORDER);
-        let escape = !(own && meta.hints.get(HINT_HTML_ESCAPE) == Some(&Value::Bool(false)));
+        let root = ordered_like(root, doc.as_ref().map(|d| &d.keys[..]), SESSION_ORDER);
+        let escape = !doc.as_ref().is_some_and(|d| d.raw_html);
         let mut bytes = to_pretty_go(&Value::Object(root), escape);
         bytes.extend_from_slice(tail_as_read(meta, NAME).unwrap_or_default());
         Ok(Written { bytes, losses })
@@ -343,7 +322,7 @@ fn arguments_string(args: &Value, kept: Option<&str>) -> String {
 
 /// One tool call object as a call part, or `None` when it is not shaped like one (it then
 /// stays in the message's `extra` with the whole list).
-fn call_part(value: &Value) -> Option<(Part, Option<String>)> {
+pub(super) fn call_part(value: &Value) -> Option<(Part, Option<String>)> {
     let mut c = value.as_object()?.clone();
     let Some(Value::Object(mut f)) = c.shift_remove("function") else {
         return None;
@@ -392,18 +371,14 @@ fn message_to_node(
         });
         return kept_message(id, parent, UNKNOWN_MESSAGE, value);
     };
-    let mut hints = Extra::new();
-    hints.insert(HINT_KEYS.into(), key_list(m.keys()));
+    // The message as parsed: its key order and shape, for the writer (`origin`).
+    let origin = Origin::new(NAME, &serde_json::to_vec(&m).unwrap_or_default());
     m.shift_remove("role");
     let timestamp = take_string(&mut m, "timestamp");
     let content = match m.get("content") {
-        None => {
-            hints.insert(HINT_CONTENT.into(), "absent".into());
-            None
-        }
+        None => None,
         Some(Value::String(s)) if s.is_empty() => {
             m.shift_remove("content");
-            hints.insert(HINT_CONTENT.into(), "empty".into());
             None
         }
         Some(Value::String(_)) => take_string(&mut m, "content"),
@@ -416,25 +391,18 @@ fn message_to_node(
         let read: Option<Vec<(Part, Option<String>)>> = calls.iter().map(call_part).collect();
         if let Some(read) = read {
             m.shift_remove("tool_calls");
-            let mut kept = Vec::new();
-            let mut any_kept = false;
-            for (p, keep) in read {
+            for (p, _) in read {
                 if let Content::ToolCall {
                     id: Some(id), name, ..
                 } = &p.content
                 {
                     call_names.insert(id.clone(), name.clone());
                 }
-                any_kept |= keep.is_some();
-                kept.push(keep.map_or(Value::Null, Value::String));
                 parts.push(p);
             }
             if calls_empty(&parts) {
                 // `"tool_calls": []` (never written by Go's omitempty, but seen in the seed).
                 m.insert("tool_calls".into(), Value::Array(Vec::new()));
-            }
-            if any_kept {
-                hints.insert(HINT_ARGUMENTS.into(), Value::Array(kept));
             }
         }
     }
@@ -474,8 +442,8 @@ fn message_to_node(
             extra: m,
         }),
         extra: Extra::new(),
-        hints,
-        origin: None,
+        hints: Extra::new(),
+        origin: Some(origin),
     }
 }
 
@@ -510,12 +478,8 @@ fn write_message(
     if m.usage.is_some() {
         losses.add("usage", 1, "token usage of messages");
     }
-    let kept_args: Vec<Option<String>> = node
-        .hints
-        .get(HINT_ARGUMENTS)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|v| v.as_str().map(String::from)).collect())
-        .unwrap_or_default();
+    let as_read = MessageAsRead::of(node);
+    let kept_args = &as_read.arguments;
     let mut texts = Vec::new();
     let mut calls = Vec::new();
     let mut results = Vec::new();
@@ -591,7 +555,8 @@ fn write_message(
             }
         }
     }
-    let content_hint = node.hints.get(HINT_CONTENT).and_then(Value::as_str);
+    let content_hint = as_read.no_text;
+    let keys = as_read.keys.as_deref();
     let mut out = Vec::new();
     let text = (!texts.is_empty()).then(|| texts.join("\n\n"));
     if results.is_empty() || role != "tool" {
@@ -622,7 +587,7 @@ fn write_message(
             );
         }
         w.insert("timestamp".into(), timestamp.into());
-        out.push(ordered_as_read(w, &node.hints, HINT_KEYS, MESSAGE_ORDER));
+        out.push(ordered_like(w, keys, MESSAGE_ORDER));
         return out;
     }
     if text.is_some() {
@@ -648,7 +613,7 @@ fn write_message(
             w.insert("tool_call_id".into(), id.into());
         }
         w.insert("timestamp".into(), timestamp.clone().into());
-        out.push(ordered_as_read(w, &node.hints, HINT_KEYS, MESSAGE_ORDER));
+        out.push(ordered_like(w, keys, MESSAGE_ORDER));
     }
     out
 }
