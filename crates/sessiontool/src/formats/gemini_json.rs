@@ -8,6 +8,7 @@
 
 pub mod close_calls;
 pub(crate) mod engine;
+pub(crate) mod origin;
 pub mod salvage;
 pub(crate) mod stream;
 pub(crate) mod two_pass;
@@ -18,9 +19,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{take_string, take_u64};
 use super::gemini_content::{is_gemini_family, parts_from_union, parts_to_json, to_api_parts};
-use super::json_document::{
-    self, kept_fields, kept_message, key_list, ordered_as_read, session_times,
-};
+use super::json_document::{self, kept_fields, kept_message, ordered_like, session_times};
 use super::judge::file_name;
 use super::one_branch::{ONE_BRANCH, one_branch};
 use super::{
@@ -38,7 +37,7 @@ pub const NAME: &str = "gemini-json";
 
 /// Key order of the CLI's ConversationRecord, MessageRecord and ToolCallRecord. Keys the CLI
 /// adds later (`kind`, `summary`, `directories`) land in the order they were added, so the
-/// reader records the order it saw (`HINT_KEYS`) and the writer follows it.
+/// writer follows the order the reader saw (the origins, `origin`).
 const SESSION_ORDER: &[&str] = &[
     "sessionId",
     "projectHash",
@@ -71,10 +70,6 @@ const TOOL_CALL_ORDER: &[&str] = &[
     "resultDisplay",
 ];
 
-/// Hints this format leaves for its own writer.
-const HINT_CONTENT: &str = "gemini-json.content";
-const HINT_RESULTS: &str = "gemini-json.results";
-const HINT_KEYS: &str = "gemini-json.keys";
 /// Kind of the event that keeps a message of a type this reader does not know.
 const UNKNOWN_MESSAGE: &str = "gemini-json.message";
 
@@ -158,7 +153,7 @@ impl Reader for GeminiJson {
         let mut seen = std::collections::HashSet::new();
         for (i, m) in messages.into_iter().enumerate() {
             let parent = nodes.last().map(|n| n.id.clone());
-            let new = message_nodes(m, i, parent, &mut seen, &mut diagnostics, input.name);
+            let new = message_nodes_as_read(m, i, parent, &mut seen, &mut diagnostics, input.name);
             nodes.extend(new);
         }
         Ok(ReadOutcome {
@@ -350,7 +345,8 @@ pub(crate) fn root(
     if meta.title.is_some() && meta.source_format.as_deref() != Some(NAME) {
         losses.add("title", 1, "the session title (no field for it)");
     }
-    Value::Object(ordered_as_read(root, &meta.hints, HINT_KEYS, SESSION_ORDER))
+    let keys = origin::document_keys(meta);
+    Value::Object(ordered_like(root, keys.as_deref(), SESSION_ORDER))
 }
 
 fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<String>> {
@@ -367,22 +363,17 @@ fn take_string_list(map: &mut Map<String, Value>, key: &str) -> Option<Vec<Strin
 /// The session's metadata from the document's fields but `messages` (`root`), its keys in
 /// file order and the file's bytes.
 pub(crate) fn meta_of(root: Map<String, Value>, keys: &[String], bytes: &[u8]) -> Meta {
-    let mut hints = Extra::new();
-    hints.insert(HINT_KEYS.into(), key_list(keys));
     Meta {
+        origin: Some(origin::document_origin(&root, keys)),
         tail: document_tail(NAME, bytes),
-        ..record_meta(root, NAME, hints)
+        ..record_meta(root, NAME)
     }
 }
 
 /// The session's metadata from a ConversationRecord's fields but `messages` (those it does not
 /// map stay in `extra`): the legacy document's and the JSONL recording's (`source_format`)
 /// alike.
-pub(crate) fn record_meta(
-    mut fields: Map<String, Value>,
-    source_format: &str,
-    hints: Extra,
-) -> Meta {
+pub(crate) fn record_meta(mut fields: Map<String, Value>, source_format: &str) -> Meta {
     Meta {
         id: take_string(&mut fields, "sessionId"),
         project_hash: take_string(&mut fields, "projectHash"),
@@ -392,7 +383,6 @@ pub(crate) fn record_meta(
         directories: take_string_list(&mut fields, "directories"),
         source_format: Some(source_format.into()),
         extra: fields,
-        hints,
         ..Meta::default()
     }
 }
@@ -431,6 +421,23 @@ pub(crate) fn message_nodes(
         new[1].parent = Some(new[0].id.clone());
     }
     new
+}
+
+/// [`message_nodes`], each node with the record as its origin (for this format's writer).
+pub(crate) fn message_nodes_as_read(
+    value: Value,
+    index: usize,
+    parent: Option<String>,
+    seen: &mut std::collections::HashSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+    file: &str,
+) -> Vec<Node> {
+    let origin = origin::message_origin(&value);
+    let mut nodes = message_nodes(value, index, parent, seen, diagnostics, file);
+    for n in &mut nodes {
+        n.origin = Some(origin.clone());
+    }
+    nodes
 }
 
 /// One MessageRecord as one node, or two when it carries tool results.
@@ -479,8 +486,6 @@ pub(crate) fn message_to_nodes(
             return vec![kept_message(id, parent, UNKNOWN_MESSAGE, Value::Object(m))];
         }
     };
-    let mut hints = Extra::new();
-    hints.insert(HINT_KEYS.into(), key_list(m.keys()));
     m.shift_remove("id");
     m.shift_remove("type");
     let timestamp = take_string(&mut m, "timestamp");
@@ -491,26 +496,15 @@ pub(crate) fn message_to_nodes(
         m.shift_remove("thoughts");
         parts.extend(thoughts.into_iter().map(thought_part));
     }
-    match m.shift_remove("content") {
-        Some(content) => {
-            let shape = match &content {
-                Value::String(_) => "string",
-                Value::Array(_) => "array",
-                _ => "part",
-            };
-            hints.insert(HINT_CONTENT.into(), shape.into());
-            parts.extend(
-                parts_from_union(&content)
-                    .into_iter()
-                    .filter(|p| !matches!(&p.content, Content::Text { text } if text.is_empty() && shape == "string")),
-            );
-        }
-        None => {
-            hints.insert(HINT_CONTENT.into(), "absent".into());
-        }
+    if let Some(content) = m.shift_remove("content") {
+        // An empty string is no text part.
+        let string = content.is_string();
+        parts.extend(parts_from_union(&content).into_iter().filter(|p| {
+            !(string && matches!(&p.content, Content::Text { text } if text.is_empty()))
+        }));
     }
     let mut results: Vec<Part> = Vec::new();
-    let mut result_shapes = Vec::new();
+    let mut any_result = false;
     let mut result_ts: Option<String> = None;
     if let Some(Value::Array(calls)) = m.get("toolCalls").filter(|t| all_objects(t)) {
         let calls = calls.clone();
@@ -525,9 +519,8 @@ pub(crate) fn message_to_nodes(
                 result_ts = Some(ts.clone());
             }
             parts.push(call_part);
-            if let Some(shape) = shape {
-                result_shapes
-                    .push(serde_json::json!({"parts": result_parts.len(), "shape": shape}));
+            if shape.is_some() {
+                any_result = true;
                 results.extend(result_parts);
             }
         }
@@ -554,14 +547,12 @@ pub(crate) fn message_to_nodes(
         timestamp: timestamp.clone(),
         body: Body::Message(message),
         extra: Extra::new(),
-        hints,
+        hints: Extra::new(),
         origin: None,
     };
-    if result_shapes.is_empty() {
+    if !any_result {
         return vec![first];
     }
-    let mut tool_hints = Extra::new();
-    tool_hints.insert(HINT_RESULTS.into(), Value::Array(result_shapes));
     vec![
         first,
         Node {
@@ -570,7 +561,7 @@ pub(crate) fn message_to_nodes(
             timestamp: result_ts.or(timestamp),
             body: Body::Message(Message::new(Role::Tool, results)),
             extra: Extra::new(),
-            hints: tool_hints,
+            hints: Extra::new(),
             origin: None,
         },
     ]
@@ -772,7 +763,8 @@ fn write_message(
             _ => content.push(p.clone()),
         }
     }
-    let shape = node.hints.get(HINT_CONTENT).and_then(Value::as_str);
+    let as_read = origin::MessageAsRead::of(node);
+    let shape = as_read.as_ref().map(|a| a.content);
     let single_text = match content.as_slice() {
         [] => Some(String::new()),
         [
@@ -821,7 +813,7 @@ fn write_message(
             .collect();
         out.insert("toolCalls".into(), Value::Array(calls));
     }
-    ordered_as_read(out, &node.hints, HINT_KEYS, MESSAGE_ORDER)
+    ordered_like(out, as_read.as_ref().map(|a| &a.keys[..]), MESSAGE_ORDER)
 }
 
 /// Puts a tool message's results into the `toolCalls` of the assistant message they answer.
@@ -910,24 +902,10 @@ struct ResultGroup {
 /// one, otherwise each function response starts a group and other parts join the one before.
 fn group_results(tool: &Node) -> Vec<ResultGroup> {
     let mut groups: Vec<ResultGroup> = Vec::new();
-    let hints = &tool.hints;
+    let recorded = origin::MessageAsRead::of(tool).map(|a| a.results);
     let Some(tool) = tool.message() else {
         return groups;
     };
-    let recorded: Option<Vec<(usize, &'static str)>> =
-        hints.get(HINT_RESULTS).and_then(Value::as_array).map(|a| {
-            a.iter()
-                .map(|h| {
-                    let n = h.get("parts").and_then(Value::as_u64).unwrap_or(0) as usize;
-                    let shape = match h.get("shape").and_then(Value::as_str) {
-                        Some("string") => "string",
-                        Some("part") => "part",
-                        _ => "array",
-                    };
-                    (n, shape)
-                })
-                .collect()
-        });
     let fits = recorded
         .as_ref()
         .is_some_and(|r| r.iter().map(|(n, _)| n).sum::<usize>() == tool.parts.len());

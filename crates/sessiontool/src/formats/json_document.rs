@@ -116,32 +116,6 @@ pub(crate) fn at_offset(input: &Input, offset: usize) -> Location {
     Location::at(input.name, line, offset as u64)
 }
 
-/// Keys in the order read, for the hint [`ordered_as_read`] follows.
-pub(crate) fn key_list(keys: impl IntoIterator<Item = impl AsRef<str>>) -> Value {
-    Value::Array(
-        keys.into_iter()
-            .map(|k| Value::String(k.as_ref().to_string()))
-            .collect(),
-    )
-}
-
-/// Orders keys as the reader saw them when it recorded that (a [`key_list`] under `hint` in
-/// `hints`), else as the tool writes them (`canonical`).
-pub(crate) fn ordered_as_read(
-    map: Map<String, Value>,
-    hints: &Extra,
-    hint: &str,
-    canonical: &[&str],
-) -> Map<String, Value> {
-    let keys = hints.get(hint).and_then(Value::as_array).map(|keys| {
-        keys.iter()
-            .filter_map(Value::as_str)
-            .map(String::from)
-            .collect::<Vec<_>>()
-    });
-    ordered_like(map, keys.as_deref(), canonical)
-}
-
 /// Orders keys as `read` has them (the object a node was read from), else as the tool writes
 /// them (`canonical`).
 pub(crate) fn ordered_like(

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::{Messages, root};
 use crate::diag::LossReport;
+use crate::engine::MadeFor;
 use crate::engine::target::{Lookup, NodeSink};
 use crate::formats::gemini_content::{ApiParts, calls_of, is_gemini_family};
 use crate::formats::one_branch::ONE_BRANCH;
@@ -162,6 +163,7 @@ impl DocumentStream {
         };
         Writer {
             layout: self.layout,
+            own: self.own,
             family: self.family,
             head,
             tail,
@@ -180,6 +182,9 @@ impl DocumentStream {
 /// See [`DocumentStream::writer`].
 pub(crate) struct Writer {
     layout: Layout,
+    /// A Gemini session: its records' key orders and shapes are written back, from the nodes'
+    /// origins (see [`DocumentStream::own`]).
+    own: bool,
     /// Parts written as they are ([`DocumentStream::family`]).
     family: bool,
     head: Vec<u8>,
@@ -198,6 +203,13 @@ pub(crate) struct Writer {
 }
 
 impl NodeSink for Writer {
+    fn made_for(&self) -> MadeFor {
+        match self.own {
+            true => MadeFor::OwnWriter,
+            false => MadeFor::Counting,
+        }
+    }
+
     /// The document's head, up to its messages.
     fn begin(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.head);

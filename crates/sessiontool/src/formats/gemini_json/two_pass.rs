@@ -15,7 +15,7 @@ use std::io;
 
 use serde_json::{Map, Value};
 
-use super::{message_nodes, meta_of};
+use super::{message_nodes, message_nodes_as_read, meta_of};
 use crate::check::document::OpenCalls;
 use crate::diag::Diagnostic;
 use crate::engine::MadeFor;
@@ -227,7 +227,7 @@ impl Reading for Known {
 
     /// The message's nodes made again, this one taken, with the id and parent pass one gave
     /// it (a repeated id renamed, a result chained to its call).
-    fn node(&self, index: u32, bytes: &[u8], _made_for: MadeFor) -> Node {
+    fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         let made = &self.made[index as usize];
         let sk = &self.skeleton;
         let parent = sk.parent_id(index).map(|p| sk.ids.name(p).to_string());
@@ -235,7 +235,12 @@ impl Reading for Known {
             Ok((v, _)) => v,
             Err(_) => Value::Null,
         };
-        let mut nodes = message_nodes(
+        // Only this format's writer reads a record's origin.
+        let read = match made_for {
+            MadeFor::OwnWriter => message_nodes_as_read,
+            _ => message_nodes,
+        };
+        let mut nodes = read(
             value,
             made.message as usize,
             parent.clone(),

@@ -5,11 +5,11 @@ use crate::formats::record_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use super::super::gemini_json::{message_nodes, record_meta};
+use super::super::gemini_json::{message_nodes_as_read, record_meta};
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
 use super::NAME;
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Extra, Node, Origin, Session};
+use crate::model::{Node, Origin, Session};
 use crate::records::{Options, split_slice};
 
 /// What the replay leaves: the metadata as merged, and the messages by id in their order.
@@ -97,14 +97,14 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     let mut fields = replay.metadata;
     // Messages live in the list; the metadata only has them when `$set` replaced it.
     fields.shift_remove("messages");
-    let mut meta = record_meta(fields, NAME, Extra::new());
+    let mut meta = record_meta(fields, NAME);
     meta.origin = Some(Origin::new(NAME, &lines));
     let mut nodes: Vec<Node> = Vec::with_capacity(replay.messages.len() * 2);
     let mut seen = std::collections::HashSet::new();
     for (i, (_, m)) in replay.messages.into_iter().enumerate() {
         // Messages are unique by id here: only `<id>.results` can collide with one.
         let parent = nodes.last().map(|n| n.id.clone());
-        let new = message_nodes(m, i, parent, &mut seen, &mut diagnostics, input.name);
+        let new = message_nodes_as_read(m, i, parent, &mut seen, &mut diagnostics, input.name);
         nodes.extend(new);
     }
     Ok(ReadOutcome {

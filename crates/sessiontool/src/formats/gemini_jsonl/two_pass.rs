@@ -28,7 +28,6 @@ use crate::engine::{Source, pass2};
 use crate::formats::lossy_diagnostic;
 use crate::json::value::{to_value, to_value_within};
 use crate::json::{Kind, Raw};
-use crate::model::Extra;
 use crate::records::Span;
 
 /// Pass one over the recording named `name` (in diagnostics), read from `source` (the
@@ -285,7 +284,7 @@ impl Scan for Scanner<'_> {
         }
         // Without the file's records as its origin (the whole reader's): they would hold the
         // whole file; the same-format route copies them from the file instead.
-        let meta = record_meta(acc.metadata, NAME, Extra::new());
+        let meta = record_meta(acc.metadata, NAME);
 
         // Each message where it is: a message line is its record, a listed message a piece
         // of its line (whose text is the file's bytes).
