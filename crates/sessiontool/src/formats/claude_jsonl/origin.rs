@@ -120,7 +120,7 @@ pub(super) fn written<'a>(
                 .is_some_and(|n| n.starts_with('#'));
         kept.uuid = own.then(|| uuid.clone());
     }
-    // The key orders read, but where the line is written as it is (the usual case).
+    // The key orders as read; not needed where the line is written as it is (the usual case).
     let layout_of = |v: &Value| v.as_object().map(Layout::of);
     let mut layout = match unchanged {
         true => None,
