@@ -13,10 +13,11 @@
 //! title events).
 //!
 //! Writing gives a session read from this format back byte for byte: record fields equal to
-//! the session's (`sessionId`, `cwd`, `version`, `gitBranch`) come from the metadata; key orders
-//! the canonical writer would not produce, a second uuid's original spelling, Python-style
-//! separators (`", "`, as in hand-made test files) and as a last resort the entry's text are
-//! kept as hints. Sessions from other formats are written as entries the Claude CLI resumes:
+//! the session's (`sessionId`, `cwd`, `version`, `gitBranch`) come from the metadata; each
+//! node keeps its entry's line (its origin), which the writer writes while the node reads as it
+//! did, and otherwise reads again for what a rebuilt entry keeps (key orders the canonical
+//! writer would not produce, a repeated uuid's own spelling, a string `content`, Python-style
+//! separators as in hand-made test files: see `origin`). Sessions from other formats are written as entries the Claude CLI resumes:
 //! one chain, `tool_use` blocks answered by `tool_result` blocks in the next user entry, with a
 //! loss report for what has no Claude shape.
 
@@ -27,6 +28,7 @@ pub(crate) mod foreign;
 mod keys;
 mod layout;
 pub mod listing;
+mod origin;
 mod raw_node;
 mod read;
 mod synthetic;
@@ -54,21 +56,6 @@ pub const NAME: &str = "claude-jsonl";
 
 /// Kind of the event that keeps an entry whole (no message shape, no uuid, not an object).
 pub const ENTRY: &str = "claude-jsonl.entry";
-
-/// Node hint: key orders of the entry and the objects the writer rebuilds, where they are not
-/// canonical (`{"record": [...], "message": [...], "usage": [...], "blocks": [null, [...]]}`).
-const HINT_KEYS: &str = "claude-jsonl.keys";
-/// Node hint: `"string"` when `message.content` was a string rather than blocks.
-const HINT_CONTENT: &str = "claude-jsonl.content";
-/// Node hint: the entry's uuid, when the node id had to differ (a duplicate uuid).
-const HINT_UUID: &str = "claude-jsonl.uuid";
-/// Node hint: the entry's original text, when rebuilding it would not give the same bytes.
-const HINT_RAW: &str = "claude-jsonl.raw";
-/// Node hint: the `message.usage` of an entry before the last of a split reply (the model has
-/// the reply's usage once, on its last entry; see `usage`).
-const HINT_USAGE: &str = "claude-jsonl.usage";
-/// Meta hint: `"python"` when entries were written with `", "` and `": "` separators.
-const HINT_STYLE: &str = "claude-jsonl.style";
 
 /// The Claude CLI version whose entry layout the writer follows (the newest in the samples).
 const WRITER_VERSION: &str = "2.0.24";

@@ -1,6 +1,6 @@
 //! A message entry's node made from its text ([`Raw`]) without building the entry as a
 //! `serde_json::Value` first: the node [`Shape::node`](super::read::Shape::node) makes of the
-//! same entry for a user other than this format's writer (no hints), field for field. Only
+//! same entry for a user other than this format's writer (no origin), field for field. Only
 //! what is plain is read here: objects whose keys hold no escape, are given once and number at
 //! most [`MOST_FIELDS`], and text, thinking, tool-use and tool-result blocks in their usual
 //! shape. Anything else gives `None` (the entry) or goes through the `Value` code (a block),
@@ -11,7 +11,6 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::HINT_CONTENT;
 use super::blocks::part_from_block;
 use super::read::{interprets, node_id};
 use super::usage::usage_from;
@@ -116,12 +115,8 @@ pub(super) fn message_node(
         }
         message_extra.insert(key.to_string(), value_of(value)?);
     }
-    let mut hints = Extra::new();
     let parts = match content.kind() {
-        Kind::String => {
-            hints.insert(HINT_CONTENT.into(), "string".into());
-            vec![Part::text(text_of(content)?)]
-        }
+        Kind::String => vec![Part::text(text_of(content)?)],
         _ => {
             let mut parts = Vec::with_capacity(blocks.len());
             for block in blocks {
@@ -153,7 +148,7 @@ pub(super) fn message_node(
             extra: message_extra,
         }),
         extra,
-        hints,
+        hints: Extra::new(),
         origin: None,
     })
 }

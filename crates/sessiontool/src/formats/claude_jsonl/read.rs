@@ -1,16 +1,16 @@
-//! Entries to nodes, and the hints that make the writer give back the same bytes.
+//! Entries to nodes, each keeping its line (its [`Origin`]) for this format's writer.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::blocks::part_from_block;
-use super::layout::Layout;
-use super::write::{Base, HINT_FINAL_NEWLINE, entry, to_bytes, usage_object, with_hints};
-use super::{ENTRY, HINT_CONTENT, HINT_KEYS, HINT_RAW, HINT_STYLE, HINT_UUID, NAME};
+use super::origin::{meta_origin, python_written};
+use super::write::{Base, HINT_FINAL_NEWLINE};
+use super::{ENTRY, NAME};
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::formats::{Input, ReadError, ReadOutcome, record_diagnostics, record_value};
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role, Session};
 use crate::records::{Options, split_slice};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -28,32 +28,23 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         }
     }
     // The session's own fields: from its first chain entry.
-    let first = parsed.iter().find_map(|(v, _)| {
+    let first = parsed.iter().zip(&records).find(|((v, _), _)| {
         v.as_ref()
-            .and_then(Value::as_object)
-            .filter(|o| o.get("uuid").is_some_and(Value::is_string))
+            .is_some_and(|v| v.is_object() && v.get("uuid").is_some_and(Value::is_string))
     });
-    let field = |k: &str| {
-        first
-            .and_then(|o| o.get(k))
-            .and_then(Value::as_str)
-            .map(String::from)
-    };
-    let base = Base {
-        session_id: field("sessionId"),
-        cwd: field("cwd"),
-        version: field("version"),
-        git_branch: field("gitBranch"),
-    };
-    let start_time = field("timestamp");
+    let base = first.map_or_else(Base::default, |((v, _), _)| {
+        Base::of_entry(v.as_ref().expect("found parsed"))
+    });
+    let start_time = first.and_then(|((v, _), _)| {
+        let ts = v.as_ref()?.get("timestamp")?.as_str()?;
+        Some(ts.to_string())
+    });
+    // Whether the entries were written with Python's separators: the first line that is.
     let python = parsed
         .iter()
         .zip(&records)
-        .find_map(|((v, _), rec)| {
-            let v = v.as_ref().filter(|v| v.is_object())?;
-            (to_bytes(v, false) != *rec.bytes && to_bytes(v, true) == *rec.bytes).then_some(true)
-        })
-        .unwrap_or(false);
+        .find_map(|((v, _), rec)| python_written(v.as_ref()?, &rec.bytes).then_some(&*rec.bytes));
+    let origin = meta_origin(first.map(|(_, rec)| &*rec.bytes), python);
 
     let mut nodes = Vec::with_capacity(parsed.len());
     let mut seen: HashMap<String, u32> = HashMap::new();
@@ -89,13 +80,12 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         }
         let shape = Shape {
             base: &base,
-            python,
-            hints: true,
+            origin: true,
         };
         nodes.push(shape.node(value, &rec.bytes, line, occurrence));
     }
 
-    super::usage::one_usage_per_reply(&mut nodes, |u| Value::Object(usage_object(u)));
+    super::usage::one_usage_per_reply(&mut nodes);
     follow_logical_parents(&mut nodes, &chain);
     let ids: HashSet<&str> = chain.iter().map(|&i| nodes[i].id.as_str()).collect();
     let parents: HashSet<&str> = chain
@@ -122,9 +112,6 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         _ => None,
     });
     let mut hints = Extra::new();
-    if python {
-        hints.insert(HINT_STYLE.into(), "python".into());
-    }
     if !records.is_empty() && !input.bytes.ends_with(b"\n") {
         hints.insert(HINT_FINAL_NEWLINE.into(), false.into());
     }
@@ -139,6 +126,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         head,
         source_format: Some(NAME.into()),
         hints,
+        origin,
         ..Meta::default()
     };
     Ok(ReadOutcome {
@@ -223,13 +211,13 @@ pub(crate) fn interprets(key: &str) -> bool {
 }
 
 /// What turns one entry into its node once the facts of the whole file are known (the
-/// session's base fields, its separator style): [`read`] and the two-pass engine share it.
+/// session's base fields): [`read`], the two-pass engine and the writer (reading a node's
+/// line again, `origin`) share it.
 pub(super) struct Shape<'a> {
     pub(super) base: &'a Base,
-    pub(super) python: bool,
-    /// Whether to leave the hints that make this format's writer give the entry back byte for
-    /// byte (a writer of another format never reads them).
-    pub(super) hints: bool,
+    /// Whether the node keeps its line, for this format's writer (a writer of another format
+    /// never reads it).
+    pub(super) origin: bool,
 }
 
 impl Shape<'_> {
@@ -242,37 +230,19 @@ impl Shape<'_> {
         line: u64,
         occurrence: u32,
     ) -> Node {
-        let Some(value) = value else {
-            let mut node = whole(format!("line-{line}"), None, Value::Null);
-            node.hints.insert(
-                HINT_RAW.into(),
-                String::from_utf8_lossy(text).into_owned().into(),
-            );
-            return node;
-        };
-        let mut node = match value.get("uuid").and_then(Value::as_str).map(String::from) {
-            None => {
-                let mut node = whole(format!("line-{line}"), None, value);
-                uuidless_event(&mut node);
-                node
-            }
-            Some(uuid) => {
-                let id = node_id(&uuid, occurrence);
-                let mut node = chain_node(id.clone(), value, self.base, self.hints);
-                if id != uuid && self.hints {
-                    node.hints.insert(HINT_UUID.into(), uuid.into());
+        let mut node = match value {
+            None => whole(format!("line-{line}"), None, Value::Null),
+            Some(value) => match value.get("uuid").and_then(Value::as_str) {
+                None => {
+                    let mut node = whole(format!("line-{line}"), None, value);
+                    uuidless_event(&mut node);
+                    node
                 }
-                node
-            }
+                Some(uuid) => chain_node(node_id(uuid, occurrence), value, self.base),
+            },
         };
-        if self.hints {
-            let written = to_bytes(&with_hints(entry(&node, self.base), &node), self.python);
-            if written != text {
-                node.hints.insert(
-                    HINT_RAW.into(),
-                    String::from_utf8_lossy(text).into_owned().into(),
-                );
-            }
+        if self.origin {
+            node.origin = Some(Origin::new(NAME, text));
         }
         node
     }
@@ -319,7 +289,7 @@ fn uuidless_event(node: &mut Node) {
 }
 
 /// A chain entry: a message when it has the shape of one, else kept whole in its place.
-fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node {
+fn chain_node(id: String, value: Value, base: &Base) -> Node {
     let parent = value
         .get("parentUuid")
         .and_then(Value::as_str)
@@ -346,8 +316,6 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
     let Value::Object(mut rec) = value else {
         unreachable!("a uuid is only found in an object")
     };
-    // The key order as read, for the hint that gives it back (only its own writer reads it).
-    let layout = layout_hint.then(|| Layout::of(&rec));
     // What the node holds in its own fields is taken out in one pass over the entry (its
     // other fields stay in their order: they are the node's `extra`).
     let mut timestamp = None;
@@ -376,7 +344,6 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
     let Value::Object(mut msg) = message else {
         unreachable!("checked above")
     };
-    let mut hints = Extra::new();
     let role_name = if assistant { "assistant" } else { "user" };
     let mut content = Value::Null;
     let mut model = None;
@@ -404,10 +371,7 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
         _ => true,
     });
     let parts: Vec<Part> = match content {
-        Value::String(s) => {
-            hints.insert(HINT_CONTENT.into(), "string".into());
-            vec![Part::text(s)]
-        }
+        Value::String(s) => vec![Part::text(s)],
         Value::Array(blocks) => blocks.into_iter().map(part_from_block).collect(),
         _ => Vec::new(),
     };
@@ -421,7 +385,7 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
     } else {
         Role::User
     };
-    let mut node = Node {
+    Node {
         id,
         parent,
         timestamp,
@@ -433,20 +397,9 @@ fn chain_node(id: String, value: Value, base: &Base, layout_hint: bool) -> Node 
             extra: msg,
         }),
         extra: rec,
-        hints,
+        hints: Extra::new(),
         origin: None,
-    };
-    let Some(layout) = layout else {
-        return node;
-    };
-    let built = entry(&node, base);
-    let hint = layout.diff(&Layout::of(
-        built.as_object().expect("an entry is an object"),
-    ));
-    if !hint.is_empty() {
-        node.hints.insert(HINT_KEYS.into(), Value::Object(hint));
     }
-    node
 }
 
 /// A `/compact` boundary (`system` entry, `subtype: compact_boundary`) has `parentUuid: null`

@@ -1,8 +1,9 @@
 use std::borrow::Cow;
 
 use super::super::{Input, Parent, ReadOutcome, WriteOptions};
-use super::{ClaudeJsonl, HINT_CONTENT, HINT_RAW, HINT_UUID};
-use crate::model::{Body, Content};
+use super::origin::{AsRead, WrittenAs, written};
+use super::{ClaudeJsonl, NAME};
+use crate::model::{Body, Content, Origin, Session};
 
 const CLAUDE_JSONL: &dyn crate::formats::Format = &ClaudeJsonl;
 
@@ -31,15 +32,33 @@ fn round_trip(bytes: &[u8]) -> ReadOutcome {
 const USER: &str = r#"{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/p","sessionId":"s1","version":"2.0.24","gitBranch":"","type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","timestamp":"2025-01-01T00:00:00.000Z"}"#;
 const CALL: &str = r#"{"parentUuid":"u1","isSidechain":false,"userType":"external","cwd":"/p","sessionId":"s1","version":"2.0.24","gitBranch":"","message":{"model":"m","id":"msg_1","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":2}},"requestId":"req_1","type":"assistant","uuid":"u2","timestamp":"2025-01-01T00:00:01.000Z"}"#;
 
+/// The nodes the writer writes as their line because rebuilding them would not give it.
+fn kept_as_text(s: &Session) -> Vec<&str> {
+    let as_read = AsRead::of(&s.meta);
+    s.nodes
+        .iter()
+        .filter(|n| matches!(written(n, &as_read, false), Some(WrittenAs::Line(_))))
+        .map(|n| n.id.as_str())
+        .collect()
+}
+
 #[test]
 fn canonical_entries_need_no_raw_text() {
     let file = format!("{USER}\n{CALL}\n");
     let out = round_trip(file.as_bytes());
     assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
     for n in &out.session.nodes {
-        let layout: Vec<&String> = n.hints.keys().filter(|k| *k != HINT_CONTENT).collect();
-        assert!(layout.is_empty(), "{}: {:?}", n.id, n.hints);
+        assert!(n.hints.is_empty(), "{}: {:?}", n.id, n.hints);
+        assert_eq!(Origin::of(&n.origin, NAME), Some(n_line(&file, &n.id)));
     }
+    assert!(out.session.meta.hints.is_empty());
+    assert!(kept_as_text(&out.session).is_empty());
+}
+
+/// The line of `file` whose uuid is `id`.
+fn n_line<'a>(file: &'a str, id: &str) -> &'a [u8] {
+    let uuid = format!("\"uuid\":\"{id}\"");
+    file.lines().find(|l| l.contains(&uuid)).unwrap().as_bytes()
 }
 
 #[test]
@@ -51,9 +70,10 @@ fn other_key_orders_and_missing_fields_round_trip_without_raw_text() {
         r#"{"type": "user", "timestamp": "t2", "parentUuid": "a", "isSidechain": false, "userType": "human", "cwd": "/tmp", "sessionId": "s", "version": "1.0.0", "uuid": "b", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "ok", "is_error": false}]}}"#
     );
     let out = round_trip(file.as_bytes());
-    for n in &out.session.nodes {
-        assert!(!n.hints.contains_key(HINT_RAW), "{}: {:?}", n.id, n.hints);
-    }
+    assert!(kept_as_text(&out.session).is_empty());
+    assert!(out.session.nodes.iter().all(|n| n.hints.is_empty()));
+    let meta_hints: Vec<&String> = out.session.meta.hints.keys().collect();
+    assert_eq!(meta_hints, ["claude-jsonl.final-newline"]);
 }
 
 #[test]
@@ -62,7 +82,7 @@ fn duplicate_uuids_get_their_own_node() {
     let out = round_trip(file.as_bytes());
     let ids: Vec<&str> = out.session.nodes.iter().map(|n| n.id.as_str()).collect();
     assert_eq!(ids, ["u1", "u1#2"]);
-    assert_eq!(out.session.nodes[1].hints[HINT_UUID], "u1");
+    assert!(out.session.nodes[1].hints.is_empty());
     assert!(
         out.diagnostics
             .iter()
@@ -111,4 +131,95 @@ fn entries_without_message_shape_stay_whole_in_the_tree() {
     assert_eq!(n.parent.as_deref(), Some("u1"));
     assert!(matches!(n.body, Body::Event(_)));
     assert_eq!(out.session.meta.head.as_deref(), Some("u3"));
+}
+
+fn write_lines(s: &Session) -> Vec<String> {
+    let w = CLAUDE_JSONL
+        .write(s, &WriteOptions::default())
+        .expect("writes");
+    String::from_utf8(w.bytes)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn set_text(s: &mut Session, node: usize, text: &str) {
+    let Body::Message(m) = &mut s.nodes[node].body else {
+        panic!("a message")
+    };
+    m.parts[0].content = Content::Text { text: text.into() };
+}
+
+#[test]
+fn an_edited_node_is_rebuilt_not_written_as_its_line() {
+    // A rebuilt entry spells `\u00e9` as `é`: the line is written as it was while its node
+    // reads the same, and rebuilt once the node changed (it used to be written as its line).
+    let escaped = USER.replace(r#""content":"hi""#, r#""content":"caf\u00e9""#);
+    let file = format!("{escaped}\n{CALL}\n");
+    let mut out = round_trip(file.as_bytes());
+    assert_eq!(kept_as_text(&out.session), ["u1"]);
+    set_text(&mut out.session, 0, "tea");
+    let lines = write_lines(&out.session);
+    assert_eq!(lines[0], USER.replace(r#""hi""#, r#""tea""#));
+    assert_eq!(lines[1], CALL);
+}
+
+#[test]
+fn an_edited_node_keeps_its_uuid_key_order_and_moved_usage() {
+    // A repeated uuid (the node is `u2#2`), keys in another order, and a reply's usage moved
+    // to its last entry: all kept when the entry is rebuilt.
+    let reordered = CALL.replace(
+        r#"{"parentUuid":"u1","isSidechain":false,"#,
+        r#"{"isSidechain":false,"parentUuid":"u1","#,
+    );
+    let second = CALL.replace("toolu_1", "toolu_2");
+    let file = format!("{USER}\n{reordered}\n{second}\n");
+    let mut out = round_trip(file.as_bytes());
+    let ids: Vec<&str> = out.session.nodes.iter().map(|n| n.id.as_str()).collect();
+    assert_eq!(ids, ["u1", "u2", "u2#2"]);
+    assert!(out.session.nodes[1].message().unwrap().usage.is_none());
+    let Body::Message(m) = &mut out.session.nodes[1].body else {
+        panic!("a message")
+    };
+    m.model = Some("other".into());
+    let Body::Message(m) = &mut out.session.nodes[2].body else {
+        panic!("a message")
+    };
+    m.model = Some("other".into());
+    let lines = write_lines(&out.session);
+    assert_eq!(
+        lines[1],
+        reordered.replace(r#""model":"m""#, r#""model":"other""#)
+    );
+    assert_eq!(
+        lines[2],
+        second.replace(r#""model":"m""#, r#""model":"other""#)
+    );
+}
+
+#[test]
+fn python_separators_are_read_from_the_sessions_origin() {
+    // A summary line in Python's style before compact chain entries: the meta's origin is the
+    // first chain entry and that line; an entry rebuilt is written in Python's style.
+    let summary = r#"{"type": "summary", "summary": "s", "leafUuid": "u1"}"#;
+    let file = format!("{summary}\n{USER}\n");
+    let mut out = round_trip(file.as_bytes());
+    let origin = Origin::of(&out.session.meta.origin, NAME).unwrap();
+    assert_eq!(origin, format!("{USER}\n{summary}").as_bytes());
+    assert_eq!(
+        AsRead::of(&out.session.meta),
+        AsRead {
+            base: super::write::Base::of(&out.session.meta),
+            python: true
+        }
+    );
+    set_text(&mut out.session, 1, "tea");
+    let lines = write_lines(&out.session);
+    assert_eq!(lines[0], summary);
+    assert!(
+        lines[1].starts_with(r#"{"parentUuid": null, "isSidechain": false,"#),
+        "{}",
+        lines[1]
+    );
 }

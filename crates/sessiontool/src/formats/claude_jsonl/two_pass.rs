@@ -5,15 +5,14 @@
 //! diagnostic); pass two makes the node of one entry at a time with the very code `read`
 //! uses ([`Shape`]). What comes out is what `read` gives, node for node, in bounded memory.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use serde_json::Value;
 
+use super::NAME;
+use super::origin::{AsRead, meta_origin, python_written};
 use super::read::{
     Shape, duplicate_uuid, interprets, missing_parent, node_id, not_an_entry, unparseable,
 };
-use super::write::{Base, HINT_FINAL_NEWLINE, is_python, native_entry, to_bytes, usage_object};
-use super::{HINT_STYLE, HINT_USAGE, NAME};
+use super::write::{Base, HINT_FINAL_NEWLINE, native_entry};
 use crate::check::ident::Ident;
 use crate::diag::{Diagnostic, Location};
 use crate::engine::MadeFor;
@@ -32,9 +31,6 @@ pub(crate) struct Scanner<'n> {
     pub calls: bool,
     /// With the name of each tool call (for a writer whose results name their call).
     pub call_names: bool,
-    /// Set once any entry is found written with Python's separators (the rest need not be
-    /// looked at for that).
-    python: AtomicBool,
 }
 
 impl<'n> Scanner<'n> {
@@ -43,7 +39,6 @@ impl<'n> Scanner<'n> {
             name,
             calls,
             call_names: false,
-            python: AtomicBool::new(false),
         }
     }
 }
@@ -80,11 +75,12 @@ struct BlockEntry {
     entry: Entry,
 }
 
-/// The base fields and time of a chain entry.
+/// The base fields, time and line of a chain entry.
 #[derive(Clone)]
 struct FirstChain {
     base: Base,
     start_time: Option<String>,
+    line: Box<[u8]>,
 }
 
 #[derive(Default)]
@@ -92,6 +88,9 @@ pub(crate) struct Block {
     entries: Vec<BlockEntry>,
     parse_diags: Vec<Diagnostic>,
     first_chain: Option<FirstChain>,
+    /// The block's first line written with Python's separators (the rest of the block is not
+    /// looked at for that).
+    python: Option<Box<[u8]>>,
     last_updated: Option<String>,
     /// Tool call ids made and answered: `(entry in the block, id)`.
     calls: Vec<String>,
@@ -106,7 +105,7 @@ const CHAIN: u8 = 1;
 const TIMED: u8 = 2;
 /// A `/compact` boundary hung under its logical parent (the skeleton's parent).
 const LOGICAL: u8 = 4;
-/// A reply's entry other than its last: its usage goes into a hint (`one_usage_per_reply`).
+/// A reply's entry other than its last: its usage is left to its line (`one_usage_per_reply`).
 const USAGE_MOVED: u8 = 8;
 /// The node is a message (every other node is an event).
 const MESSAGE: u8 = 16;
@@ -134,6 +133,8 @@ pub(crate) struct Acc {
     parse_diags: Vec<Diagnostic>,
     node_diags: Vec<Diagnostic>,
     first_chain: Option<FirstChain>,
+    /// The first line written with Python's separators.
+    python: Option<Box<[u8]>>,
     last_updated: Option<String>,
     title: Option<String>,
     calls: Vec<u32>,
@@ -197,15 +198,17 @@ impl Scan for Scanner<'_> {
             .iter()
             .filter(|&&c| !acc.answered.get(c as usize).copied().unwrap_or(false))
             .count();
+        let origin = meta_origin(
+            acc.first_chain.as_ref().map(|f| &*f.line),
+            acc.python.as_deref(),
+        );
+        let python = acc.python.is_some();
         let first = acc.first_chain.unwrap_or(FirstChain {
             base: Base::default(),
             start_time: None,
+            line: Box::default(),
         });
-        let python = self.python.load(Ordering::Relaxed);
         let mut hints = Extra::new();
-        if python {
-            hints.insert(HINT_STYLE.into(), "python".into());
-        }
         if !spots.is_empty() && !ends_with_newline {
             hints.insert(HINT_FINAL_NEWLINE.into(), false.into());
         }
@@ -220,6 +223,7 @@ impl Scan for Scanner<'_> {
             head: head.map(|h| sk.name(h)),
             source_format: Some(NAME.into()),
             hints,
+            origin,
             ..Meta::default()
         };
         // The head, as `Tree` finds it: the first node of the head's id.
@@ -266,7 +270,7 @@ impl Scan for Scanner<'_> {
                 }
             }
         }
-        self.python_style(bytes, quick.spaced, value.as_ref(), raw);
+        self.python_style(block, bytes, quick.spaced, value.as_ref(), raw);
         let entry = entry_of(record, block, self, quick.serde_reads_it());
         block.entries.push(BlockEntry {
             line: span.line,
@@ -285,6 +289,9 @@ impl Scan for Scanner<'_> {
         acc.parse_diags.extend(block.parse_diags);
         if acc.first_chain.is_none() {
             acc.first_chain = block.first_chain;
+        }
+        if acc.python.is_none() {
+            acc.python = block.python;
         }
         if let Some(ts) = block.last_updated
             && acc.last_updated.as_deref().is_none_or(|l| l < ts.as_str())
@@ -392,10 +399,17 @@ impl Scan for Scanner<'_> {
 impl Scanner<'_> {
     /// Whether the entry is one written with Python's `", "` and `": "` separators, as `read`
     /// decides it (the first object whose compact JSON is not its text but whose Python-style
-    /// JSON is). Only text with white space between tokens can be; once one is found, no
-    /// other is looked at.
-    fn python_style(&self, bytes: &[u8], spaced: bool, value: Option<&Value>, raw: Raw) {
-        if raw.kind() != Kind::Object || self.python.load(Ordering::Relaxed) || !spaced {
+    /// JSON is). Only text with white space between tokens can be; once one is found in a
+    /// block, no other of the block is looked at.
+    fn python_style(
+        &self,
+        block: &mut Block,
+        bytes: &[u8],
+        spaced: bool,
+        value: Option<&Value>,
+        raw: Raw,
+    ) {
+        if raw.kind() != Kind::Object || block.python.is_some() || !spaced {
             return;
         }
         let parsed;
@@ -409,8 +423,8 @@ impl Scanner<'_> {
                 Err(_) => return,
             },
         };
-        if to_bytes(v, false) != bytes && to_bytes(v, true) == bytes {
-            self.python.store(true, Ordering::Relaxed);
+        if python_written(v, bytes) {
+            block.python = Some(bytes.into());
         }
     }
 }
@@ -467,6 +481,7 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) ->
                 git_branch: string(git_branch),
             },
             start_time: timestamp.clone(),
+            line: raw.text().as_bytes().into(),
         });
     }
     let flag = |r: Option<Raw>| r.and_then(Raw::as_bool) == Some(true);
@@ -646,32 +661,29 @@ impl Known {
     }
 
     /// The node of entry `index`, whose text is `bytes`, as `read` makes it for `made_for`
-    /// (for this format's own writer: with the hints it needs).
+    /// (for this format's own writer: with its line, its origin).
     pub(crate) fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         let node = self
             .message_from_text(index, bytes, made_for)
             .unwrap_or_else(|| self.node_by_value(index, bytes, made_for));
-        self.with_whole_file_facts(index, node, made_for)
+        self.with_whole_file_facts(index, node)
     }
 
     /// [`Known::node`] made through the entry's `Value` alone (what the text path is held to).
     #[cfg(test)]
     pub(super) fn node_through_value(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         let node = self.node_by_value(index, bytes, made_for);
-        self.with_whole_file_facts(index, node, made_for)
+        self.with_whole_file_facts(index, node)
     }
 
     /// What the entry's node takes from the other entries: a reply's usage moved to its last
     /// entry, a compact boundary's logical parent.
-    fn with_whole_file_facts(&self, index: u32, mut node: Node, made_for: MadeFor) -> Node {
+    fn with_whole_file_facts(&self, index: u32, mut node: Node) -> Node {
         let i = index as usize;
         if self.flags[i] & USAGE_MOVED != 0
             && let Body::Message(m) = &mut node.body
-            && let Some(u) = m.usage.take()
-            && made_for == MadeFor::OwnWriter
         {
-            node.hints
-                .insert(HINT_USAGE.into(), Value::Object(usage_object(&u)));
+            m.usage = None;
         }
         if self.flags[i] & LOGICAL != 0 {
             node.parent = self
@@ -683,7 +695,7 @@ impl Known {
     }
 
     /// The node of a plain message entry made from its text ([`super::raw_node`]), for any
-    /// user but this format's writer (which needs the hints only the `Value` path gives);
+    /// user but this format's writer (whose nodes keep their line, which it reads again);
     /// `None` for any other entry, or one not plain enough.
     pub(super) fn message_from_text(
         &self,
@@ -707,8 +719,7 @@ impl Known {
     pub(super) fn node_by_value(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         let shape = Shape {
             base: &self.base,
-            python: self.python,
-            hints: made_for == MadeFor::OwnWriter,
+            origin: made_for == MadeFor::OwnWriter,
         };
         let i = index as usize;
         let value = match made_for {
@@ -730,8 +741,16 @@ impl Known {
     /// with. `always`: a rewrite even then (tests compare the two).
     pub(crate) fn rewrite(&self, meta: &Meta, always: bool) -> Option<Rewrite> {
         let base = Base::of(meta);
-        let python = is_python(meta);
-        (always || base != self.base || python != self.python).then_some(Rewrite { base, python })
+        let python = AsRead::of(meta).python;
+        let as_read = AsRead {
+            base: self.base.clone(),
+            python: self.python,
+        };
+        (always || base != as_read.base || python != as_read.python).then_some(Rewrite {
+            base,
+            python,
+            as_read,
+        })
     }
 
     /// Whether the writer leaves out the final line break (the file had none).
@@ -744,13 +763,15 @@ impl Known {
 pub(crate) struct Rewrite {
     base: Base,
     python: bool,
+    /// The session as its entries were read.
+    as_read: AsRead,
 }
 
 impl Rewrite {
     /// Entry `index` as this format's writer writes it (line break included).
     pub(crate) fn entry(&self, known: &Known, index: u32, bytes: &[u8], out: &mut Vec<u8>) {
         let node = known.node(index, bytes, MadeFor::OwnWriter);
-        native_entry(&node, &self.base, self.python, out);
+        native_entry(&node, &self.base, self.python, &self.as_read, out);
     }
 }
 

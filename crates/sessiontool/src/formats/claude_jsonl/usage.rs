@@ -9,15 +9,14 @@
 //!
 //! Claude Code writes one API reply as several entries (one content block each, the same
 //! `message.id` and `requestId`), each with the reply's usage as it stood then. The reply is
-//! one response: its usage goes on its last entry only (the final counts), and the entries
-//! before keep theirs in a hint, for this format's writer alone. Other formats then count each
-//! response once, as ccusage counts a reply once.
+//! one response: its usage goes on its last entry only (the final counts); the entries before
+//! have theirs only in their line (their origin), where this format's writer alone finds it
+//! again. Other formats then count each response once, as ccusage counts a reply once.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::HINT_USAGE;
 use crate::model::{Body, Node, Role, Usage};
 
 const CACHE_READ: &str = "cache_read_input_tokens";
@@ -84,7 +83,7 @@ pub(super) fn counts(u: &Usage) -> [(&'static str, Option<u64>); 3] {
 }
 
 /// Leaves a reply's usage on its last entry only (see the module doc).
-pub(super) fn one_usage_per_reply(nodes: &mut [Node], usage_object: fn(&Usage) -> Value) {
+pub(super) fn one_usage_per_reply(nodes: &mut [Node]) {
     let mut last_of: HashMap<(String, String), usize> = HashMap::new();
     let key = |n: &Node| -> Option<(String, String)> {
         let Body::Message(m) = &n.body else {
@@ -107,10 +106,8 @@ pub(super) fn one_usage_per_reply(nodes: &mut [Node], usage_object: fn(&Usage) -
         if last_of.get(&k) == Some(&i) {
             continue;
         }
-        if let Body::Message(m) = &mut node.body
-            && let Some(u) = m.usage.take()
-        {
-            node.hints.insert(HINT_USAGE.into(), usage_object(&u));
+        if let Body::Message(m) = &mut node.body {
+            m.usage = None;
         }
     }
 }

@@ -1,10 +1,11 @@
-//! Nodes back to entries, in the layout the Claude CLI writes, with the hints a reader left so
-//! a session read from this format comes back byte for byte.
+//! Nodes back to entries, in the layout the Claude CLI writes; a node read from this format is
+//! written as its line while it reads as it did, or rebuilt keeping what its line says (see
+//! `origin`), so a session read from this format comes back byte for byte.
 
 use serde_json::{Map, Value};
 
 use super::blocks::block_from_part;
-use super::{HINT_CONTENT, HINT_KEYS, HINT_RAW, HINT_STYLE, HINT_USAGE, HINT_UUID};
+use super::origin::{AsRead, Kept, WrittenAs, written};
 use crate::formats::{WriteError, Written, ordered};
 use crate::model::{Body, Content, Event, Message, Meta, Node, Role, Usage};
 
@@ -91,6 +92,17 @@ impl Base {
         }
     }
 
+    /// The fields as a chain entry states them.
+    pub fn of_entry(entry: &Value) -> Self {
+        let field = |k: &str| entry.get(k).and_then(Value::as_str).map(String::from);
+        Base {
+            session_id: field("sessionId"),
+            cwd: field("cwd"),
+            version: field("version"),
+            git_branch: field("gitBranch"),
+        }
+    }
+
     /// The fields every entry repeats, and the session's value of each.
     pub const KEYS: [&'static str; 4] = ["cwd", "sessionId", "version", "gitBranch"];
 
@@ -107,10 +119,10 @@ impl Base {
 
 pub(super) fn write_native(session: &crate::model::Session) -> Result<Written, WriteError> {
     let base = Base::of(&session.meta);
-    let python = is_python(&session.meta);
+    let as_read = AsRead::of(&session.meta);
     let mut out = crate::formats::output_buffer(session.nodes.len());
     for node in &session.nodes {
-        native_entry(node, &base, python, &mut out);
+        native_entry(node, &base, as_read.python, &as_read, &mut out);
     }
     if session.meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(false)) {
         out.pop();
@@ -122,23 +134,30 @@ pub(super) fn write_native(session: &crate::model::Session) -> Result<Written, W
 }
 
 /// One node of a session read from this format, as its line: the entry's text while the node
-/// reads as it did, else rebuilt with the session's `base` fields.
-pub(super) fn native_entry(node: &Node, base: &Base, python: bool, out: &mut Vec<u8>) {
-    if let Some(Value::String(raw)) = node.hints.get(HINT_RAW) {
-        out.extend_from_slice(raw.as_bytes());
-    } else {
-        let value = with_hints(entry(node, base), node);
-        out.extend_from_slice(&to_bytes(&value, python));
+/// reads as it did, else rebuilt with the session's `base` fields (`python`: with Python's
+/// separators; `as_read`: the session as its entries were read).
+pub(super) fn native_entry(
+    node: &Node,
+    base: &Base,
+    python: bool,
+    as_read: &AsRead,
+    out: &mut Vec<u8>,
+) {
+    let unchanged = *base == as_read.base && python == as_read.python;
+    match written(node, as_read, unchanged) {
+        Some(WrittenAs::Line(line)) => out.extend_from_slice(line.as_bytes()),
+        Some(WrittenAs::Rebuilt(kept)) => {
+            let value = with_keys(entry(node, base, &kept), &kept.keys);
+            out.extend_from_slice(&to_bytes(&value, python));
+        }
+        None => out.extend_from_slice(&to_bytes(&entry(node, base, &Kept::default()), python)),
     }
     out.push(b'\n');
 }
 
-pub(super) fn is_python(meta: &Meta) -> bool {
-    meta.hints.get(HINT_STYLE).and_then(Value::as_str) == Some("python")
-}
-
-/// The entry a node stands for, in canonical key order (no layout hints applied).
-pub(super) fn entry(node: &Node, base: &Base) -> Value {
+/// The entry a node stands for, in canonical key order (`kept`: what it keeps of the entry it
+/// was read from, but for its key orders).
+pub(super) fn entry(node: &Node, base: &Base, kept: &Kept) -> Value {
     match &node.body {
         Body::Event(Event::Custom { data, .. }) | Body::Event(Event::Title { data, .. }) => {
             data.clone()
@@ -148,11 +167,11 @@ pub(super) fn entry(node: &Node, base: &Base) -> Value {
             | Event::Rewind { data, .. }
             | Event::ModelChange { data, .. },
         ) => data.clone(),
-        Body::Message(m) => Value::Object(message_entry(node, m, base)),
+        Body::Message(m) => Value::Object(message_entry(node, m, base, kept)),
     }
 }
 
-fn message_entry(node: &Node, m: &Message, base: &Base) -> Map<String, Value> {
+fn message_entry(node: &Node, m: &Message, base: &Base, kept: &Kept) -> Map<String, Value> {
     let kind = if m.role == Role::Assistant {
         "assistant"
     } else {
@@ -169,13 +188,11 @@ fn message_entry(node: &Node, m: &Message, base: &Base) -> Map<String, Value> {
         }
     }
     e.insert("type".into(), kind.into());
-    e.insert("message".into(), Value::Object(message_object(node, m)));
-    let uuid = node
-        .hints
-        .get(HINT_UUID)
-        .and_then(Value::as_str)
-        .unwrap_or(&node.id);
-    e.insert("uuid".into(), uuid.into());
+    e.insert("message".into(), Value::Object(message_object(m, kept)));
+    e.insert(
+        "uuid".into(),
+        kept.uuid.as_ref().unwrap_or(&node.id).as_str().into(),
+    );
     if let Some(ts) = &node.timestamp {
         e.insert("timestamp".into(), ts.clone().into());
     }
@@ -189,7 +206,7 @@ fn message_entry(node: &Node, m: &Message, base: &Base) -> Map<String, Value> {
     }
 }
 
-fn message_object(node: &Node, m: &Message) -> Map<String, Value> {
+fn message_object(m: &Message, kept: &Kept) -> Map<String, Value> {
     let mut o = Map::new();
     let role = if m.role == Role::Assistant {
         "assistant"
@@ -197,7 +214,7 @@ fn message_object(node: &Node, m: &Message) -> Map<String, Value> {
         "user"
     };
     o.insert("role".into(), role.into());
-    let as_string = node.hints.get(HINT_CONTENT).and_then(Value::as_str) == Some("string");
+    let as_string = kept.content_string;
     let content = match m.parts.as_slice() {
         [p] if as_string && p.extra.is_empty() => match &p.content {
             Content::Text { text } => Some(Value::String(text.clone())),
@@ -213,7 +230,7 @@ fn message_object(node: &Node, m: &Message) -> Map<String, Value> {
     }
     if let Some(u) = &m.usage {
         o.insert("usage".into(), Value::Object(usage_object(u)));
-    } else if let Some(u) = node.hints.get(HINT_USAGE) {
+    } else if let Some(u) = &kept.usage {
         o.insert("usage".into(), u.clone());
     }
     for (k, v) in &m.extra {
@@ -251,12 +268,14 @@ fn reorder(map: &mut Map<String, Value>, keys: &Value, filled: &[&str]) {
     }
 }
 
-/// Applies a node's key-order hint to its entry.
-pub(super) fn with_hints(mut value: Value, node: &Node) -> Value {
-    let (Some(Value::Object(hint)), Value::Object(e)) = (node.hints.get(HINT_KEYS), &mut value)
-    else {
+/// Puts an entry's keys in the orders read (`hint`: see [`Kept::keys`]).
+pub(super) fn with_keys(mut value: Value, hint: &Map<String, Value>) -> Value {
+    let Value::Object(e) = &mut value else {
         return value;
     };
+    if hint.is_empty() {
+        return value;
+    }
     if let Some(keys) = hint.get("record") {
         reorder(e, keys, &FILLED);
     }
