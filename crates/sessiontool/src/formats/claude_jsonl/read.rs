@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::blocks::part_from_block;
 use super::origin::{meta_origin, python_written};
-use super::write::{Base, HINT_FINAL_NEWLINE};
+use super::write::Base;
 use super::{ENTRY, NAME};
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::formats::{Input, ReadError, ReadOutcome, record_diagnostics, record_value};
@@ -111,10 +111,9 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         Body::Event(Event::Title { title, .. }) => title.clone(),
         _ => None,
     });
-    let mut hints = Extra::new();
-    if !records.is_empty() && !input.bytes.ends_with(b"\n") {
-        hints.insert(HINT_FINAL_NEWLINE.into(), false.into());
-    }
+    // A file of entries whose last line has no line end is written back so.
+    let tail =
+        (!records.is_empty() && !input.bytes.ends_with(b"\n")).then(|| Origin::new(NAME, b""));
     let meta = Meta {
         id: base.session_id,
         cwd: base.cwd,
@@ -125,8 +124,8 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
         title,
         head,
         source_format: Some(NAME.into()),
-        hints,
         origin,
+        tail,
         ..Meta::default()
     };
     Ok(ReadOutcome {

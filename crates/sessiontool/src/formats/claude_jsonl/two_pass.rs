@@ -12,7 +12,7 @@ use super::origin::{AsRead, meta_origin, python_written};
 use super::read::{
     Shape, duplicate_uuid, interprets, missing_parent, node_id, not_an_entry, unparseable,
 };
-use super::write::{Base, HINT_FINAL_NEWLINE, native_entry};
+use super::write::{Base, native_entry};
 use crate::check::ident::Ident;
 use crate::diag::{Diagnostic, Location};
 use crate::engine::MadeFor;
@@ -21,7 +21,7 @@ use crate::engine::skeleton::Skeleton;
 use crate::formats::lossy_diagnostic;
 use crate::json::value::{to_value, to_value_keeping};
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Extra, Meta, Node};
+use crate::model::{Body, Meta, Node, Origin};
 use crate::records::Span;
 
 /// Pass one over a Claude Code session named `name` (in diagnostics); with `calls`, the tool
@@ -208,10 +208,8 @@ impl Scan for Scanner<'_> {
             start_time: None,
             line: Box::default(),
         });
-        let mut hints = Extra::new();
-        if !spots.is_empty() && !ends_with_newline {
-            hints.insert(HINT_FINAL_NEWLINE.into(), false.into());
-        }
+        // As the whole reader: a file of entries without a final line end is written back so.
+        let tail = (!spots.is_empty() && !ends_with_newline).then(|| Origin::new(NAME, b""));
         let meta = Meta {
             id: first.base.session_id.clone(),
             cwd: first.base.cwd.clone(),
@@ -222,8 +220,8 @@ impl Scan for Scanner<'_> {
             title: acc.title,
             head: head.map(|h| sk.name(h)),
             source_format: Some(NAME.into()),
-            hints,
             origin,
+            tail,
             ..Meta::default()
         };
         // The head, as `Tree` finds it: the first node of the head's id.
@@ -755,7 +753,7 @@ impl Known {
 
     /// Whether the writer leaves out the final line break (the file had none).
     pub(crate) fn drops_final_newline(meta: &Meta) -> bool {
-        meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(false))
+        crate::formats::tail_as_read(meta, NAME) == Some(b"")
     }
 }
 

@@ -9,9 +9,6 @@ use super::origin::{AsRead, Kept, WrittenAs, written};
 use crate::formats::{WriteError, Written, ordered};
 use crate::model::{Body, Content, Event, Message, Meta, Node, Role, Usage};
 
-/// Meta hint: `false` when the file did not end with a newline.
-pub(super) const HINT_FINAL_NEWLINE: &str = "claude-jsonl.final-newline";
-
 /// Entry keys in the order Claude Code 2.x writes them (`type` and `message` swap places in
 /// assistant entries, which also have `requestId`).
 const USER_ORDER: [&str; 11] = [
@@ -124,9 +121,7 @@ pub(super) fn write_native(session: &crate::model::Session) -> Result<Written, W
     for node in &session.nodes {
         native_entry(node, &base, as_read.python, &as_read, &mut out);
     }
-    if session.meta.hints.get(HINT_FINAL_NEWLINE) == Some(&Value::Bool(false)) {
-        out.pop();
-    }
+    crate::formats::end_lines_as_read(&mut out, &session.meta, super::NAME);
     Ok(Written {
         bytes: out,
         losses: Default::default(),
