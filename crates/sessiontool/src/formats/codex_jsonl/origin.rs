@@ -64,7 +64,7 @@ pub(super) enum Kept<'a> {
 pub(super) fn line_of(node: &Node) -> Option<(&[u8], bool)> {
     let bytes = Origin::of(&node.origin, NAME)?;
     // A line holds no `\n`: a second one is the `session_meta` line.
-    Some(match bytes.iter().position(|&b| b == b'\n') {
+    Some(match memchr::memchr(b'\n', bytes) {
         Some(end) => (&bytes[..end], true),
         None => (bytes, false),
     })

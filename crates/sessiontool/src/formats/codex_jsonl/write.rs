@@ -11,7 +11,7 @@ use super::foreign::Foreign;
 use super::items::{line, meta_payload, native_line};
 use super::origin::{Kept, Layout, line_of};
 use crate::diag::LossReport;
-use crate::model::{Meta, Session};
+use crate::model::{Meta, Node, Session};
 
 pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written, WriteError> {
     let native = session.meta.source_format.as_deref() == Some(NAME);
@@ -34,26 +34,43 @@ pub(super) fn write(session: &Session, options: &WriteOptions) -> Result<Written
     }
     let mut foreign = Foreign::new(&session, options, &mut losses)?;
     for (i, node) in session.nodes.iter().enumerate() {
-        let layout = match line_of(node).map(|(line, _)| Kept::of(node, line)) {
-            Some(Kept::Line(text)) => {
-                out.extend_from_slice(text.as_bytes());
-                out.push(b'\n');
-                None
-            }
-            Some(Kept::Rebuilt(layout)) => Some(layout),
-            None => Some(Layout::default()),
-        };
-        if let Some(layout) = layout {
-            match native_line(node, &layout) {
-                Some(v) => push(&mut out, &v),
-                None => foreign.node_lines(node, &mut out),
-            }
-        }
+        push_node(node, &mut foreign, &mut out);
         if meta_after == Some(i) {
             push_meta(&mut out, meta);
         }
     }
     Ok(Written { bytes: out, losses })
+}
+
+/// A node's line: rebuilt as Codex writes it when that gives the line it was read from (most
+/// lines: checked first, it costs less than reading the line again); else its line while it
+/// reads the same, else rebuilt keeping what its line says (see `origin`).
+fn push_node(node: &Node, foreign: &mut Foreign, out: &mut Vec<u8>) {
+    let line = line_of(node).map(|(line, _)| line);
+    let start = out.len();
+    if let Some(line) = line
+        && let Some(v) = native_line(node, &Layout::default())
+    {
+        serde_json::to_writer(&mut *out, &v).expect("a JSON value always serializes");
+        if out[start..] == *line {
+            out.push(b'\n');
+            return;
+        }
+        out.truncate(start);
+    }
+    let layout = match line.map(|line| Kept::of(node, line)) {
+        Some(Kept::Line(text)) => {
+            out.extend_from_slice(text.as_bytes());
+            out.push(b'\n');
+            return;
+        }
+        Some(Kept::Rebuilt(layout)) => layout,
+        None => Layout::default(),
+    };
+    match native_line(node, &layout) {
+        Some(v) => push(out, &v),
+        None => foreign.node_lines(node, out),
+    }
 }
 
 /// What [`one_branch`] reports: Codex rollouts are linear.
