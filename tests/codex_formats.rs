@@ -308,6 +308,130 @@ fn an_edited_line_is_rebuilt_not_copied() {
     assert!(!text.contains("keys out of order"));
 }
 
+/// A rollout whose lines keep what the model has no field for: a `developer` message, a
+/// custom tool call and its output, a function call's payload keys out of Codex's order; and
+/// the `session_meta` line after the first of them.
+const KEPT: &str = concat!(
+    r#"{"timestamp":"2025-01-01T00:00:01.000Z","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]}}"#,
+    "\n",
+    r#"{"timestamp":"2025-01-01T00:00:00.000Z","type":"session_meta","payload":{"cwd":"/p","id":"0199a3c4-5e6f-7a81-b2c3-d4e5f6a7b8c9","timestamp":"2025-01-01T00:00:00.000Z","cli_version":"0.47.0"}}"#,
+    "\n",
+    r#"{"timestamp":"2025-01-01T00:00:02.000Z","type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"c1","name":"apply_patch","input":"*** Begin Patch"}}"#,
+    "\n",
+    r#"{"timestamp":"2025-01-01T00:00:03.000Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c1","output":"done"}}"#,
+    "\n",
+    r#"{"timestamp":"2025-01-01T00:00:04.000Z","type":"response_item","payload":{"name":"shell","type":"function_call","arguments":"{}","call_id":"c2"}}"#,
+    "\n",
+);
+
+fn written_lines(session: &Session) -> Vec<String> {
+    let out = CODEX
+        .write(session, &WriteOptions::default())
+        .unwrap()
+        .bytes;
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn a_rebuilt_line_keeps_what_the_model_has_no_field_for() {
+    let mut s = read("kept", KEPT.as_bytes()).session;
+    assert_eq!(written_lines(&s).join("\n") + "\n", KEPT);
+    // The reader leaves nothing but the lines (`show --json` prints no hints).
+    assert!(s.meta.hints.is_empty(), "{:?}", s.meta.hints);
+    assert!(s.nodes.iter().all(|n| n.hints.is_empty()));
+    // Each node changed: rebuilt, still a developer message, a custom call and its output, a
+    // function call's keys in the order read; the metadata (moved) after the first line.
+    for node in &mut s.nodes {
+        let Body::Message(m) = &mut node.body else {
+            panic!("a message")
+        };
+        match &mut m.parts[0].content {
+            Content::Text { text } => text.push('!'),
+            Content::ToolCall { id, .. } | Content::ToolResult { call_id: id, .. } => {
+                *id = id.as_ref().map(|i| format!("{i}!"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    s.meta.cwd = Some("/moved".into());
+    let lines = written_lines(&s);
+    let payload = |i: usize| -> String {
+        let v: Value = serde_json::from_str(&lines[i]).unwrap();
+        serde_json::to_string(&v["payload"]).unwrap()
+    };
+    assert_eq!(lines.len(), 5);
+    assert!(payload(0).starts_with(r#"{"type":"message","role":"developer","#));
+    assert_eq!(
+        payload(1),
+        r#"{"cwd":"/moved","id":"0199a3c4-5e6f-7a81-b2c3-d4e5f6a7b8c9","timestamp":"2025-01-01T00:00:00.000Z","cli_version":"0.47.0"}"#
+    );
+    assert!(
+        payload(2)
+            .starts_with(r#"{"type":"custom_tool_call","status":"completed","call_id":"c1!""#)
+    );
+    assert_eq!(
+        payload(3),
+        r#"{"type":"custom_tool_call_output","call_id":"c1!","output":"done"}"#
+    );
+    assert_eq!(
+        payload(4),
+        r#"{"name":"shell","type":"function_call","arguments":"{}","call_id":"c2!"}"#
+    );
+}
+
+#[test]
+fn a_node_that_became_another_item_keeps_nothing_of_its_line() {
+    // What a line keeps (role, item type, key order) is for a node of the same kind: a
+    // developer message made a user's is written as the user's, a custom call made an output
+    // is a function call's output, a function call made a message is a whole message.
+    let mut s = read("kept", KEPT.as_bytes()).session;
+    s.nodes[0].message_mut().unwrap().role = Role::User;
+    let call = s.nodes[1].message_mut().unwrap();
+    call.role = Role::Tool;
+    call.parts[0].content = Content::ToolResult {
+        call_id: Some("c1".into()),
+        name: None,
+        output: "ok".into(),
+        is_error: false,
+        status: None,
+        display: None,
+        extra: Default::default(),
+    };
+    let shell = s.nodes[3].message_mut().unwrap();
+    shell.role = Role::User;
+    shell.parts[0].content = Content::Text { text: "hi".into() };
+    let lines = written_lines(&s);
+    let payload = |i: usize| -> Value {
+        let v: Value = serde_json::from_str(&lines[i]).unwrap();
+        v["payload"].clone()
+    };
+    assert_eq!(payload(0)["role"], "user", "{}", lines[0]);
+    assert_eq!(payload(2)["type"], "function_call_output", "{}", lines[2]);
+    assert_eq!(
+        serde_json::to_string(&payload(4)).unwrap(),
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}"#
+    );
+}
+
+#[test]
+fn the_session_meta_line_stays_where_it_was_and_goes_first_without_the_node_before_it() {
+    let mut s = read("kept", KEPT.as_bytes()).session;
+    let meta_line = KEPT.lines().nth(1).unwrap();
+    // After the line it followed, while that node is there (changed or not).
+    s.nodes[0].message_mut().unwrap().parts[0] = sessiontool::model::Part::text("other");
+    assert_eq!(written_lines(&s)[1], meta_line);
+    // First (where Codex reads it) once that node is gone.
+    s.nodes.remove(0);
+    s.nodes[0].parent = None;
+    let lines = written_lines(&s);
+    assert_eq!(lines[0], meta_line);
+    assert_eq!(lines[1..], KEPT.lines().skip(2).collect::<Vec<_>>()[..]);
+}
+
 fn convert_to(
     bytes: &[u8],
     from: &'static dyn Format,

@@ -84,6 +84,39 @@ fn every_real_sample_rollout_is_written_back_as_the_whole_session_path_writes_it
     assert!(taken >= all.len(), "{taken} taken of {}", all.len());
 }
 
+#[test]
+fn only_nodes_made_for_the_rollout_writer_keep_their_line() {
+    // A node's line (its origin) is read only by this format's writer: the nodes made for
+    // anything else do not copy it; those made for it keep it as the whole reader does (the
+    // `session_meta` line after the line of the node before it, when it was not first).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/codex-jsonl/tools.jsonl");
+    let source = sessiontool::engine::FileSource::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let name = path.display().to_string();
+    let view = sessiontool::engine::view::View::open(&name, Some(&path), &source, None)
+        .unwrap()
+        .expect("the view reads a rollout");
+    let all: Vec<u32> = (0..view.len() as u32).collect();
+    let whole = session(&std::fs::read(&path).unwrap());
+    assert!(whole.nodes.iter().all(|n| n.origin.is_some()));
+    for made_for in [
+        sessiontool::engine::MadeFor::Anyone,
+        sessiontool::engine::MadeFor::Counting,
+        sessiontool::engine::MadeFor::OwnWriter,
+    ] {
+        let mut kept = 0;
+        view.each_node(&all, made_for, |i, node| {
+            kept += usize::from(node.origin.is_some());
+            if node.origin.is_some() {
+                assert_eq!(node.origin, whole.nodes[i as usize].origin);
+            }
+            Ok(())
+        })
+        .unwrap();
+        let own = made_for == sessiontool::engine::MadeFor::OwnWriter;
+        assert_eq!(kept, if own { all.len() } else { 0 }, "{made_for:?}");
+    }
+}
+
 /// The whole reader's session of `bytes`.
 fn session(bytes: &[u8]) -> sessiontool::model::Session {
     fmt("codex-jsonl")

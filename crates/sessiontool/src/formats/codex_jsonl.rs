@@ -3,23 +3,25 @@
 //! `RolloutLine`/`RolloutItem` in `codex-rs/protocol/src/protocol.rs`).
 //!
 //! Reading: the first `session_meta` line is the session's metadata (`id`, `cwd`, `cli_version`
-//! -> `tool_version`, `git.branch` -> `git_branch`, everything else in `meta.extra`); its place
-//! is a meta hint. Every other line is one node, in file order: `response_item` `message` ->
-//! a message (role `developer` is read as system, with a hint), `reasoning` -> an assistant
-//! thought whose `encrypted_content` is kept byte for byte, `function_call`/`custom_tool_call`/
+//! -> `tool_version`, `git.branch` -> `git_branch`, everything else in `meta.extra`). Every
+//! other line is one node, in file order: `response_item` `message` -> a message (role
+//! `developer` is read as system), `reasoning` -> an assistant thought whose
+//! `encrypted_content` is kept byte for byte, `function_call`/`custom_tool_call`/
 //! `local_shell_call` -> a tool call, `*_output` -> a tool result, `compacted` -> a compaction;
 //! `event_msg`, `turn_context`, other response items and unknown types -> custom events named by
 //! their line type with the payload whole. Lines that are not `{timestamp, type, payload}`
 //! objects are kept whole ([`RECORD`]). Rollouts are linear and carry no ids: nodes get ids
 //! derived from their line (`line-12`, `line-12.2` for a glued record), each chained to the one
-//! before, and `meta.hints["codex-jsonl.derived-ids"]` says so; the writer never writes them.
+//! before; the writer never writes them.
 //!
-//! Writing a session read from this format gives back the same bytes: each line is rebuilt from
-//! its node in the order Codex's structs serialize; where that differs from the file, the
-//! payload's key order is kept as a hint, and as a last resort the line's text (used only while
-//! the node still reads as it did). Sessions from other formats get a `session_meta` line, the
-//! response items Codex sends to the model, and the `event_msg` `user_message`/`agent_message`
-//! records Codex's resume picker looks for; what has no place is in the loss report.
+//! Writing a session read from this format gives back the same bytes: each node keeps the line
+//! it was read from (its `Origin`; the metadata, its `session_meta` line), and the writer writes
+//! that line while the node still reads as it did; a node that changed is rebuilt in the order
+//! Codex's structs serialize, keeping from its line what the model has no field for (the
+//! payload's key order, the item type of a custom or shell call, the role `developer`; see
+//! `origin.rs`). Sessions from other formats get a `session_meta` line, the response items
+//! Codex sends to the model, and the `event_msg` `user_message`/`agent_message` records Codex's
+//! resume picker looks for; what has no place is in the loss report.
 //!
 //! fsck keys: `kind` is the line `type` (`session_meta`, `response_item`, `event_msg`, ...), not
 //! the payload's: format checks ask "is the header first", and per-item kinds would multiply the
@@ -31,6 +33,7 @@ mod foreign;
 mod items;
 mod keys;
 pub mod legacy;
+mod origin;
 mod parse;
 mod read;
 pub(crate) mod stream;
@@ -60,23 +63,6 @@ pub const NAME: &str = "codex-jsonl";
 
 /// Kind of the event that keeps a line whole (not an object, or not `{timestamp, type, payload}`).
 pub const RECORD: &str = "codex-jsonl.record";
-
-/// Node hint: the line's original text, when rebuilding it would not give the same bytes.
-const HINT_RAW: &str = "codex-jsonl.raw";
-/// Node/meta hint: the payload's key order, where it is not the one Codex's structs give.
-const HINT_KEYS: &str = "codex-jsonl.keys";
-/// Node hint: the response item type when the content alone does not say it
-/// (`custom_tool_call`, `local_shell_call`, `custom_tool_call_output`).
-const HINT_ITEM: &str = "codex-jsonl.item";
-/// Node hint: the message role when the model's role does not say it (`developer`).
-const HINT_ROLE: &str = "codex-jsonl.role";
-/// Meta hints: where the `session_meta` line was (index of the node it preceded), its line
-/// timestamp, its text when rebuilding it would not give the same bytes.
-const META_INDEX: &str = "codex-jsonl.meta-index";
-const META_TIMESTAMP: &str = "codex-jsonl.meta-timestamp";
-const META_RAW: &str = "codex-jsonl.meta-raw";
-/// Meta hint: node ids were made up by the reader (from line numbers); they are not in the file.
-pub const DERIVED_IDS: &str = "codex-jsonl.derived-ids";
 
 /// The Codex version whose line shapes a session from another format is written in.
 const CLI_VERSION: &str = "0.47.0";

@@ -1,11 +1,12 @@
 //! Nodes read from this format back to their lines: each payload rebuilt in the order Codex's
 //! structs serialize its fields (`models.rs` `ResponseItem`, `protocol.rs` `SessionMeta`,
-//! `CompactedItem`), then the hints applied.
+//! `CompactedItem`), with what the line read keeps ([`Layout`]: its key order, item type, role).
 
 use serde_json::{Map, Value};
 
 use super::super::ordered;
-use super::{HINT_ITEM, HINT_KEYS, HINT_ROLE, RECORD};
+use super::RECORD;
+use super::origin::Layout;
 use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role};
 
 pub(super) const MESSAGE_ORDER: &[&str] = &["type", "role", "content"];
@@ -36,17 +37,22 @@ pub(super) fn line(timestamp: &str, kind: &str, payload: Value) -> Map<String, V
     m
 }
 
-/// The line a node read from this format becomes (its raw-text hint aside); `None` when the
-/// node has no single-line shape here (the writer then maps it as it maps other formats').
-pub(super) fn native_line(node: &Node) -> Option<Value> {
+/// The line a node read from this format becomes, keeping `layout` of the line it was read
+/// from; `None` when the node has no single-line shape here (the writer then maps it as it
+/// maps other formats').
+pub(super) fn native_line(node: &Node, layout: &Layout) -> Option<Value> {
     if let Body::Event(Event::Custom { kind, data }) = &node.body
         && kind == RECORD
     {
         return Some(data.clone());
     }
     let ts = node.timestamp.as_deref()?;
-    let (kind, payload, canonical) = native_payload(node)?;
-    let payload = apply_keys(payload, node.hints.get(HINT_KEYS), canonical);
+    let (kind, payload, canonical) = native_payload(node, layout)?;
+    let keys = layout
+        .keys
+        .as_ref()
+        .and_then(|k| k.order_for(kind, &payload));
+    let payload = apply_keys(payload, keys, canonical);
     let mut m = line(ts, kind, Value::Object(payload));
     for (k, v) in &node.extra {
         m.insert(k.clone(), v.clone());
@@ -56,8 +62,7 @@ pub(super) fn native_line(node: &Node) -> Option<Value> {
 
 type Payload<'a> = (&'a str, Map<String, Value>, &'static [&'static str]);
 
-fn native_payload(node: &Node) -> Option<Payload<'_>> {
-    let item = node.hints.get(HINT_ITEM).and_then(Value::as_str);
+fn native_payload<'a>(node: &'a Node, layout: &Layout) -> Option<Payload<'a>> {
     match &node.body {
         Body::Event(Event::Custom { kind, data }) => {
             let Value::Object(d) = data else {
@@ -77,8 +82,7 @@ fn native_payload(node: &Node) -> Option<Payload<'_>> {
         }
         Body::Event(_) => None,
         Body::Message(m) => {
-            let role = node.hints.get(HINT_ROLE).and_then(Value::as_str);
-            let p = message_payload(m, item, role)?;
+            let p = message_payload(m, layout)?;
             Some(("response_item", p.0, p.1))
         }
     }
@@ -86,9 +90,9 @@ fn native_payload(node: &Node) -> Option<Payload<'_>> {
 
 fn message_payload(
     m: &Message,
-    item: Option<&str>,
-    role: Option<&str>,
+    layout: &Layout,
 ) -> Option<(Map<String, Value>, &'static [&'static str])> {
+    let item = layout.item.as_deref();
     let single = match m.parts.as_slice() {
         [p] => Some(p),
         _ => None,
@@ -98,12 +102,14 @@ fn message_payload(
         Some(Content::ToolCall { .. }) => tool_call(single?, item),
         Some(Content::ToolResult { .. }) => tool_output(single?, item),
         _ => {
-            let role = role.unwrap_or(match m.role {
+            let role = match m.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
+                // Codex's developer messages are read as system ones.
+                Role::System if layout.developer => "developer",
                 Role::System => "system",
                 _ => return None,
-            });
+            };
             let output = m.role == Role::Assistant;
             let mut content = Vec::with_capacity(m.parts.len());
             for p in &m.parts {
@@ -202,6 +208,7 @@ fn tool_call(
         return None;
     };
     let mut o = Map::new();
+    // The item type read, while the node is still a call.
     let order = match item.unwrap_or("function_call") {
         "custom_tool_call" => {
             o.insert("type".into(), "custom_tool_call".into());
@@ -250,6 +257,8 @@ fn tool_output(
         return None;
     };
     let mut o = Map::new();
+    // The item type read, while the node is still an output.
+    let item = item.filter(|i| *i == "custom_tool_call_output");
     o.insert("type".into(), item.unwrap_or("function_call_output").into());
     if let Some(id) = call_id {
         o.insert("call_id".into(), id.clone().into());
@@ -259,8 +268,9 @@ fn tool_output(
     Some((ordered(o, OUTPUT_ORDER), OUTPUT_ORDER))
 }
 
-/// The `session_meta` payload of a session read from this format.
-pub(super) fn meta_payload(meta: &Meta) -> Map<String, Value> {
+/// The `session_meta` payload of a session read from this format (`keys`: the order read, where
+/// it is not Codex's).
+pub(super) fn meta_payload(meta: &Meta, keys: Option<&[String]>) -> Map<String, Value> {
     let mut p = Map::new();
     if let Some(id) = &meta.id {
         p.insert("id".into(), id.clone().into());
@@ -276,27 +286,23 @@ pub(super) fn meta_payload(meta: &Meta) -> Map<String, Value> {
     }
     p.extend(meta.extra.clone());
     let p = ordered(p, META_ORDER);
-    apply_keys(
-        p,
-        meta.hints.get(HINT_KEYS),
-        &["id", "timestamp", "cwd", "cli_version"],
-    )
+    apply_keys(p, keys, &["id", "timestamp", "cwd", "cli_version"])
 }
 
 /// Puts keys in the order the reader saw. Keys of `canonical` the writer filled in that the
 /// payload did not have are left out; other keys (added since) go after.
-pub(super) fn apply_keys(
+fn apply_keys(
     mut map: Map<String, Value>,
-    keys: Option<&Value>,
+    keys: Option<&[String]>,
     canonical: &[&str],
 ) -> Map<String, Value> {
-    let Some(Value::Array(keys)) = keys else {
+    let Some(keys) = keys else {
         return map;
     };
     let mut out = Map::with_capacity(map.len());
-    for k in keys.iter().filter_map(Value::as_str) {
+    for k in keys {
         if let Some(v) = map.shift_remove(k) {
-            out.insert(k.to_string(), v);
+            out.insert(k.clone(), v);
         }
     }
     for (k, v) in map {

@@ -26,7 +26,7 @@ use super::super::judge;
 use super::super::{
     Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, record_diagnostics,
 };
-use super::{DERIVED_IDS, RECORD};
+use super::RECORD;
 use crate::diag::{Diagnostic, Location, Severity};
 use crate::formats::keys::{self, string};
 use crate::formats::{HeaderRule, Reader, Repairer, Rules};
@@ -243,10 +243,8 @@ fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                 })
             }
             Value::Object(o) if o.get("type").is_some_and(Value::is_string) => {
-                let mut hints = Extra::new();
-                let body = super::parse::response_item(o, &mut hints);
+                let body = super::parse::response_item(o);
                 let mut node = node(id, body);
-                node.hints = hints;
                 node.parent = nodes.last().map(|p: &Node| p.id.clone());
                 nodes.push(node);
                 continue;
@@ -299,7 +297,6 @@ fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     meta.last_updated = meta.start_time.clone();
     meta.head = nodes.last().map(|n| n.id.clone());
     meta.source_format = Some(NAME.into());
-    meta.hints.insert(DERIVED_IDS.into(), true.into());
     Ok(ReadOutcome {
         session: Session { meta, nodes },
         diagnostics,

@@ -4,40 +4,28 @@
 use serde_json::{Map, Value};
 
 use super::items::{REASONING_ORDER, summary_of};
-use super::{HINT_ITEM, HINT_ROLE};
 use crate::formats::ordered;
 use crate::model::{Body, Content, Event, Extra, Message, Part, Role};
 
-pub(super) fn response_item(p: Map<String, Value>, hints: &mut Extra) -> Body {
+pub(super) fn response_item(p: Map<String, Value>) -> Body {
     let item = p
         .get("type")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
     let read = match item.as_str() {
-        "message" => message(&p, hints),
+        "message" => message(&p),
         "reasoning" => reasoning(&p),
         "function_call" | "custom_tool_call" | "local_shell_call" => tool_call(&p, &item),
         "function_call_output" | "custom_tool_call_output" => tool_output(&p),
         _ => None,
     };
     match read {
-        Some(m) => {
-            if matches!(
-                item.as_str(),
-                "custom_tool_call" | "local_shell_call" | "custom_tool_call_output"
-            ) {
-                hints.insert(HINT_ITEM.into(), item.into());
-            }
-            Body::Message(m)
-        }
-        None => {
-            hints.shift_remove(HINT_ROLE);
-            Body::Event(Event::Custom {
-                kind: "response_item".into(),
-                data: Value::Object(p),
-            })
-        }
+        Some(m) => Body::Message(m),
+        None => Body::Event(Event::Custom {
+            kind: "response_item".into(),
+            data: Value::Object(p),
+        }),
     }
 }
 
@@ -53,15 +41,13 @@ fn str_of<'a>(p: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
     p.get(k).and_then(Value::as_str)
 }
 
-fn message(p: &Map<String, Value>, hints: &mut Extra) -> Option<Message> {
+/// A message; role `developer` is read as system (the writer reads it again from the line:
+/// [`super::origin`]).
+fn message(p: &Map<String, Value>) -> Option<Message> {
     let role = match str_of(p, "role")? {
         "user" => Role::User,
         "assistant" => Role::Assistant,
-        "system" => Role::System,
-        "developer" => {
-            hints.insert(HINT_ROLE.into(), "developer".into());
-            Role::System
-        }
+        "system" | "developer" => Role::System,
         _ => return None,
     };
     let expected = if role == Role::Assistant {

@@ -1,5 +1,5 @@
 //! Lines to nodes. Each line is one node, chained to the one before; the first `session_meta`
-//! is the metadata. The hints left here make the writer give back the same bytes.
+//! is the metadata. Each keeps the line it was read from, for the writer ([`super::origin`]).
 
 use std::collections::HashMap;
 
@@ -7,13 +7,9 @@ use serde_json::Value;
 
 use super::super::fields::take_string;
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
-use super::items::{meta_payload, native_line};
-use super::{
-    DERIVED_IDS, HINT_KEYS, HINT_RAW, LINE_TYPES, META_INDEX, META_RAW, META_TIMESTAMP, NAME,
-    RECORD,
-};
+use super::{LINE_TYPES, NAME, RECORD};
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Body, Content, Event, Extra, Meta, Node, Session};
+use crate::model::{Body, Content, Event, Extra, Meta, Node, Origin, Session};
 use crate::records::{Options, split_slice};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -42,10 +38,13 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
             && value.get("payload").is_some_and(Value::is_object)
         {
             have_meta = true;
-            if !nodes.is_empty() {
+            if let Some(last) = nodes.last_mut() {
                 diagnostics.push(meta_not_first(&at));
+                // Where the line was: after the last node's (see `origin`).
+                let line = Origin::of(&last.origin, NAME).unwrap_or_default();
+                last.origin = Some(super::origin::origin(line, Some(text)));
             }
-            meta = read_meta(value, text, nodes.len());
+            meta = read_meta(value, text);
             continue;
         }
         if kind == Some("event_msg")
@@ -74,7 +73,7 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
             _ => {}
         }
         node.parent = nodes.last().map(|p| p.id.clone());
-        layout_hints(&mut node, text);
+        node.origin = Some(Origin::new(NAME, text));
         nodes.push(node);
     }
     name_results(&mut nodes);
@@ -213,17 +212,17 @@ pub(super) fn finish_meta(meta: &mut Meta, last_time: Option<String>, head: Opti
     meta.last_updated = last_time;
     meta.head = head;
     meta.source_format = Some(NAME.into());
-    meta.hints.insert(DERIVED_IDS.into(), true.into());
 }
 
-pub(super) fn read_meta(value: Value, text: &[u8], index: usize) -> Meta {
+/// The metadata of the `session_meta` line `text` (read as `value`), which keeps it as its
+/// origin.
+pub(super) fn read_meta(value: Value, text: &[u8]) -> Meta {
     let Value::Object(mut line) = value else {
         unreachable!("checked by the caller")
     };
     let Some(Value::Object(mut p)) = line.shift_remove("payload") else {
         unreachable!("checked by the caller")
     };
-    let keys: Vec<Value> = p.keys().map(|k| Value::String(k.clone())).collect();
     let mut take = |k: &str| take_string(&mut p, k);
     let id = take("id");
     let start_time = take("timestamp");
@@ -234,38 +233,19 @@ pub(super) fn read_meta(value: Value, text: &[u8], index: usize) -> Meta {
         .and_then(|g| g.get("branch"))
         .and_then(Value::as_str)
         .map(String::from);
-    let mut meta = Meta {
+    Meta {
         id,
         start_time,
         cwd,
         tool_version,
         git_branch,
         extra: p,
+        origin: Some(Origin::new(NAME, text)),
         ..Meta::default()
-    };
-    meta.hints.insert(META_INDEX.into(), index.into());
-    if let Some(ts) = line.get("timestamp") {
-        meta.hints.insert(META_TIMESTAMP.into(), ts.clone());
     }
-    let built = meta_payload(&meta);
-    if built
-        .keys()
-        .map(|k| Value::String(k.clone()))
-        .collect::<Vec<_>>()
-        != keys
-    {
-        meta.hints.insert(HINT_KEYS.into(), Value::Array(keys));
-    }
-    if super::write::meta_line(&meta).as_deref() != Some(text) {
-        meta.hints.insert(
-            META_RAW.into(),
-            String::from_utf8_lossy(text).into_owned().into(),
-        );
-    }
-    meta
 }
 
-/// One line as a node (its parent and hints aside).
+/// One line as a node (its parent and origin aside).
 pub(super) fn read_line(value: Value, id: String) -> Node {
     let whole = |value: Value| Node {
         id: id.clone(),
@@ -301,9 +281,8 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
     let Some(Value::Object(payload)) = line.shift_remove("payload") else {
         unreachable!()
     };
-    let mut hints = Extra::new();
     let body = match kind.as_str() {
-        "response_item" => super::parse::response_item(payload, &mut hints),
+        "response_item" => super::parse::response_item(payload),
         "compacted" => {
             let mut data = payload;
             let summary = match data.get("message") {
@@ -330,7 +309,7 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
         timestamp,
         body,
         extra: line,
-        hints,
+        hints: Extra::new(),
         origin: None,
     }
 }
@@ -371,37 +350,4 @@ impl Names {
     pub(super) fn result(&self, id: &str) -> Option<String> {
         self.0.get(id).cloned()
     }
-}
-
-/// Compares the line the writer would build with the text read, and keeps in hints what it
-/// would get wrong: the payload's key order, and as a last resort the text.
-pub(super) fn layout_hints(node: &mut Node, text: &[u8]) {
-    let Some(built) = native_line(node) else {
-        node.hints.insert(
-            HINT_RAW.into(),
-            String::from_utf8_lossy(text).into_owned().into(),
-        );
-        return;
-    };
-    if serde_json::to_vec(&built).ok().as_deref() == Some(text) {
-        return;
-    }
-    let original = serde_json::from_slice::<Value>(text).ok();
-    if let (Some(Value::Object(b)), Some(Value::Object(orig))) = (
-        built.get("payload"),
-        original.as_ref().and_then(|v| v.get("payload")),
-    ) && b.keys().ne(orig.keys())
-    {
-        let keys = orig.keys().map(|k| Value::String(k.clone())).collect();
-        node.hints.insert(HINT_KEYS.into(), Value::Array(keys));
-        if let Some(again) = native_line(node)
-            && serde_json::to_vec(&again).ok().as_deref() == Some(text)
-        {
-            return;
-        }
-    }
-    node.hints.insert(
-        HINT_RAW.into(),
-        String::from_utf8_lossy(text).into_owned().into(),
-    );
 }

@@ -1,11 +1,11 @@
-//! Unit tests: which lines need their text kept (only those Codex would not write), detection
-//! of single lines, and the hints the reader leaves.
+//! Unit tests: which lines a rebuilt node would not give back (only those Codex would not
+//! write), detection of single lines, and what the writer reads again from a node's line.
 
-use serde_json::Value;
-
+use super::items::native_line;
+use super::origin::{Layout, line_of};
 use super::*;
 use crate::formats::Input;
-use crate::model::{Body, Content};
+use crate::model::{Body, Content, Node};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/codex-jsonl");
 const SAMPLE: &str = concat!(
@@ -23,14 +23,27 @@ fn read_file(path: &str) -> Option<Session> {
     Some(CodexJsonl.read(&input).unwrap().session)
 }
 
+/// What a rebuilt node keeps of its line (it changed: `Kept::Rebuilt`), computed as for a node
+/// that did.
+fn layout(node: &Node) -> Layout {
+    let (line, _) = line_of(node).expect("read from this format");
+    origin::layout(line)
+}
+
+/// The nodes (and `meta`) whose line their rebuilt node would not give back, even keeping what
+/// the writer reads again from the line: those written only as their line.
 fn raw_lines(s: &Session) -> Vec<&str> {
     let mut v: Vec<&str> = s
         .nodes
         .iter()
-        .filter(|n| n.hints.contains_key(HINT_RAW))
+        .filter(|n| {
+            let built = native_line(n, &layout(n)).map(|v| serde_json::to_vec(&v).unwrap());
+            built.as_deref() != line_of(n).map(|(line, _)| line)
+        })
         .map(|n| n.id.as_str())
         .collect();
-    if s.meta.hints.contains_key(META_RAW) {
+    let line = crate::model::Origin::of(&s.meta.origin, NAME);
+    if line.is_some() && origin::rebuilt_meta_line(&s.meta).as_deref() != line {
         v.push("meta");
     }
     v
@@ -44,7 +57,7 @@ fn the_sample_is_rebuilt_without_keeping_text() {
     }
     let s = read_file(SAMPLE).expect("the sample reads");
     assert_eq!(raw_lines(&s), Vec::<&str>::new());
-    assert!(s.nodes.iter().all(|n| !n.hints.contains_key(HINT_KEYS)));
+    assert!(s.nodes.iter().all(|n| layout(n).keys.is_none()));
 }
 
 #[test]
@@ -54,11 +67,11 @@ fn only_lines_codex_would_not_write_keep_their_text() {
         assert_eq!(raw_lines(&s), Vec::<&str>::new(), "{file}");
     }
     let s = read_file(&format!("{FIXTURES}/unknown.jsonl")).unwrap();
-    // A payload's keys out of order (line 7) are rebuilt from a keys hint; top-level keys out
+    // A payload's keys out of order (line 7) are rebuilt in the order read; top-level keys out
     // of order (8), escapes serde does not write (13), spaces and `1.50` (14) keep their text.
     // Non-objects and lines without the envelope are kept whole and serialize as they were.
     let call = s.nodes.iter().find(|n| n.id == "line-7").unwrap();
-    assert!(call.hints.contains_key(HINT_KEYS));
+    assert!(layout(call).keys.is_some());
     assert_eq!(
         raw_lines(&s),
         ["line-8", "line-13", "line-14"],
@@ -67,20 +80,20 @@ fn only_lines_codex_would_not_write_keep_their_text() {
     );
     let r = read_file(&format!("{FIXTURES}/reasoning.jsonl")).unwrap();
     let no_content = r.nodes.iter().find(|n| n.id == "line-8").unwrap();
-    assert!(no_content.hints.contains_key(HINT_KEYS));
+    assert!(layout(no_content).keys.is_some());
 }
 
 #[test]
 fn tool_items_keep_their_type() {
     let s = read_file(&format!("{FIXTURES}/tools.jsonl")).unwrap();
-    let items: Vec<Option<&str>> = s
-        .nodes
-        .iter()
-        .map(|n| n.hints.get(HINT_ITEM).and_then(Value::as_str))
-        .collect();
-    assert!(items.contains(&Some("custom_tool_call")));
-    assert!(items.contains(&Some("custom_tool_call_output")));
-    assert!(items.contains(&Some("local_shell_call")));
+    let items: Vec<Option<String>> = s.nodes.iter().map(|n| layout(n).item).collect();
+    for item in [
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+    ] {
+        assert!(items.contains(&Some(item.into())), "{item}");
+    }
     // Non-compact arguments keep their string; compact ones do not need to.
     let extras: Vec<bool> = s
         .nodes

@@ -16,18 +16,18 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::read::{
-    Names, finish_meta, layout_hints, meta_not_first, node_id, not_a_line, read_line, read_meta,
-    spawned, unknown_type, unparseable, whole_file_diagnostics,
+    Names, finish_meta, meta_not_first, node_id, not_a_line, read_line, read_meta, spawned,
+    unknown_type, unparseable, whole_file_diagnostics,
 };
 use super::usage::{Attach, Step, step_of};
-use super::{LINE_TYPES, RECORD};
+use super::{LINE_TYPES, NAME, RECORD};
 use crate::diag::{Diagnostic, Location};
 use crate::engine::MadeFor;
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::skeleton::Skeleton;
 use crate::engine::view::HeadBranch;
 use crate::json::{Kind, Raw};
-use crate::model::{Content, Meta, Node, Role, Usage};
+use crate::model::{Content, Meta, Node, Origin, Role, Usage};
 use crate::records::Span;
 
 /// Pass one's reader of a rollout named `name` in messages.
@@ -495,7 +495,7 @@ impl Scan for Scanner<'_> {
                 if index > 0 {
                     acc.diags.push(meta_not_first(&line.at));
                 }
-                acc.meta = Some((index, read_meta(value, line.text.as_bytes(), index)));
+                acc.meta = Some((index, read_meta(value, line.text.as_bytes())));
                 last_time = block.last_time_but_meta.take();
                 meta_number = Some(line.number);
             } else if !line.shaped {
@@ -674,14 +674,19 @@ impl Known {
     }
 
     /// The node of line `index`, whose text is `bytes`, as the whole reader makes it (for
-    /// this format's own writer: with the hints it needs).
+    /// this format's own writer: with the line it was read from, its origin).
     pub(crate) fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         let value = serde_json::from_slice::<Value>(bytes)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
         let mut node = read_line(value, self.id(index));
         node.parent = index.checked_sub(1).map(|p| self.id(p));
         if made_for == MadeFor::OwnWriter {
-            layout_hints(&mut node, bytes);
+            // The `session_meta` line after the line of the node just before it (see `origin`).
+            let meta = match self.meta_at {
+                Some(at) if at == index + 1 => Origin::of(&self.meta.origin, NAME),
+                _ => None,
+            };
+            node.origin = Some(super::origin::origin(bytes, meta));
         }
         let Some(m) = node.message_mut() else {
             return node;

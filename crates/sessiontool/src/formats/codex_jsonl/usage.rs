@@ -19,7 +19,7 @@
 use serde_json::{Map, Value};
 
 use crate::json::out::Out;
-use crate::model::{Body, Content, Event, Message, Node, Role, Usage};
+use crate::model::{Body, Content, Event, Node, Role, Usage};
 
 /// Sets the model and usage of assistant messages from the rollout's own lines.
 pub(super) fn attach(nodes: &mut [Node]) {
@@ -300,10 +300,4 @@ pub(super) fn token_count(o: &mut Out, total: &TokenUsage, last: &TokenUsage) {
         .key("rate_limits")
         .null()
         .end_object();
-}
-
-/// What the reader derived here, taken off a message (the rollout's own lines hold it).
-pub(super) fn without_derived(m: &mut Message) {
-    m.model = None;
-    m.usage = None;
 }
