@@ -488,7 +488,6 @@ fn node(id: &str, parent: Option<&str>, body: Body) -> sessiontool::model::Node 
         timestamp: None,
         body,
         extra: Default::default(),
-        hints: Default::default(),
         origin: None,
     }
 }

@@ -95,12 +95,10 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
         assert_eq!(whole.parent, view.parent_id(i), "{}", at("parent"));
         assert_eq!(
             Node {
-                hints: Default::default(),
                 origin: None,
                 ..whole.clone()
             },
             Node {
-                hints: Default::default(),
                 origin: None,
                 ..node.clone()
             },

@@ -13,12 +13,6 @@ use serde_json::Value;
 /// Fields a reader did not understand, kept in their original order.
 pub type Extra = serde_json::Map<String, Value>;
 
-/// Meta hint: the ids (an array of strings) of tool calls this session holds only as a copy of
-/// its parent's history, answered in the parent's own session (the `spawn_agent` call that
-/// started a Codex sub-agent). They are not unanswered: fsck does not report them and a
-/// conversion does not call them interrupted.
-pub const INHERITED_CALLS: &str = "inherited-calls";
-
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub meta: Meta,
@@ -49,9 +43,12 @@ pub struct Meta {
     /// The format this session was read from (a [`crate::formats::Format`] name).
     pub source_format: Option<String>,
     pub extra: Extra,
-    /// Layout facts a reader leaves for its own writer (see [`Node::hints`]).
-    #[serde(default, skip_serializing_if = "Extra::is_empty")]
-    pub hints: Extra,
+    /// The ids of tool calls this session holds only as a copy of its parent's history,
+    /// answered in the parent's own session (the `spawn_agent` call that started a Codex
+    /// sub-agent). They are not unanswered: fsck does not report them and a conversion does
+    /// not call them interrupted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherited_calls: Vec<String>,
     /// The record the session's fields were read from (see [`Origin`]).
     #[serde(skip)]
     pub origin: Option<Origin>,
@@ -70,11 +67,6 @@ pub struct Node {
     pub body: Body,
     /// Record-level fields the reader did not understand.
     pub extra: Extra,
-    /// Layout facts a reader leaves for its own writer so the same format is written back as
-    /// it was (for example `gemini-json.content: "string"`, or the original key order). Keys
-    /// start with the format name; other formats ignore them.
-    #[serde(default, skip_serializing_if = "Extra::is_empty")]
-    pub hints: Extra,
     /// The text this node was read from, for its format's writer (see [`Origin`]).
     #[serde(skip)]
     pub origin: Option<Origin>,
@@ -141,18 +133,6 @@ pub enum Role {
     Info,
     Warning,
     Error,
-}
-
-impl Meta {
-    /// The calls named by the [`INHERITED_CALLS`] hint.
-    pub fn inherited_calls(&self) -> impl Iterator<Item = &str> {
-        self.hints
-            .get(INHERITED_CALLS)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-    }
 }
 
 impl Role {

@@ -356,7 +356,6 @@ mod tests {
             timestamp: None,
             body: Body::Message(Message::new(Role::User, vec![Part::text(id)])),
             extra: Extra::new(),
-            hints: Extra::new(),
             origin: None,
         }
     }

@@ -17,7 +17,6 @@ pub fn deep(depth: usize, comb: bool) -> Session {
             vec![Part::text(format!("text of {id}"))],
         )),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
         id,
     };

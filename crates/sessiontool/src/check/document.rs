@@ -99,10 +99,15 @@ pub fn check(
 }
 
 /// Tool calls of the session that no result answers: `(node id, call id, tool name)`. Calls
-/// the session inherited from its parent ([`crate::model::INHERITED_CALLS`]) are not among
+/// the session inherited from its parent ([`crate::model::Meta::inherited_calls`]) are not among
 /// them: see [`inherited_calls`].
 pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
-    let inherited: HashSet<&str> = session.meta.inherited_calls().collect();
+    let inherited: HashSet<&str> = session
+        .meta
+        .inherited_calls
+        .iter()
+        .map(String::as_str)
+        .collect();
     open_calls_all(session)
         .into_iter()
         .filter(|(_, id, _)| !inherited.contains(id))
@@ -112,7 +117,12 @@ pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
 /// Tool calls without a result that the session inherited from its parent (a sub-agent's
 /// copy of the call that spawned it): `(node id, call id, tool name)`.
 pub fn inherited_calls(session: &Session) -> Vec<(&str, &str, &str)> {
-    let inherited: HashSet<&str> = session.meta.inherited_calls().collect();
+    let inherited: HashSet<&str> = session
+        .meta
+        .inherited_calls
+        .iter()
+        .map(String::as_str)
+        .collect();
     if inherited.is_empty() {
         return Vec::new();
     }

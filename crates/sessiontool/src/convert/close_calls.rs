@@ -28,7 +28,7 @@ pub fn close_open_calls(session: &mut Session) -> usize {
 /// needs every call answered.
 pub const INHERITED: &str = "[sessiontool] this call was made by the parent session and started this sub-agent; its result is in the parent session";
 
-/// The calls the session inherited from its parent ([`crate::model::INHERITED_CALLS`])
+/// The calls the session inherited from its parent ([`crate::model::Meta::inherited_calls`])
 /// closed, saying so (not as interrupted), and with `unanswered` what [`close_open_calls`]
 /// closes too. Returns how many of each were closed.
 pub fn close_calls(session: &mut Session, unanswered: bool) -> (usize, usize) {
@@ -76,7 +76,6 @@ pub fn close_calls(session: &mut Session, unanswered: bool) -> (usize, usize) {
             timestamp: node.timestamp.clone(),
             body: Body::Message(Message::new(Role::Tool, parts)),
             extra: Extra::new(),
-            hints: Extra::new(),
             origin: None,
         });
         if let Some(c) = &closing {
@@ -115,7 +114,6 @@ mod tests {
             timestamp: Some(format!("2026-01-01T00:00:0{}Z", id.len())),
             body: Body::Message(Message::new(role, parts)),
             extra: Extra::new(),
-            hints: Extra::new(),
             origin: None,
         }
     }

@@ -275,7 +275,7 @@ impl Reading for Known<'_> {
 }
 
 /// Pass one (in blocks of `block_size`) and pass two of `bytes` give what `format`'s whole
-/// reader gives: the metadata (its hints in order), the diagnostics in order, every node, the
+/// reader gives: the metadata, the diagnostics in order, every node, the
 /// kinds, the unanswered calls, the call names. For each format's tests.
 #[cfg(test)]
 pub(crate) fn assert_reads_as_whole(
@@ -302,11 +302,6 @@ pub(crate) fn assert_reads_as_whole(
         let mut known = read(lines, name, &Bytes(bytes), needs, options).unwrap();
         let session = &whole.session;
         assert_eq!(known.meta(), &session.meta, "{name}");
-        assert_eq!(
-            format!("{:?}", known.meta().hints),
-            format!("{:?}", session.meta.hints),
-            "{name}: hints in order"
-        );
         assert_eq!(known.diagnostics(), &whole.diagnostics[..], "{name}");
         assert_eq!(known.spots().len(), session.nodes.len(), "{name}");
         let tree = session.tree();

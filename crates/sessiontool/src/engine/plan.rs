@@ -55,8 +55,7 @@ fn closes_calls(job: &Job, meta: &Meta, open_calls: usize) -> bool {
     let to = job.to;
     to.resumable()
         && !to.answers_open_calls_itself()
-        && (meta.hints.contains_key(crate::model::INHERITED_CALLS)
-            || (job.options.close_open_calls && open_calls > 0))
+        && (!meta.inherited_calls.is_empty() || (job.options.close_open_calls && open_calls > 0))
 }
 
 /// What a plan knows after pass one, to write.

@@ -200,7 +200,6 @@ mod tests {
                     Body::Message(Message::new(Role::User, vec![Part::text("x")]))
                 },
                 extra: Extra::new(),
-                hints: Extra::new(),
                 origin: None,
             });
         }

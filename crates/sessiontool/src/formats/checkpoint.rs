@@ -368,7 +368,6 @@ fn node(id: String, parent: Option<String>, m: Message, origin: Origin) -> Node 
         timestamp: None,
         body: Body::Message(m),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: Some(origin),
     }
 }
@@ -391,7 +390,6 @@ fn event_node(id: String, parent: Option<String>, kind: &str, data: Value) -> No
             data,
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     }
 }

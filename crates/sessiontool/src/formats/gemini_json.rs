@@ -547,7 +547,6 @@ pub(crate) fn message_to_nodes(
         timestamp: timestamp.clone(),
         body: Body::Message(message),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     };
     if !any_result {
@@ -561,7 +560,6 @@ pub(crate) fn message_to_nodes(
             timestamp: result_ts.or(timestamp),
             body: Body::Message(Message::new(Role::Tool, results)),
             extra: Extra::new(),
-            hints: Extra::new(),
             origin: None,
         },
     ]

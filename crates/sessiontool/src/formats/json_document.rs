@@ -189,7 +189,6 @@ pub(crate) fn kept_message(id: String, parent: Option<String>, kind: &str, data:
             data,
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     }
 }

@@ -442,7 +442,6 @@ fn message_to_node(
             extra: m,
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: Some(origin),
     }
 }

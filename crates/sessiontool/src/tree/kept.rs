@@ -142,7 +142,6 @@ mod tests {
                     data: serde_json::Value::Null,
                 }),
                 extra: Default::default(),
-                hints: Default::default(),
                 origin: None,
             })
             .collect();

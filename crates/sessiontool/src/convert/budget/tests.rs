@@ -10,7 +10,6 @@ fn node(id: &str, parent: Option<&str>, role: Role, parts: Vec<Part>) -> Node {
         timestamp: None,
         body: Body::Message(Message::new(role, parts)),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     }
 }

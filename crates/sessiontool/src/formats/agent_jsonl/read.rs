@@ -164,7 +164,6 @@ fn value_node(value: Result<Value, String>, text: &[u8], line: u64) -> Node {
                     data,
                 }),
                 extra: Extra::new(),
-                hints: Extra::new(),
                 origin: None,
             }
         }
@@ -222,7 +221,6 @@ fn custom(kind: String, map: Map<String, Value>, id: String, parent: Option<Stri
             data: Value::Object(map),
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     }
 }
@@ -270,7 +268,6 @@ fn entry_node(mut map: Map<String, Value>) -> Node {
                 timestamp,
                 body: Body::Message(m),
                 extra: map,
-                hints: Extra::new(),
                 origin: None,
             }
         }
@@ -297,7 +294,6 @@ fn entry_node(mut map: Map<String, Value>) -> Node {
                     data: Value::Object(map),
                 }),
                 extra: Extra::new(),
-                hints: Extra::new(),
                 origin: None,
             }
         }

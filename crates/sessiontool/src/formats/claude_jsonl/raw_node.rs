@@ -148,7 +148,6 @@ pub(super) fn message_node(
             extra: message_extra,
         }),
         extra,
-        hints: Extra::new(),
         origin: None,
     })
 }

@@ -258,7 +258,6 @@ fn whole(id: String, parent: Option<String>, data: Value) -> Node {
             data,
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     }
 }
@@ -396,7 +395,6 @@ fn chain_node(id: String, value: Value, base: &Base) -> Node {
             extra: msg,
         }),
         extra: rec,
-        hints: Extra::new(),
         origin: None,
     }
 }

@@ -310,7 +310,6 @@ fn node(id: String, body: Body) -> Node {
         timestamp: None,
         body,
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     }
 }

@@ -99,22 +99,17 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
 
 /// In a sub-agent spawned by its parent (`source.subagent.thread_spawn`), the `spawn_agent`
 /// call its copied history ends with is answered in the parent's rollout: it is marked as
-/// inherited ([`crate::model::INHERITED_CALLS`]), not taken for unanswered.
+/// inherited ([`crate::model::Meta::inherited_calls`]), not taken for unanswered.
 pub(super) fn mark_inherited_calls(session: &mut Session) {
     if !spawned(&session.meta) {
         return;
     }
-    let ids: Vec<Value> = crate::check::document::unanswered_calls(session)
+    let ids: Vec<String> = crate::check::document::unanswered_calls(session)
         .into_iter()
         .filter(|(_, _, name)| *name == super::keys::SPAWN_AGENT)
-        .map(|(_, id, _)| Value::String(id.to_string()))
+        .map(|(_, id, _)| id.to_string())
         .collect();
-    if !ids.is_empty() {
-        session
-            .meta
-            .hints
-            .insert(crate::model::INHERITED_CALLS.into(), Value::Array(ids));
-    }
+    session.meta.inherited_calls = ids;
 }
 
 /// Whether the rollout is a sub-agent's, spawned by its parent.
@@ -256,7 +251,6 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
             data: value,
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     };
     // A line whose type is the name this reader gives lines it keeps whole is kept whole
@@ -309,7 +303,6 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
         timestamp,
         body,
         extra: line,
-        hints: Extra::new(),
         origin: None,
     }
 }

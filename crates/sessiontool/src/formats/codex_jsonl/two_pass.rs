@@ -630,18 +630,13 @@ impl Known {
             return;
         }
         let answered = self.nodes.answered.as_ref();
-        let ids: Vec<Value> = self
+        self.meta.inherited_calls = self
             .nodes
             .spawn_calls
             .iter()
             .filter(|id| !answered.is_some_and(|a| a.contains(*id)))
-            .map(|id| Value::String(id.clone()))
+            .cloned()
             .collect();
-        if !ids.is_empty() {
-            self.meta
-                .hints
-                .insert(crate::model::INHERITED_CALLS.into(), Value::Array(ids));
-        }
     }
 
     /// As [`crate::check::document::unanswered_calls`] counts them.
@@ -649,7 +644,12 @@ impl Known {
         let (Some(ids), Some(answered)) = (&self.nodes.call_ids, &self.nodes.answered) else {
             return;
         };
-        let inherited: HashSet<&str> = self.meta.inherited_calls().collect();
+        let inherited: HashSet<&str> = self
+            .meta
+            .inherited_calls
+            .iter()
+            .map(String::as_str)
+            .collect();
         self.open_calls = ids
             .iter()
             .filter(|id| !answered.contains(*id) && !inherited.contains(id.as_str()))

@@ -272,7 +272,6 @@ pub(super) fn read_line(value: &Value, id: String) -> (Node, Kept) {
             data: value.clone(),
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: None,
     };
     let Value::Object(line) = value else {

@@ -285,7 +285,6 @@ impl Mapper {
             timestamp,
             body,
             extra: Extra::new(),
-            hints: Extra::new(),
             origin: None,
         });
     }

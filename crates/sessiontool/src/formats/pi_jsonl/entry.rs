@@ -23,7 +23,6 @@ pub(super) fn read_entry(mut map: Map<String, Value>, id: String, parent: Option
                     data: Value::Object(map),
                 }),
                 extra: Extra::new(),
-                hints: Extra::new(),
                 origin: None,
             };
         }
@@ -58,7 +57,6 @@ pub(super) fn read_entry(mut map: Map<String, Value>, id: String, parent: Option
         timestamp,
         body,
         extra,
-        hints: Extra::new(),
         origin: None,
     }
 }

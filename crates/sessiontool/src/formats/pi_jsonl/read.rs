@@ -332,7 +332,6 @@ fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> 
             data: value,
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: Some(Origin::new(NAME, text)),
     }
 }

@@ -283,7 +283,6 @@ fn node(id: &str, parent: Option<&str>, body: Body) -> Node {
         timestamp: Some("2026-01-01T00:00:00.000Z".into()),
         body,
         extra: Default::default(),
-        hints: Default::default(),
         origin: None,
     }
 }

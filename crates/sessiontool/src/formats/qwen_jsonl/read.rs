@@ -213,7 +213,6 @@ pub(super) fn whole_node(id: String, value: Value, text: &[u8]) -> Node {
             data: value,
         }),
         extra: Extra::new(),
-        hints: Extra::new(),
         origin: Some(Origin::new(NAME, text)),
     }
 }
@@ -492,7 +491,6 @@ pub(super) fn read_record(
                     data: Value::Object(rec),
                 }),
                 extra: Extra::new(),
-                hints: Extra::new(),
                 origin: None,
             };
             return (node, Some(kind));
@@ -528,7 +526,6 @@ pub(super) fn read_record(
         timestamp,
         body,
         extra: rec,
-        hints: Extra::new(),
         origin: None,
     };
     (node, None)

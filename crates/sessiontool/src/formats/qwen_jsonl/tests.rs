@@ -694,7 +694,6 @@ fn foreign_events_become_system_records() {
         timestamp: None,
         body,
         extra: Default::default(),
-        hints: Default::default(),
         origin: None,
     };
     let last = session.nodes[3].id.clone();

@@ -126,7 +126,6 @@ fn same(bytes: &[u8], what: &str) {
         assert_eq!(made, s.nodes.len(), "{}", at("nodes made"));
         // For anyone else: the same nodes, but for the bytes only this format's writer reads.
         let bare = |n: &Node| Node {
-            hints: Default::default(),
             origin: None,
             ..n.clone()
         };
