@@ -73,7 +73,9 @@ pub struct Node {
 }
 
 /// Where a node, or a session's fields, came from: the format's name and the bytes of the
-/// record or records read (a JSONL node of several records: their lines, joined by `\n`).
+/// record or records read (a JSONL node of several records: their lines, joined by `\n`; a
+/// record of a whole JSON document, which its writer rebuilds whole anyway: the record as
+/// parsed, encoded again).
 ///
 /// It is the one way a format gives back what it read: its writer reads the text again and
 /// writes it as it was when the node still reads the same, and otherwise takes from it what a

@@ -53,7 +53,7 @@ use target::{NodeSink, PassTwo};
 /// node's user reads of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MadeFor {
-    /// The format's own writer: with the hints it needs to give the entry back byte for byte.
+    /// The format's own writer: with the origin it reads to give the entry back byte for byte.
     OwnWriter,
     /// Any user of the model: `show`, `tree`, a writer that writes the fields it does not
     /// know.

@@ -153,7 +153,7 @@ impl<'s> View<'s> {
     }
 
     /// The nodes of `indices`, in that order, as the whole reader makes them for `made_for`
-    /// (`OwnWriter`: with the layout hints, what `show --json` prints; `Counting`: the fields
+    /// (`OwnWriter`: with their origins, as the whole reader makes them; `Counting`: the fields
     /// the reader does not interpret left null); `each`'s first error stops the reading.
     ///
     /// Nodes are made in runs of records, several runs at once on the thread pool (on a
