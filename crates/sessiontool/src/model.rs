@@ -137,6 +137,13 @@ pub enum Role {
     Error,
 }
 
+impl Meta {
+    /// [`Meta::inherited_calls`], to look ids up in.
+    pub fn inherited_call_ids(&self) -> std::collections::HashSet<&str> {
+        self.inherited_calls.iter().map(String::as_str).collect()
+    }
+}
+
 impl Role {
     /// Whether the model sees messages of this role (notices are UI only).
     pub fn is_conversation(self) -> bool {

@@ -102,12 +102,7 @@ pub fn check(
 /// the session inherited from its parent ([`crate::model::Meta::inherited_calls`]) are not among
 /// them: see [`inherited_calls`].
 pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
-    let inherited: HashSet<&str> = session
-        .meta
-        .inherited_calls
-        .iter()
-        .map(String::as_str)
-        .collect();
+    let inherited = session.meta.inherited_call_ids();
     open_calls_all(session)
         .into_iter()
         .filter(|(_, id, _)| !inherited.contains(id))
@@ -117,12 +112,7 @@ pub fn unanswered_calls(session: &Session) -> Vec<(&str, &str, &str)> {
 /// Tool calls without a result that the session inherited from its parent (a sub-agent's
 /// copy of the call that spawned it): `(node id, call id, tool name)`.
 pub fn inherited_calls(session: &Session) -> Vec<(&str, &str, &str)> {
-    let inherited: HashSet<&str> = session
-        .meta
-        .inherited_calls
-        .iter()
-        .map(String::as_str)
-        .collect();
+    let inherited = session.meta.inherited_call_ids();
     if inherited.is_empty() {
         return Vec::new();
     }

@@ -644,12 +644,7 @@ impl Known {
         let (Some(ids), Some(answered)) = (&self.nodes.call_ids, &self.nodes.answered) else {
             return;
         };
-        let inherited: HashSet<&str> = self
-            .meta
-            .inherited_calls
-            .iter()
-            .map(String::as_str)
-            .collect();
+        let inherited = self.meta.inherited_call_ids();
         self.open_calls = ids
             .iter()
             .filter(|id| !answered.contains(*id) && !inherited.contains(id.as_str()))
