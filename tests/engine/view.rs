@@ -86,8 +86,8 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
         "{}",
         at("branches")
     );
-    // Ids and parents; every node made, as the whole reader makes it (but for the hints and
-    // the bytes it was read from: only its own writer reads them, and the view leaves out most).
+    // Ids and parents; every node made, as the whole reader makes it (but for the bytes it was
+    // read from: only its own writer reads them). `show --json` prints these.
     let all: Vec<u32> = (0..view.len() as u32).collect();
     view.each_node(&all, MadeFor::Anyone, |i, node| {
         let whole = &s.nodes[i as usize];
@@ -108,7 +108,7 @@ fn same(path: &Path, from: Option<&'static dyn Format>) -> bool {
         Ok(())
     })
     .unwrap();
-    // With the hints and the bytes too, exactly the whole reader's nodes (`show --json`).
+    // Made for their own writer, with the bytes too: exactly the whole reader's nodes.
     view.each_node(&all, MadeFor::OwnWriter, |i, node| {
         assert_eq!(
             s.nodes[i as usize],

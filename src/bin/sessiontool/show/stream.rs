@@ -100,7 +100,7 @@ impl Serialize for Nodes<'_> {
         use serde::ser::SerializeSeq;
         let view = self.0;
         let mut seq = serializer.serialize_seq(Some(view.len()))?;
-        input::serialize_each_node(view, MadeFor::OwnWriter, &mut seq, |seq, _, node| {
+        input::serialize_each_node(view, MadeFor::Anyone, &mut seq, |seq, _, node| {
             seq.serialize_element(node)
         })?;
         seq.end()
