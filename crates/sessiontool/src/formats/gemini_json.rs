@@ -29,7 +29,9 @@ use super::{
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{ProjectField, Reader, Repairer, Rules, Writer};
 use crate::ids::sha256_hex;
-use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Part, Role, Session, Usage};
+use crate::model::{
+    Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role, Session, Usage,
+};
 
 pub struct GeminiJson;
 
@@ -151,10 +153,17 @@ impl Reader for GeminiJson {
         let meta = meta_of(root, &keys, input.bytes);
         let mut nodes: Vec<Node> = Vec::with_capacity(messages.len() * 2);
         let mut seen = std::collections::HashSet::new();
+        // Each record's origin: its text as written, else (a document the text cannot be
+        // looked at in) the record as parsed.
+        let texts = origin::message_texts(input.bytes).filter(|t| t.len() == messages.len());
         for (i, m) in messages.into_iter().enumerate() {
             let parent = nodes.last().map(|n| n.id.clone());
-            let new = message_nodes_as_read(m, i, parent, &mut seen, &mut diagnostics, input.name);
-            nodes.extend(new);
+            let origin = match &texts {
+                Some(texts) => Origin::new(NAME, texts[i].as_bytes()),
+                None => origin::message_origin(&m),
+            };
+            let new = message_nodes(m, i, parent, &mut seen, &mut diagnostics, input.name);
+            nodes.extend(origin::with_origin(new, Some(origin)));
         }
         Ok(ReadOutcome {
             session: Session { meta, nodes },
@@ -421,23 +430,6 @@ pub(crate) fn message_nodes(
         new[1].parent = Some(new[0].id.clone());
     }
     new
-}
-
-/// [`message_nodes`], each node with the record as its origin (for this format's writer).
-pub(crate) fn message_nodes_as_read(
-    value: Value,
-    index: usize,
-    parent: Option<String>,
-    seen: &mut std::collections::HashSet<String>,
-    diagnostics: &mut Vec<Diagnostic>,
-    file: &str,
-) -> Vec<Node> {
-    let origin = origin::message_origin(&value);
-    let mut nodes = message_nodes(value, index, parent, seen, diagnostics, file);
-    for n in &mut nodes {
-        n.origin = Some(origin.clone());
-    }
-    nodes
 }
 
 /// One MessageRecord as one node, or two when it carries tool results.
@@ -900,7 +892,7 @@ struct ResultGroup {
 /// one, otherwise each function response starts a group and other parts join the one before.
 fn group_results(tool: &Node) -> Vec<ResultGroup> {
     let mut groups: Vec<ResultGroup> = Vec::new();
-    let recorded = origin::MessageAsRead::of(tool).map(|a| a.results);
+    let recorded = origin::results_as_read(tool);
     let Some(tool) = tool.message() else {
         return groups;
     };

@@ -9,12 +9,37 @@
 
 use serde_json::{Map, Value};
 
-use super::{NAME, all_objects, tool_call};
+use super::NAME;
+use crate::formats::gemini_content::parts_from_union;
+use crate::json::{Kind, Raw};
 use crate::model::{Meta, Node, Origin};
 
 /// A message record's origin: the record as parsed.
 pub(crate) fn message_origin(record: &Value) -> Origin {
     Origin::new(NAME, &serde_json::to_vec(record).unwrap_or_default())
+}
+
+/// `nodes` (a record's) with `origin` (none: left without).
+pub(crate) fn with_origin(mut nodes: Vec<Node>, origin: Option<Origin>) -> Vec<Node> {
+    if let Some(origin) = origin {
+        for n in &mut nodes {
+            n.origin = Some(origin.clone());
+        }
+    }
+    nodes
+}
+
+/// The texts of a legacy document's messages as written (the last `messages` a repeated key
+/// gives, as the reader takes it), when the document is one the text can be looked at in.
+pub(super) fn message_texts(bytes: &[u8]) -> Option<Vec<&str>> {
+    let text = simdutf8::basic::from_utf8(crate::formats::trim_start(bytes)).ok()?;
+    let messages = Raw::parse(text)
+        .ok()?
+        .entries()?
+        .filter(|(key, _)| key.is("messages"))
+        .last()?
+        .1;
+    Some(messages.items()?.map(Raw::text).collect())
 }
 
 /// The session's origin: the document's fields in file order (`keys`, `messages` among them),
@@ -47,38 +72,65 @@ fn object_keys(text: &[u8]) -> Option<Vec<String>> {
     object(text).map(|m| m.keys().cloned().collect())
 }
 
-/// The message record a node was read from, as the reader read it.
+/// The message record a node was read from, as the reader read it: looked at in its text,
+/// never parsed into values (a record's content can be most of a session).
 pub(super) struct MessageAsRead {
     /// Its keys in file order.
     pub(super) keys: Vec<String>,
     /// Its `content`: `"string"`, `"array"`, `"part"` (one part object) or `"absent"`.
     pub(super) content: &'static str,
-    /// Per tool call with a result: how many result parts it had, and the result's shape.
-    pub(super) results: Vec<(usize, &'static str)>,
+}
+
+/// A node's record, when it was read from a Gemini session.
+fn record(node: &Node) -> Option<Raw<'_>> {
+    let text = std::str::from_utf8(Origin::of(&node.origin, NAME)?).ok()?;
+    Raw::parse(text).ok().filter(|r| r.kind() == Kind::Object)
 }
 
 impl MessageAsRead {
     /// The record `node` was read from, when it was read from a Gemini session.
     pub(super) fn of(node: &Node) -> Option<Self> {
-        let m = object(Origin::of(&node.origin, NAME)?)?;
-        let content = match m.get("content") {
-            None => "absent",
-            Some(Value::String(_)) => "string",
-            Some(Value::Array(_)) => "array",
-            Some(_) => "part",
-        };
-        let mut results = Vec::new();
-        if let Some(calls) = m.get("toolCalls").filter(|t| all_objects(t)) {
-            for call in calls.as_array().into_iter().flatten() {
-                if let (_, parts, Some(shape)) = tool_call(call.clone()) {
-                    results.push((parts.len(), shape));
-                }
+        let m = record(node)?;
+        let mut keys: Vec<String> = Vec::new();
+        for (key, _) in m.entries()? {
+            let key = key.to_cow();
+            // A repeated key keeps its first place, as in the parsed record.
+            if !keys.iter().any(|k| *k == key) {
+                keys.push(key.into_owned());
             }
         }
-        Some(MessageAsRead {
-            keys: m.keys().cloned().collect(),
-            content,
-            results,
-        })
+        let content = match m.get("content").map(Raw::kind) {
+            None => "absent",
+            Some(Kind::String) => "string",
+            Some(Kind::Array) => "array",
+            Some(_) => "part",
+        };
+        Some(MessageAsRead { keys, content })
     }
+}
+
+/// Per tool call of the record a tool node was read from that had a result (as the reader's
+/// `tool_call` reads it): how many result parts, and the result's shape.
+pub(super) fn results_as_read(tool: &Node) -> Option<Vec<(usize, &'static str)>> {
+    let calls = record(tool)?.get("toolCalls")?;
+    let objects = calls.items()?.all(|c| c.kind() == Kind::Object);
+    if !objects || calls.items()?.next().is_none() {
+        return Some(Vec::new());
+    }
+    let mut results = Vec::new();
+    for call in calls.items()? {
+        let Some(result) = call.get("result").filter(|r| !r.is_null()) else {
+            continue;
+        };
+        let shape = match result.kind() {
+            Kind::String => "string",
+            Kind::Array => "array",
+            _ => "part",
+        };
+        let value = crate::json::value::to_value(result.text().as_bytes())
+            .ok()?
+            .0;
+        results.push((parts_from_union(&value).len(), shape));
+    }
+    Some(results)
 }

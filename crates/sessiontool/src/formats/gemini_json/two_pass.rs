@@ -15,7 +15,8 @@ use std::io;
 
 use serde_json::{Map, Value};
 
-use super::{message_nodes, message_nodes_as_read, meta_of};
+use super::origin::{self, with_origin};
+use super::{NAME, message_nodes, meta_of};
 use crate::check::document::OpenCalls;
 use crate::diag::Diagnostic;
 use crate::engine::MadeFor;
@@ -26,7 +27,7 @@ use crate::engine::source::Source;
 use crate::formats::trim_start;
 use crate::json::value::{Lossy, to_value_within};
 use crate::json::{Kind, Raw};
-use crate::model::{Body, Meta, Node};
+use crate::model::{Body, Meta, Node, Origin};
 
 /// What pass one keeps of a node: the message it is made from and which of its nodes it is.
 struct Made {
@@ -52,6 +53,9 @@ pub(crate) struct Known {
     /// Tool calls with an id no result in the session answers (as
     /// [`crate::check::document::unanswered_calls`] counts them).
     pub open_calls: usize,
+    /// A message's place holds its record as written (a legacy document's), so its bytes are
+    /// its origin; else (the JSONL recording's, replayed) the record as parsed is.
+    spans_are_records: bool,
 }
 
 /// A session's messages read into nodes one at a time, in order, with the whole reader's own
@@ -121,6 +125,7 @@ impl<'n> Messages<'n> {
             spots: self.spots,
             made: self.made,
             open_calls: self.open_calls.count(),
+            spans_are_records: false,
         }
     }
 }
@@ -189,7 +194,9 @@ fn read(bytes: &[u8], name: &str) -> Option<Known> {
         .then(|| crate::formats::json_document::lossy_said(&lossy, name))
         .into_iter()
         .collect();
-    Some(nodes.known(meta, diagnostics))
+    let mut known = nodes.known(meta, diagnostics);
+    known.spans_are_records = true;
+    Some(known)
 }
 
 impl Reading for Known {
@@ -236,11 +243,12 @@ impl Reading for Known {
             Err(_) => Value::Null,
         };
         // Only this format's writer reads a record's origin.
-        let read = match made_for {
-            MadeFor::OwnWriter => message_nodes_as_read,
-            _ => message_nodes,
+        let origin = match made_for {
+            MadeFor::OwnWriter if self.spans_are_records => Some(Origin::new(NAME, bytes)),
+            MadeFor::OwnWriter => Some(origin::message_origin(&value)),
+            _ => None,
         };
-        let mut nodes = read(
+        let nodes = message_nodes(
             value,
             made.message as usize,
             parent.clone(),
@@ -248,6 +256,7 @@ impl Reading for Known {
             &mut Vec::new(),
             &self.name,
         );
+        let mut nodes = with_origin(nodes, origin);
         let mut node = nodes.swap_remove(usize::from(made.which).min(nodes.len() - 1));
         node.id = sk.name(index);
         node.parent = parent;

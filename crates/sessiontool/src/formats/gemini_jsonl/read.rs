@@ -5,7 +5,8 @@ use crate::formats::record_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use super::super::gemini_json::{message_nodes_as_read, record_meta};
+use super::super::gemini_json::origin::{message_origin, with_origin};
+use super::super::gemini_json::{message_nodes, record_meta};
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
 use super::NAME;
 use crate::diag::{Diagnostic, Location, Severity};
@@ -104,7 +105,9 @@ pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
     for (i, (_, m)) in replay.messages.into_iter().enumerate() {
         // Messages are unique by id here: only `<id>.results` can collide with one.
         let parent = nodes.last().map(|n| n.id.clone());
-        let new = message_nodes_as_read(m, i, parent, &mut seen, &mut diagnostics, input.name);
+        let origin = message_origin(&m);
+        let new = message_nodes(m, i, parent, &mut seen, &mut diagnostics, input.name);
+        let new = with_origin(new, Some(origin));
         nodes.extend(new);
     }
     Ok(ReadOutcome {
