@@ -16,12 +16,12 @@ use crate::model::{Meta, Node, Origin, Session};
 /// A session read from the format `name`, written back: the header line as the file had it
 /// (its text while the metadata still reads as it did, else rebuilt by `header`; none when the
 /// file had none), one line per node (`entry`), and the file's tail (no final line end where it
-/// had none). `header_as_read` reads a header line's text into metadata as the reader does.
+/// had none). `version`: the format keeps the header's `version` apart (see [`header_meta`]).
 pub(crate) fn write_lines(
     session: &Session,
     name: &'static str,
+    version: bool,
     header: impl Fn(&Meta) -> Vec<u8>,
-    header_as_read: impl Fn(&[u8]) -> Meta,
     entry: impl Fn(&Node) -> Vec<u8>,
 ) -> Written {
     let meta = &session.meta;
@@ -33,7 +33,7 @@ pub(crate) fn write_lines(
             let rebuilt = header(meta);
             let as_read = Meta {
                 origin: meta.origin.clone(),
-                ..header_as_read(text)
+                ..header_meta(text, version)
             };
             if header(&as_read) == rebuilt {
                 out.extend_from_slice(String::from_utf8_lossy(text).as_bytes());
@@ -61,7 +61,7 @@ pub(crate) fn write_lines(
 /// The metadata a header line's `text` gives (`version`: whether the format keeps the header's
 /// `version` apart, as pi does, rather than among its other fields); none of its fields when
 /// the text is not a JSON object.
-pub(crate) fn header_meta(text: &[u8], version: bool) -> Meta {
+fn header_meta(text: &[u8], version: bool) -> Meta {
     let mut meta = Meta::default();
     if let Ok((Value::Object(mut h), _)) = crate::json::value::to_value(text) {
         h.shift_remove("type");

@@ -507,6 +507,5 @@ pub(super) fn write_native(session: &Session) -> Written {
         Some((read, _)) => go_json(&native_entry(node, &read.id)),
         None => go_json(&native_entry(node, &node.id)),
     };
-    let header_as_read = |text: &[u8]| pi_style::header_meta(text, false);
-    pi_style::write_lines(session, NAME, header_line, header_as_read, entry_line)
+    pi_style::write_lines(session, NAME, false, header_line, entry_line)
 }

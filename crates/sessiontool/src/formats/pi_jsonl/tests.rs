@@ -117,15 +117,18 @@ fn a_file_without_header_is_an_error_but_reads() {
     assert_eq!(write(&out.session), body.as_bytes());
 }
 
+/// Keys out of pi's order, an id used twice, no final newline.
+const ODD: &str = concat!(
+    r#"{"version":3,"type":"session","id":"s","timestamp":"t","cwd":"/"}"#,
+    "\n",
+    r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"content":"x","role":"user","timestamp":1},"zz":1}"#,
+    "\n",
+    r#"{"id":"aaaaaaaa","type":"label","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa","label":"l"}"#,
+);
+
 #[test]
 fn odd_key_orders_duplicates_and_no_final_newline_write_back() {
-    let text = concat!(
-        r#"{"version":3,"type":"session","id":"s","timestamp":"t","cwd":"/"}"#,
-        "\n",
-        r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"content":"x","role":"user","timestamp":1},"zz":1}"#,
-        "\n",
-        r#"{"id":"aaaaaaaa","type":"label","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa","label":"l"}"#,
-    );
+    let text = ODD;
     let out = read(text.as_bytes());
     let c = codes(&out);
     assert!(c.contains(&"pi-duplicate-id") && c.contains(&"missing-final-newline"));
@@ -169,14 +172,7 @@ fn every_line_pi_wrote_is_rebuilt_as_it_was() {
 
 #[test]
 fn an_edited_entry_is_rebuilt_in_its_line_s_key_order_under_its_own_id() {
-    let text = concat!(
-        r#"{"version":3,"type":"session","id":"s","timestamp":"t","cwd":"/"}"#,
-        "\n",
-        r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"content":"x","role":"user","timestamp":1},"zz":1}"#,
-        "\n",
-        r#"{"id":"aaaaaaaa","type":"label","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa","label":"l"}"#,
-        "\n",
-    );
+    let text = format!("{ODD}\n");
     let mut s = read(text.as_bytes()).session;
     let Body::Message(m) = &mut s.nodes[0].body else {
         panic!()

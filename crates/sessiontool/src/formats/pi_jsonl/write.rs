@@ -13,8 +13,7 @@ use crate::model::{Meta, Node, Session};
 
 pub(super) fn write_native(session: &Session) -> Written {
     let header_line = |meta: &Meta| js::to_vec(&header(meta));
-    let header_as_read = |text: &[u8]| pi_style::header_meta(text, true);
-    pi_style::write_lines(session, NAME, header_line, header_as_read, entry_bytes)
+    pi_style::write_lines(session, NAME, true, header_line, entry_bytes)
 }
 
 /// The header of a session read from this format: its own version (none for version 1).
