@@ -967,3 +967,52 @@ fn an_entry_too_deep_to_parse_converts_as_the_whole_session_path_converts_it_as_
         }
     }
 }
+
+/// Codex tool calls and reasoning that the reader does not take as replies (a `call_id` that
+/// is not a string, a call without its arguments, input or action, a reasoning item whose
+/// summary is not a list) are events on both paths, and the others replies with their calls:
+/// pass one tells them from their text, and test builds hold that to the whole reader's node
+/// on every line.
+#[test]
+fn codex_calls_and_reasoning_of_every_shape_convert_as_the_whole_session_path() {
+    let ts = r#""timestamp":"2025-01-01T00:00:01Z""#;
+    let items = [
+        r#"{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}"#,
+        r#"{"type":"function_call","name":"shell","arguments":"{}","call_id":null}"#,
+        r#"{"type":"function_call","name":"shell","arguments":"{}","call_id":7}"#,
+        r#"{"type":"function_call","name":"shell","arguments":"{}"}"#,
+        r#"{"type":"function_call","name":"shell","call_id":"c2"}"#,
+        r#"{"type":"function_call","name":3,"arguments":"{}","call_id":"c3"}"#,
+        r#"{"type":"function_call","name":"sh\u0065ll","arguments":{},"call_id":"c4"}"#,
+        r#"{"type":"function_call","name":"a","arguments":"{}","call_id":"c5","name":"b"}"#,
+        r#"{"type":"custom_tool_call","name":"apply_patch","input":"x","call_id":"c6"}"#,
+        r#"{"type":"custom_tool_call","name":"apply_patch","call_id":"c7"}"#,
+        r#"{"type":"local_shell_call","action":{"command":["ls"]},"call_id":"c8"}"#,
+        r#"{"type":"local_shell_call","action":null,"call_id":"c9"}"#,
+        r#"{"type":"local_shell_call","call_id":"c10"}"#,
+        r#"{"type":"reasoning","summary":[{"type":"summary_text","text":"t"}]}"#,
+        r#"{"type":"reasoning","summary":[]}"#,
+        r#"{"type":"reasoning","summary":"not a list"}"#,
+        r#"{"type":"reasoning"}"#,
+        r#"{"type":"function_call_output","call_id":"c1","output":"ok"}"#,
+    ];
+    let mut lines = vec![format!(
+        r#"{{{ts},"type":"session_meta","payload":{{"id":"0199a3c4-5e6f-7a81-b2c3-d4e5f6a7b8c9","cwd":"/p"}}}}"#
+    )];
+    for item in items {
+        lines.push(format!(
+            r#"{{{ts},"type":"response_item","payload":{item}}}"#
+        ));
+    }
+    let bytes = (lines.join("\n") + "\n").into_bytes();
+    for to in targets() {
+        assert!(agree(
+            "shapes.jsonl",
+            &bytes,
+            Some(fmt("codex-jsonl")),
+            fmt(to),
+            &options(None),
+            &no_adjust
+        ));
+    }
+}

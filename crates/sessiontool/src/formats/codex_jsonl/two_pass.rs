@@ -348,9 +348,49 @@ fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineF
                 calls: Vec::new(),
             })
         }
-        "reasoning" | "function_call" | "custom_tool_call" | "local_shell_call" => None,
+        "reasoning" => Some(reasoning_facts(record, payload).unwrap_or(event)),
+        kind @ ("function_call" | "custom_tool_call" | "local_shell_call") => {
+            Some(call_facts(record, payload, kind).unwrap_or(event))
+        }
         _ => Some(event),
     }
+}
+
+/// A reasoning item is a reply of thoughts only when its `summary` is a list (as
+/// `parse::reasoning` reads it; `None`: an event).
+fn reasoning_facts(record: &Noted, payload: Raw) -> Option<LineFacts> {
+    let [summary] = record.pick_within(payload, ["summary"]);
+    (summary?.kind() == Kind::Array).then_some(LineFacts {
+        flags: MESSAGE | ASSISTANT,
+        step: OwnedStep::Assistant { thought_only: true },
+        calls: Vec::new(),
+    })
+}
+
+/// A tool call item (`kind`) is a reply with its call, named as `parse::tool_call` names it,
+/// when it has what that reads (`None`: an event). A `call_id` that is not a string makes an
+/// event; none, a call without an id.
+fn call_facts(record: &Noted, payload: Raw, kind: &str) -> Option<LineFacts> {
+    let [call_id, name, arguments, input, action] =
+        record.pick_within(payload, ["call_id", "name", "arguments", "input", "action"]);
+    let id = match call_id {
+        None => None,
+        Some(id) => Some(id.as_str()?.value.into_owned()),
+    };
+    let is_str = |v: Option<Raw>| v.is_some_and(|v| v.kind() == Kind::String);
+    let name = match kind {
+        "function_call" if is_str(arguments) => name?.as_str()?.value.into_owned(),
+        "custom_tool_call" if is_str(input) => name?.as_str()?.value.into_owned(),
+        "local_shell_call" if action.is_some() => "local_shell".to_string(),
+        _ => return None,
+    };
+    Some(LineFacts {
+        flags: MESSAGE | ASSISTANT,
+        step: OwnedStep::Assistant {
+            thought_only: false,
+        },
+        calls: id.map(|id| (id, Some(name))).into_iter().collect(),
+    })
 }
 
 impl Scan for Scanner<'_> {
