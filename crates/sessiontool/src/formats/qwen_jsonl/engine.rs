@@ -2,9 +2,9 @@
 //! ([`super::two_pass`]) and writes one back into Qwen Code.
 //!
 //! Written back, the format's writer gives a record of its own back as its very bytes while
-//! the session's fields are the ones read ([`RecordWriter::gives_back_records_read_with`]):
-//! those records are copied, and only the nodes merged from several records are made and
-//! written by the writer. When the fields change, every node is made and written by it.
+//! the session's fields are the ones read ([`RecordWriter::gives_back_records_read_with`]),
+//! and a node merged from several records as those records: they are copied. When the fields
+//! change, every node is made and written by the writer.
 //! Either way in the order the writer puts them (the head last), equal byte for byte to the
 //! whole writer (`tests/engine/qwen.rs`).
 
@@ -14,12 +14,13 @@ use super::QwenJsonl;
 use super::two_pass::{Known, RecordWriter, Scanner};
 use crate::diag::LossReport;
 use crate::engine::pass1::{self, Pass1Options};
-use crate::engine::plan::{Prepared, first_pass, node_of, prepared};
+use crate::engine::plan::{Prepared, first_pass, prepared};
 use crate::engine::reading::{Needs, Reading, TwoPassReader};
 use crate::engine::runs::each_branch_node;
 use crate::engine::target::PassTwo;
 use crate::engine::{Job, MadeFor, Output, Plan, PlanError, Route, Source, pass2};
 use crate::model::Meta;
+use crate::records::record_bytes;
 
 impl TwoPassReader for QwenJsonl {
     fn read(
@@ -124,15 +125,17 @@ impl PassTwo for Back {
             if failed.is_some() {
                 return;
             }
-            let put = if known.is_merged(i) {
-                node_of(job, &known, i, MadeFor::OwnWriter).and_then(|node| {
-                    buf.clear();
-                    w.native_node(&node, &mut buf);
-                    out.put(&buf)
-                })
-            } else {
-                out.put(bytes).and_then(|()| out.put(b"\n"))
-            };
+            let put = out.put(bytes).and_then(|()| out.put(b"\n")).and_then(|()| {
+                // A node merged from several records reads as they do: the writer gives it
+                // back as those records, each on its line, after the first.
+                for spot in known.more_records_of(i) {
+                    buf.resize(spot.len as usize, 0);
+                    job.source.read_exact_at(&mut buf, spot.offset)?;
+                    out.put(&record_bytes(&buf, spot.lossy))?;
+                    out.put(b"\n")?;
+                }
+                Ok(())
+            });
             if let Err(e) = put {
                 failed = Some(e);
             }

@@ -107,16 +107,7 @@ impl<'a> Kept<'a> {
                     };
                 }
             },
-            _ => {
-                let members: Vec<Member> = lines
-                    .iter()
-                    .map(|&l| {
-                        let map = object(l).unwrap_or_default();
-                        (map, NO_SPAN, Cow::Borrowed(l))
-                    })
-                    .collect();
-                merge(members, &node.id, &Location::file(""), &mut Vec::new())
-            }
+            _ => merged(&lines, &node.id),
         };
         let Some(as_read) = as_read else {
             return Kept::default();
@@ -157,11 +148,15 @@ impl<'a> Kept<'a> {
                 result: differs(&layout.result, &ours.result),
             };
         }
-        if lines.len() == 1 {
-            let written = serde_json::to_vec(&apply_keys(built, &kept.keys)).unwrap_or_default();
-            if written != bytes {
-                kept.raw = Some(text);
-            }
+        // A node merged from several records is given back as those records while it reads
+        // as they do (Qwen Code merges them again), not as one record made of them: nothing
+        // one of them held apart (its time, its usage) is lost.
+        let written = match lines.len() {
+            1 => serde_json::to_vec(&apply_keys(built, &kept.keys)).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        if written != bytes {
+            kept.raw = Some(text);
         }
         kept
     }
@@ -173,6 +168,29 @@ const NO_SPAN: Span = Span {
     offset: 0,
     len: 0,
 };
+
+/// The records of one node (`lines`, each a record's text) merged as the reader merges them.
+fn merged(lines: &[&[u8]], uuid: &str) -> Map<String, Value> {
+    let members: Vec<Member> = lines
+        .iter()
+        .map(|&l| (object(l).unwrap_or_default(), NO_SPAN, Cow::Borrowed(l)))
+        .collect();
+    merge(members, uuid, &Location::file(""), &mut Vec::new())
+}
+
+/// A node's text as written (one record, or the records merged into it, a line each) read
+/// as the reader reads it: its record, or its records merged; `None` when a line is no
+/// object.
+pub(super) fn record_of(text: &[u8], uuid: &str) -> Option<Map<String, Value>> {
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    match lines[..] {
+        [line] => object(line),
+        _ => {
+            let objects = lines.iter().all(|l| object(l).is_some());
+            objects.then(|| merged(&lines, uuid))
+        }
+    }
+}
 
 /// A record's text read as an object, as the reader reads it.
 fn object(bytes: &[u8]) -> Option<Map<String, Value>> {

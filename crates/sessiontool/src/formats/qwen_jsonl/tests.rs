@@ -422,26 +422,43 @@ fn round_trip_is_byte_identical() {
     }
 }
 
+/// `s` as a session made by hand: no node carries the bytes it was read from.
+fn first_with_origins_dropped(s: &Session) -> Session {
+    let mut s = s.clone();
+    s.nodes.iter_mut().for_each(|n| n.origin = None);
+    s
+}
+
 #[test]
 fn seed000_round_trip_gives_the_same_session() {
     let first = read("seed000.jsonl").session;
     let written = write(&first);
+    // The assistant message split over three records is written as those records (Qwen Code
+    // merges them again): nothing either held apart is lost.
+    assert_eq!(lines(&written).len(), 6);
+    assert_eq!(written, fixture("seed000.jsonl"));
+    // Changed, it is one record made of them.
+    let mut changed = first.clone();
+    let split = changed
+        .nodes
+        .iter()
+        .position(|n| n.origin.as_ref().is_some_and(|o| o.bytes.contains(&b'\n')))
+        .unwrap();
+    changed.nodes[split].message_mut().unwrap().model = Some("qwen3".into());
     assert_eq!(
-        lines(&written).len(),
+        lines(&write(&changed)).len(),
         4,
-        "the split assistant message is one record"
+        "the changed message is one record"
     );
-    let again = read_bytes("written.jsonl", &written);
-    // The same session, but for the bytes the merged message was read from.
-    let bare = |s: &Session| {
-        let mut s = s.clone();
-        s.nodes.iter_mut().for_each(|n| n.origin = None);
-        s
-    };
+    // The changed session read again is the same, but for the bytes the merged message was
+    // read from.
+    let rebuilt = write(&first_with_origins_dropped(&first));
+    let again = read_bytes("written.jsonl", &rebuilt);
+    let bare = first_with_origins_dropped;
     assert_eq!(bare(&again.session), bare(&first));
     assert!(again.diagnostics.is_empty());
-    // Written in the seed's spelling.
-    assert!(lines(&written)[1].get("tokens").is_some());
+    // A rebuilt record is written in the seed's spelling.
+    assert!(lines(&write(&changed))[1].get("tokens").is_some());
 }
 
 #[test]

@@ -552,11 +552,6 @@ pub(crate) struct Known {
 }
 
 impl Known {
-    /// Whether node `index` is made of several records.
-    pub(crate) fn is_merged(&self, index: u32) -> bool {
-        self.more.contains_key(&index)
-    }
-
     /// Whether node `index` is a record kept whole (written back from its value or text).
     pub(crate) fn kept_whole(&self, index: u32) -> bool {
         self.flags[index as usize] & (WHOLE | UNKNOWN) != 0
@@ -593,13 +588,29 @@ impl Known {
             .collect()
     }
 
-    /// Whether the nodes in `order` are the input's `len` bytes line by line, each a record
-    /// of its own: written back, they are the input's very bytes.
+    /// Whether the records of the nodes in `order` (each node's first, then the ones merged
+    /// into it) are the input's `len` bytes line by line: written back, they are the input's
+    /// very bytes.
     pub(crate) fn lines_intact(&self, order: &[u32], len: u64) -> bool {
-        self.clean
-            && self.more.is_empty()
-            && order.iter().enumerate().all(|(k, &i)| k as u32 == i)
-            && crate::engine::pass1::lines_intact(&self.spots, len)
+        if !self.clean || !order.iter().enumerate().all(|(k, &i)| k as u32 == i) {
+            return false;
+        }
+        if self.more.is_empty() {
+            return crate::engine::pass1::lines_intact(&self.spots, len);
+        }
+        let records: Vec<Spot> = order
+            .iter()
+            .flat_map(|&i| {
+                std::iter::once(self.spots[i as usize])
+                    .chain(self.more_records_of(i).iter().copied())
+            })
+            .collect();
+        crate::engine::pass1::lines_intact(&records, len)
+    }
+
+    /// The records merged into node `index` after its first, in file order.
+    pub(crate) fn more_records_of(&self, index: u32) -> &[Spot] {
+        self.more.get(&index).map_or(&[], Vec::as_slice)
     }
 
     /// Node `index` from its records' bytes, as `read` makes it (with the bytes it was read
@@ -674,7 +685,7 @@ impl crate::engine::reading::Reading for Known {
     }
 
     fn more_records(&self, index: u32) -> &[Spot] {
-        self.more.get(&index).map_or(&[], Vec::as_slice)
+        self.more_records_of(index)
     }
 
     fn node_of_records(&self, index: u32, records: &[&[u8]], made_for: MadeFor) -> Node {

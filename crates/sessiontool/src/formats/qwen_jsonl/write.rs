@@ -353,9 +353,8 @@ fn raw_record<'a>(
     if parent != node.parent.as_deref() {
         return None;
     }
-    let Some(Value::Object(map)) = read_again() else {
-        return None;
-    };
+    // One record, or the records merged into the node (a line each).
+    let map = super::origin::record_of(raw.as_bytes(), &node.id)?;
     if map.get("uuid").and_then(Value::as_str) != Some(node.id.as_str()) {
         return None;
     }
