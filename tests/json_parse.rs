@@ -323,3 +323,16 @@ fn a_value_cut_anywhere_is_cut_short_not_wrong() {
         assert!(e.cut_short, "{cut}: {e}");
     }
 }
+
+/// An outlined object's keys come in file order, a repeated key each time it stands, escapes
+/// decoded, without the values being read again.
+#[test]
+fn outlined_keys_are_the_objects_keys_in_file_order() {
+    let text = r#" {"a":1,"b":{"c":[2,{"x":0}]},"a":"3","\u0064":null} "#;
+    let outlined = sessiontool::json::Outlined::parse(text).unwrap();
+    let keys: Vec<String> = outlined.keys().map(|k| k.to_cow().into_owned()).collect();
+    assert_eq!(keys, ["a", "b", "a", "d"]);
+    assert!(sessiontool::json::Outlined::parse("[1]").is_none());
+    let empty = sessiontool::json::Outlined::parse("{}").unwrap();
+    assert_eq!(empty.keys().count(), 0);
+}

@@ -386,6 +386,16 @@ impl<'a> Outlined<'a> {
         }
     }
 
+    /// The object's keys in file order (a repeated key each time it stands), from the
+    /// outline: no value is skipped again.
+    pub fn keys(&self) -> impl Iterator<Item = Key<'a>> + '_ {
+        let text = self.raw.0;
+        self.outline
+            .entries
+            .iter()
+            .map(move |&([start, key_end, _], _)| Key(&text[start..key_end]))
+    }
+
     /// What the grammar check noted of the text (whether `serde_json` surely reads it).
     pub fn facts(&self) -> super::facts::Facts {
         self.facts

@@ -10,8 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::NAME;
-use crate::formats::gemini_content::parts_from_union;
-use crate::json::{Kind, Raw};
+use crate::json::{Kind, Outlined, Raw};
 use crate::model::{Meta, Node, Origin};
 
 /// A message record's origin: the record as parsed.
@@ -31,10 +30,12 @@ pub(crate) fn with_origin(mut nodes: Vec<Node>, origin: Option<Origin>) -> Vec<N
 
 /// The texts of a legacy document's messages as written (the last `messages` a repeated key
 /// gives, as the reader takes it), when the document is one the text can be looked at in.
+/// `bytes` is a document the reader has read (`json_document::parse`): its grammar is not
+/// checked again.
 pub(super) fn message_texts(bytes: &[u8]) -> Option<Vec<&str>> {
     let text = simdutf8::basic::from_utf8(crate::formats::trim_start(bytes)).ok()?;
-    let messages = Raw::parse(text)
-        .ok()?
+    let text = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    let messages = Raw::valid(text)
         .entries()?
         .filter(|(key, _)| key.is("messages"))
         .last()?
@@ -81,10 +82,11 @@ pub(super) struct MessageAsRead {
     pub(super) content: &'static str,
 }
 
-/// A node's record, when it was read from a Gemini session.
-fn record(node: &Node) -> Option<Raw<'_>> {
+/// A node's record, when it was read from a Gemini session: checked once, the places of its
+/// entries noted on the way ([`Outlined`]).
+fn record(node: &Node) -> Option<Outlined<'_>> {
     let text = std::str::from_utf8(Origin::of(&node.origin, NAME)?).ok()?;
-    Raw::parse(text).ok().filter(|r| r.kind() == Kind::Object)
+    Outlined::parse(text)
 }
 
 impl MessageAsRead {
@@ -92,14 +94,15 @@ impl MessageAsRead {
     pub(super) fn of(node: &Node) -> Option<Self> {
         let m = record(node)?;
         let mut keys: Vec<String> = Vec::new();
-        for (key, _) in m.entries()? {
+        for key in m.keys() {
             let key = key.to_cow();
             // A repeated key keeps its first place, as in the parsed record.
             if !keys.iter().any(|k| *k == key) {
                 keys.push(key.into_owned());
             }
         }
-        let content = match m.get("content").map(Raw::kind) {
+        let [content] = m.pick(["content"]);
+        let content = match content.map(Raw::kind) {
             None => "absent",
             Some(Kind::String) => "string",
             Some(Kind::Array) => "array",
@@ -112,7 +115,9 @@ impl MessageAsRead {
 /// Per tool call of the record a tool node was read from that had a result (as the reader's
 /// `tool_call` reads it): how many result parts, and the result's shape.
 pub(super) fn results_as_read(tool: &Node) -> Option<Vec<(usize, &'static str)>> {
-    let calls = record(tool)?.get("toolCalls")?;
+    let record = record(tool)?;
+    let [calls] = record.pick(["toolCalls"]);
+    let calls = calls?;
     let objects = calls.items()?.all(|c| c.kind() == Kind::Object);
     if !objects || calls.items()?.next().is_none() {
         return Some(Vec::new());
@@ -127,10 +132,12 @@ pub(super) fn results_as_read(tool: &Node) -> Option<Vec<(usize, &'static str)>>
             Kind::Array => "array",
             _ => "part",
         };
-        let value = crate::json::value::to_value(result.text().as_bytes())
-            .ok()?
-            .0;
-        results.push((parts_from_union(&value).len(), shape));
+        // As many parts as `parts_from_union` makes of it: one per item of a list, else one.
+        let parts = match result.kind() {
+            Kind::Array => result.items()?.count(),
+            _ => 1,
+        };
+        results.push((parts, shape));
     }
     Some(results)
 }
