@@ -621,17 +621,19 @@ pub(crate) fn trim_start(bytes: &[u8]) -> &[u8] {
 /// Reorders an object's keys: those named in `order` first, in that order, then the rest in
 /// their existing order. Writers use it to put fields where the tool itself puts them.
 pub(crate) fn ordered(
-    mut map: serde_json::Map<String, serde_json::Value>,
+    map: serde_json::Map<String, serde_json::Value>,
     order: &[&str],
 ) -> serde_json::Map<String, serde_json::Value> {
-    let mut out = serde_json::Map::with_capacity(map.len());
-    for key in order {
-        if let Some(v) = map.shift_remove(*key) {
-            out.insert((*key).to_string(), v);
-        }
+    // Each entry ranked by its key's place in `order` (the rest after, as they were) and
+    // sorted stably: the keys and values move, nothing is copied or removed one by one.
+    let rank = |key: &str| order.iter().position(|o| *o == key).unwrap_or(order.len());
+    let mut entries: Vec<(usize, (String, serde_json::Value))> =
+        map.into_iter().map(|(k, v)| (rank(&k), (k, v))).collect();
+    if entries.is_sorted_by_key(|(r, _)| *r) {
+        return entries.into_iter().map(|(_, e)| e).collect();
     }
-    out.extend(map);
-    out
+    entries.sort_by_key(|(r, _)| *r);
+    entries.into_iter().map(|(_, e)| e).collect()
 }
 
 /// The session id written for a session from another format whose id the target tool does
