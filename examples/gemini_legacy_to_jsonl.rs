@@ -56,7 +56,7 @@ fn main() -> ExitCode {
         eprintln!("error: no home folder: $HOME is not set; pass --home DIR");
         return ExitCode::from(EXIT_USAGE);
     };
-    let gemini = home.gemini();
+    let gemini = Tool::Gemini.folder(&home);
     let catalog = sessiontool::sessions(
         &home,
         Query {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use sessiontool::store::gemini_registry::{SlugSource, slug_for};
 use sessiontool::store::home::Home;
 use sessiontool::store::scheme::{Scheme, claude_of_real_path};
+use sessiontool::store::tool::Tool;
 
 use crate::error::CliError;
 use crate::escape;
@@ -96,7 +97,7 @@ pub fn run(args: Args) -> Result<i32, CliError> {
 fn folder(scheme: Scheme, project: &str, home: Option<&Home>) -> Folder {
     let (name, note) = match scheme {
         Scheme::GeminiSlug => match home {
-            Some(home) => match slug_for(&home.gemini(), project) {
+            Some(home) => match slug_for(&Tool::Gemini.folder(home), project) {
                 Ok((slug, source)) => {
                     let note = match source {
                         SlugSource::Registered => "registered in projects.json",

@@ -1,6 +1,7 @@
 //! Gemini CLI's project registry (v0.29+): `~/.gemini/projects.json` maps absolute project
 //! paths to slugs, and each slug folder under `tmp/` and `history/` holds a `.project_root`
-//! marker naming its project. Every function takes the `.gemini` folder ([`Home::gemini`]).
+//! marker naming its project. Every function takes the `.gemini` folder (Gemini CLI's
+//! [`Tool::folder`]).
 //!
 //! A slug is one folder name (Gemini CLI makes them of `[a-z0-9-]`); a registry with any
 //! other value is damaged ([`RegistryError::Slug`]): nothing is written through it, since
@@ -8,7 +9,7 @@
 //! hold [`FileLock`](super::lock::FileLock) on `projects.json` (the lock Gemini CLI takes)
 //! from reading it to writing it.
 //!
-//! [`Home::gemini`]: super::home::Home::gemini
+//! [`Tool::folder`]: super::tool::Tool::folder
 
 use std::path::{Path, PathBuf};
 
@@ -487,6 +488,18 @@ pub fn registry_bytes_with(
 pub fn markers(gemini: &Path, slug: &str) -> Result<[PathBuf; 2], NotAName> {
     let [a, b] = marker_dirs(gemini, slug)?;
     Ok([a.1, b.1])
+}
+
+/// `projects.json` and the marker of every folder in `tmp/` and `history/` (there or not):
+/// every file a relocation may rewrite.
+pub(crate) fn every_file(gemini: &Path) -> Vec<PathBuf> {
+    let mut files = vec![registry_path(gemini)];
+    for base in BASE_DIRS {
+        if let Ok(dirs) = std::fs::read_dir(gemini.join(base)) {
+            files.extend(dirs.flatten().map(|d| d.path().join(MARKER)));
+        }
+    }
+    files
 }
 
 /// Each slug folder with its marker.

@@ -1,8 +1,13 @@
-//! Where each tool keeps its store: the home folder and the tools' own environment overrides.
+//! The home the tools keep their stores under: its folder and the tools' environment overrides
+//! in force. Which variables a tool reads and which folders it keeps are its module's to say
+//! ([`ToolStore::overrides`], [`ToolStore::folder`]); `Home` names no tool.
 //!
 //! `Home::from_env` follows the tools: `$HOME`, then each tool's variable when it is set and
 //! not empty. `Home::at(dir)` (the command line's `--home DIR`) puts every store under `dir`
 //! and ignores those variables, so tests and dry runs never reach the real stores.
+//!
+//! [`ToolStore::overrides`]: super::tools::ToolStore::overrides
+//! [`ToolStore::folder`]: super::tools::ToolStore::folder
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,87 +80,23 @@ impl Home {
         self.overrides.iter().map(|(k, v)| (*k, v.as_path()))
     }
 
-    fn var_or(&self, var: &str, default: impl FnOnce() -> PathBuf) -> PathBuf {
-        self.overrides.get(var).cloned().unwrap_or_else(default)
+    /// The folder the environment variable `var` names, when it is one of the overrides in
+    /// force (a tool's module reads its own variables:
+    /// [`ToolStore::overrides`](super::tools::ToolStore::overrides)).
+    pub fn override_of(&self, var: &str) -> Option<&Path> {
+        self.overrides.get(var).map(PathBuf::as_path)
     }
 
-    /// `~/.gemini` (`$GEMINI_CLI_HOME/.gemini`).
-    pub fn gemini(&self) -> PathBuf {
-        self.var_or("GEMINI_CLI_HOME", || self.dir.clone())
-            .join(".gemini")
-    }
-
-    /// `~/.qwen` (`$QWEN_RUNTIME_DIR`).
-    pub fn qwen(&self) -> PathBuf {
-        self.var_or("QWEN_RUNTIME_DIR", || self.dir.join(".qwen"))
-    }
-
-    /// `~/.claude` (`$CLAUDE_CONFIG_DIR`).
-    pub fn claude(&self) -> PathBuf {
-        self.var_or("CLAUDE_CONFIG_DIR", || self.dir.join(".claude"))
-    }
-
-    /// llxprt-code's `tmp` folders, newest layout first: `$LLXPRT_LOG_HOME/tmp` (default
-    /// `~/.local/state/llxprt-code/tmp`, v0.10+) and `~/.llxprt/tmp` (v0.9).
-    pub fn llxprt_tmps(&self) -> [PathBuf; 2] {
-        [
-            self.var_or("LLXPRT_LOG_HOME", || {
-                self.dir.join(".local/state/llxprt-code")
-            })
-            .join("tmp"),
-            self.dir.join(".llxprt/tmp"),
-        ]
-    }
-
-    /// `~/.pi/agent` (`$PI_CODING_AGENT_DIR`).
-    pub fn pi(&self) -> PathBuf {
-        self.var_or("PI_CODING_AGENT_DIR", || self.dir.join(".pi/agent"))
-    }
-
-    /// `~/.codex` (`$CODEX_HOME`).
-    pub fn codex(&self) -> PathBuf {
-        self.var_or("CODEX_HOME", || self.dir.join(".codex"))
-    }
-
-    /// Where Codex keeps its SQLite databases when `$CODEX_SQLITE_HOME` says so.
-    pub fn codex_sqlite_home(&self) -> Option<PathBuf> {
-        self.overrides.get("CODEX_SQLITE_HOME").cloned()
+    /// The folder `var` names when it is set, else `default` (a folder under [`dir`](Home::dir)).
+    pub fn override_or(&self, var: &str, default: impl FnOnce() -> PathBuf) -> PathBuf {
+        self.override_of(var)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(default)
     }
 
     /// Whether only this home's folder may be looked at (`--home DIR`).
     pub fn isolated(&self) -> bool {
         self.isolated
-    }
-
-    /// The Go agent's folder, `$XDG_CONFIG_HOME/agent` (default `~/.config/agent`).
-    pub fn agent(&self) -> PathBuf {
-        self.var_or("XDG_CONFIG_HOME", || self.dir.join(".config"))
-            .join("agent")
-    }
-
-    /// `~/.simple-agent`.
-    pub fn simple_agent(&self) -> PathBuf {
-        self.dir.join(".simple-agent")
-    }
-
-    /// OpenCode's data folder, `$XDG_DATA_HOME/opencode` (default `~/.local/share/opencode`),
-    /// where its databases are (`opencode.db`, `opencode-<channel>.db`).
-    pub fn opencode(&self) -> PathBuf {
-        self.var_or("XDG_DATA_HOME", || self.dir.join(".local/share"))
-            .join("opencode")
-    }
-
-    /// The database `$OPENCODE_DB` names, as OpenCode resolves it (an absolute path, or one
-    /// relative to its data folder); `None` when it is not set or is `:memory:`.
-    pub fn opencode_db_override(&self) -> Option<PathBuf> {
-        let db = self.overrides.get("OPENCODE_DB")?;
-        if db.as_os_str() == ":memory:" {
-            return None;
-        }
-        Some(match db.is_absolute() {
-            true => db.clone(),
-            false => self.opencode().join(db),
-        })
     }
 }
 
@@ -163,39 +104,27 @@ impl Home {
 mod tests {
     use super::*;
 
+    // Each tool's folders under a home, moved by its variables: `tools`' tests.
     #[test]
-    fn home_at_ignores_overrides_and_with_override_sets_one() {
+    fn home_at_ignores_the_environment_and_with_override_sets_one() {
         let home = Home::at("/h");
-        assert_eq!(home.gemini(), Path::new("/h/.gemini"));
-        assert_eq!(home.qwen(), Path::new("/h/.qwen"));
-        assert_eq!(home.claude(), Path::new("/h/.claude"));
-        assert_eq!(home.pi(), Path::new("/h/.pi/agent"));
-        assert_eq!(home.codex(), Path::new("/h/.codex"));
-        assert_eq!(home.agent(), Path::new("/h/.config/agent"));
-        assert_eq!(home.simple_agent(), Path::new("/h/.simple-agent"));
-        assert_eq!(home.opencode(), Path::new("/h/.local/share/opencode"));
-        assert_eq!(home.opencode_db_override(), None);
+        assert!(home.isolated());
+        assert_eq!(home.overrides().count(), 0);
+        assert_eq!(home.override_of("CODEX_HOME"), None);
         assert_eq!(
-            home.llxprt_tmps(),
-            [
-                PathBuf::from("/h/.local/state/llxprt-code/tmp"),
-                PathBuf::from("/h/.llxprt/tmp")
-            ]
+            home.override_or("CODEX_HOME", || home.dir().join(".codex")),
+            Path::new("/h/.codex")
         );
-        let home = home
-            .with_override("GEMINI_CLI_HOME", "/g")
-            .with_override("CODEX_HOME", "/c")
-            .with_override("LLXPRT_LOG_HOME", "/l");
-        assert_eq!(home.gemini(), Path::new("/g/.gemini"));
-        assert_eq!(home.codex(), Path::new("/c"));
-        assert_eq!(home.llxprt_tmps()[0], Path::new("/l/tmp"));
-        let home = home
-            .with_override("XDG_DATA_HOME", "/d")
-            .with_override("OPENCODE_DB", "alt.db");
-        assert_eq!(home.opencode(), Path::new("/d/opencode"));
+        let home = home.with_override("CODEX_HOME", "/c");
+        assert_eq!(home.override_of("CODEX_HOME"), Some(Path::new("/c")));
         assert_eq!(
-            home.opencode_db_override().unwrap(),
-            Path::new("/d/opencode/alt.db")
+            home.override_or("CODEX_HOME", || unreachable!()),
+            Path::new("/c")
+        );
+        assert_eq!(home.override_of("CLAUDE_CONFIG_DIR"), None);
+        assert_eq!(
+            home.overrides().collect::<Vec<_>>(),
+            [("CODEX_HOME", Path::new("/c"))]
         );
     }
 }

@@ -134,7 +134,7 @@ fn gemini_folders(
     candidates: &[String],
     plan: &mut Plan,
 ) {
-    let gemini = home.gemini();
+    let gemini = Tool::Gemini.folder(home);
     // Nothing is written through a damaged registry: not even beside it.
     if let Some(damage) = gemini_registry::damage(&gemini) {
         plan.problems.push(damage);
@@ -231,7 +231,7 @@ fn register(
 }
 
 fn register_entry(gemini: &Path, project: &str, slug: &str, plan: &mut Plan) {
-    let registry = gemini.join("projects.json");
+    let registry = gemini_registry::registry_path(gemini);
     // Several projects may register in one run: build on what is already planned.
     let planned = plan.copies.iter().rposition(|c| c.to == registry);
     // Taken before the read: a change in between shows at the commit.

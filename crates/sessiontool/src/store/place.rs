@@ -4,12 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::codex_state;
-use super::gemini_registry;
 use super::home::Home;
-use super::lock::FileLock;
 use super::tool::Tool;
-use super::tools::{self, NewSession, PlaceError, Registration};
+use super::tools::{self, NewSession, PlaceError, RegistryLocks};
 use crate::convert::{self, Conversion, ConvertError};
 use crate::formats::database::{self, Address, DatabaseFormat};
 use crate::formats::{Format, Input, WriteOptions};
@@ -138,9 +135,9 @@ fn place_converted(
     // the first read to the last write, so two writers (or Gemini CLI) never lose each
     // other's entries or claim one slug twice.
     let locks = if request.dry_run {
-        Vec::new()
+        RegistryLocks::default()
     } else {
-        lock_registries(home, store.registries(home))?
+        RegistryLocks::acquire(home, store.registries(home))?
     };
     let target = store.place(
         home,
@@ -154,41 +151,30 @@ fn place_converted(
     if target.path.exists() && !request.force {
         return Err(PlaceFailure::Exists(target.path));
     }
-    let registered: Vec<String> = target.registrations.iter().map(describe).collect();
+    let mut registered: Vec<String> = target.registrations.iter().map(|r| r.describe()).collect();
     let mut writes = vec![target.path.clone()];
-    writes.extend(target.registrations.iter().flat_map(files));
+    writes.extend(target.registrations.iter().flat_map(|r| r.files()));
     for path in writes {
         super::guard::check(home, &path).map_err(|e| PlaceFailure::Io(path.clone(), e))?;
     }
-    let mut registered = registered;
     if !request.dry_run {
-        // Codex's database is locked and backed up before the session is written (a refusal
-        // writes nothing), and the row is written after it (from the file as written).
-        let codex = target.registrations.iter().find_map(|r| match r {
-            Registration::CodexThread { databases } => Some(databases),
-            _ => None,
-        });
-        let writer = codex
-            .map(|d| codex_state::Writer::begin(d, &crate::repair::now_stamp()))
-            .transpose()
-            .map_err(|e| PlaceError(format!("{e}; nothing was written")))?;
+        // Every registration readies itself before anything is written (Codex's database is
+        // locked and backed up: a refusal writes nothing), the registries are written under
+        // their locks, then the session, then what is made from the session as written
+        // (Codex's row; dropped unwritten, it is rolled back).
+        let mut after = Vec::new();
+        for (i, r) in target.registrations.iter().enumerate() {
+            if let Some(rest) = r.begin()? {
+                after.push((i, rest));
+            }
+        }
         for r in &target.registrations {
-            if !matches!(r, Registration::CodexThread { .. }) {
-                apply(r, &locks)?;
-            }
+            r.apply(&locks)?;
         }
-        for lock in locks {
-            let path = lock.path().to_path_buf();
-            lock.release().map_err(|e| PlaceFailure::Io(path, e))?;
-        }
+        locks.release()?;
         conversion.replaced = write_session(&target.path, &conversion.bytes, request.force)?;
-        if let Some(writer) = writer {
-            let said = register_codex(home, writer, &target.path, &conversion.bytes)?;
-            for r in registered.iter_mut() {
-                if r.starts_with(&said.0) {
-                    *r = said.1.clone();
-                }
-            }
+        for (i, rest) in after {
+            registered[i] = rest.write(&target.path, &conversion.bytes)?;
         }
     }
     Ok(Placed {
@@ -198,50 +184,6 @@ fn place_converted(
         conversion,
         registered,
     })
-}
-
-/// Writes and commits the row of the rollout just written; says where (the database's path,
-/// then the registration in words).
-fn register_codex(
-    home: &Home,
-    mut writer: codex_state::Writer,
-    path: &Path,
-    bytes: &[u8],
-) -> Result<(String, String), PlaceFailure> {
-    let database = writer.state_path().display().to_string();
-    let failed = |e: String| {
-        PlaceError(format!(
-            "{} was written, but {database} was not updated: {e}; `sessiontool recover {}` registers it",
-            path.display(),
-            path.display()
-        ))
-    };
-    let id = writer
-        .register(&home.codex(), path, bytes)
-        .map_err(failed)?;
-    let backups = writer.commit().map_err(failed)?;
-    let backups: Vec<String> = backups.iter().map(|b| b.display().to_string()).collect();
-    Ok((
-        database.clone(),
-        format!(
-            "{database} lists thread {id} (backup: {})",
-            backups.join(", ")
-        ),
-    ))
-}
-
-/// Takes the lock of each registry file, after checking that no symbolic link inside the
-/// store leads to it (and making its folder, which the lock lives in).
-fn lock_registries(home: &Home, files: Vec<PathBuf>) -> Result<Vec<FileLock>, PlaceFailure> {
-    let mut locks = Vec::new();
-    for file in files {
-        super::guard::check(home, &file).map_err(|e| PlaceFailure::Io(file.clone(), e))?;
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| PlaceFailure::Io(dir.to_path_buf(), e))?;
-        }
-        locks.push(FileLock::acquire(&file).map_err(|e| PlaceFailure::Io(file.clone(), e))?);
-    }
-    Ok(locks)
 }
 
 /// Whether a session of `project` could go into `to`'s store as far as its registries say:
@@ -273,81 +215,4 @@ fn write_session(path: &Path, bytes: &[u8], force: bool) -> Result<Option<PathBu
             PlaceFailure::Io(path.to_path_buf(), e)
         }
     })
-}
-
-/// Tells a registry about a new session, under its lock (one of `locks`, checked to be still
-/// held). Read again here, so what another writer added meanwhile stays.
-fn apply(registration: &Registration, locks: &[FileLock]) -> Result<(), PlaceFailure> {
-    let file = files(registration)[0].clone();
-    let held = locks
-        .iter()
-        .find(|l| l.path() == super::lock::lock_path(&file))
-        .ok_or_else(|| {
-            PlaceError(format!(
-                "{} is not locked for this write (sessiontool's own mistake); nothing was written",
-                file.display()
-            ))
-        })?;
-    held.verify()
-        .map_err(|e| PlaceFailure::Io(file.clone(), e))?;
-    match registration {
-        Registration::GeminiProject {
-            gemini,
-            project,
-            slug,
-        } => {
-            gemini_registry::register(gemini, project, slug).map_err(|e| PlaceFailure::Io(file, e))
-        }
-        // Written with the session itself, under SQLite's lock (see `place`).
-        Registration::CodexThread { .. } => Ok(()),
-        Registration::SimpleAgentIndex { index, cwd, id } => {
-            let current = match std::fs::read(index) {
-                Ok(b) => Some(b),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(PlaceFailure::Io(index.clone(), e)),
-            };
-            let updated =
-                crate::formats::simple_agent_json::index_entry(current.as_deref(), cwd, id)
-                    .map_err(|e| {
-                        PlaceFailure::Place(PlaceError(format!("{}: {e}", index.display())))
-                    })?;
-            crate::io::write_atomic(index, &updated, true)
-                .map_err(|e| PlaceFailure::Io(index.clone(), e))
-        }
-    }
-}
-
-/// The files a registration writes: the registry or index first, then the rest.
-fn files(registration: &Registration) -> Vec<PathBuf> {
-    match registration {
-        Registration::GeminiProject { gemini, slug, .. } => {
-            let mut files = vec![gemini_registry::registry_path(gemini)];
-            // A slug that is not a folder name was refused when the target was chosen.
-            files.extend(gemini_registry::markers(gemini, slug).into_iter().flatten());
-            files
-        }
-        Registration::SimpleAgentIndex { index, .. } => vec![index.clone()],
-        Registration::CodexThread { databases } => vec![databases.state.clone()],
-    }
-}
-
-/// A registration in words.
-pub fn describe(registration: &Registration) -> String {
-    match registration {
-        Registration::GeminiProject {
-            gemini,
-            project,
-            slug,
-        } => format!(
-            "{} maps {project} to {slug}; .project_root markers in tmp/{slug} and history/{slug}",
-            gemini_registry::registry_path(gemini).display()
-        ),
-        Registration::SimpleAgentIndex { index, cwd, id } => {
-            format!("{} lists {id} under {cwd}", index.display())
-        }
-        Registration::CodexThread { databases } => format!(
-            "{} lists the thread as Codex registers a rollout (a backup of it first)",
-            databases.state.display()
-        ),
-    }
 }

@@ -288,7 +288,7 @@ fn register_codex<'b>(
     if !dry_run {
         let mut writer =
             super::codex_state::Writer::begin(&databases, &crate::repair::now_stamp())?;
-        let id = writer.register(&home.codex(), path, bytes)?;
+        let id = writer.register(&Tool::Codex.folder(home), path, bytes)?;
         let backups = writer.commit()?;
         step = Step::Registered {
             database: databases.state.clone(),

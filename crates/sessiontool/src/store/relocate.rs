@@ -312,12 +312,12 @@ fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: 
     }
 }
 
-/// `projects.json` entries and `.project_root` markers naming OLD (or below).
-pub(crate) fn gemini_registries(home: &Home, mv: &Move, plan: &mut Plan) {
-    let gemini = home.gemini();
+/// `projects.json` entries and `.project_root` markers naming OLD (or below), in the `.gemini`
+/// folder `gemini`.
+pub(crate) fn gemini_registries(gemini: &Path, mv: &Move, plan: &mut Plan) {
     // Stamps taken before the reads: a change in between shows at the commit.
-    let stamps = registry_stamps(&gemini);
-    match super::gemini_registry::rekeyed(&gemini, &|p| mv.map_path(p)) {
+    let stamps = registry_stamps(gemini);
+    match super::gemini_registry::rekeyed(gemini, &|p| mv.map_path(p)) {
         Ok(changes) => {
             for (path, bytes, inside) in changes {
                 let Some(&read) = stamps.get(&path) else {
@@ -328,7 +328,7 @@ pub(crate) fn gemini_registries(home: &Home, mv: &Move, plan: &mut Plan) {
                     continue;
                 };
                 // Gemini CLI locks projects.json, not the markers.
-                let registry = path.file_name() == Some("projects.json".as_ref());
+                let registry = path == super::gemini_registry::registry_path(gemini);
                 plan.changes.push(Change {
                     tool: Some(Tool::Gemini),
                     from: path.clone(),
@@ -346,9 +346,9 @@ pub(crate) fn gemini_registries(home: &Home, mv: &Move, plan: &mut Plan) {
     }
 }
 
-/// simple-agent's `meta.json` path index.
-pub(crate) fn simple_agent_index(home: &Home, mv: &Move, plan: &mut Plan) {
-    let index = home.simple_agent().join("sessions/meta.json");
+/// simple-agent's `meta.json` path index, at `index`.
+pub(crate) fn simple_agent_index(index: &Path, mv: &Move, plan: &mut Plan) {
+    let index = index.to_path_buf();
     match crate::io::read_stamped(&index) {
         Ok((bytes, read)) => {
             match formats::simple_agent_json::rekey_index(&bytes, &|p| mv.map_path(p)) {
@@ -377,13 +377,7 @@ pub(crate) fn simple_agent_index(home: &Home, mv: &Move, plan: &mut Plan) {
 /// The stamps of `projects.json` and of every `.project_root` marker, before they are read.
 fn registry_stamps(gemini: &Path) -> BTreeMap<PathBuf, Stamp> {
     let mut stamps = BTreeMap::new();
-    let mut files = vec![gemini.join("projects.json")];
-    for base in ["tmp", "history"] {
-        if let Ok(dirs) = std::fs::read_dir(gemini.join(base)) {
-            files.extend(dirs.flatten().map(|d| d.path().join(".project_root")));
-        }
-    }
-    for f in files {
+    for f in super::gemini_registry::every_file(gemini) {
         if let Ok(s) = Stamp::of(&f) {
             stamps.insert(f, s);
         }

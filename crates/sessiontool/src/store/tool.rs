@@ -54,6 +54,12 @@ impl Tool {
         Tool::by_name(f.tool())
     }
 
+    /// The tool's own folder under `home` (`~/.gemini`, `$CODEX_HOME`), as its module says and
+    /// its environment variables move it.
+    pub fn folder(self, home: &super::home::Home) -> std::path::PathBuf {
+        self.0.folder(home)
+    }
+
     /// The format a tool writes new sessions in today.
     pub fn current_format(self) -> &'static str {
         self.0.current_format()

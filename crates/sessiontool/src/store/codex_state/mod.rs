@@ -25,6 +25,7 @@ pub use db::Located;
 pub use row::{Facts, ThreadRow, thread_row};
 
 use super::home::Home;
+use super::tool::Tool;
 use db::Db;
 
 /// Codex 0.169's state database, the one that lists threads.
@@ -45,11 +46,11 @@ pub struct Databases {
 /// else `sqlite_home` in `config.toml` (not with `--home`: nothing outside it is looked at),
 /// else CODEX_HOME. An error when `config.toml` cannot be read (Codex could not start).
 pub fn locate(home: &Home) -> Result<Option<Databases>, String> {
-    let codex = home.codex();
+    let codex = Tool::Codex.folder(home);
     let state = |dir: &Path| dir.join(STATE_DB);
     // Without a database (a fresh home, an older Codex) there is nothing to keep consistent,
     // and the configuration is not read.
-    let env_dir = home.codex_sqlite_home();
+    let env_dir = super::tools::codex::sqlite_home(home);
     if env_dir.is_none() && home.isolated() && !state(&codex).exists() {
         return Ok(None);
     }

@@ -13,6 +13,7 @@ use super::db::{Db, Located};
 use super::row::{Facts, ThreadRow, thread_row};
 use super::{Databases, Writer};
 use crate::store::home::Home;
+use crate::store::tool::Tool;
 use crate::store::txn::Finish;
 
 /// A rollout relocate writes: where it was, where it goes, its new bytes.
@@ -94,7 +95,7 @@ pub fn plan(
                 path: m.to,
                 mtime_ms,
                 default_provider: &relocation.databases.default_provider,
-                archived: super::is_archived(&home.codex(), m.to),
+                archived: super::is_archived(&Tool::Codex.folder(home), m.to),
             },
         ) else {
             continue; // not a thread Codex indexes

@@ -10,6 +10,9 @@ use crate::store::tool::Tool;
 
 pub struct Agent;
 
+/// Where XDG programs keep their configuration, `~/.config` when it is not set.
+const CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+
 impl Tool {
     #[allow(non_upper_case_globals)]
     pub const Agent: Tool = Tool::of(&Agent);
@@ -25,19 +28,22 @@ impl ToolStore for Agent {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["XDG_CONFIG_HOME"]
+        &[CONFIG_HOME]
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.agent()]
+    /// `$XDG_CONFIG_HOME/agent` (default `~/.config/agent`).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(CONFIG_HOME, || home.dir().join(".config"))
+            .join("agent")
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.agent().join("sessions")]
+        vec![self.folder(home).join("sessions")]
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
-        let paths = found.files_in(&home.agent().join("sessions"), |n| n.ends_with(".jsonl"));
+        let sessions = self.folder(home).join("sessions");
+        let paths = found.files_in(&sessions, |n| n.ends_with(".jsonl"));
         found.files.extend(paths.into_iter().map(|path| Stored {
             tool: Tool::Agent,
             path,
@@ -54,7 +60,7 @@ impl ToolStore for Agent {
         let id = new.safe_id()?;
         let file = format!("{stamp}-{}.jsonl", prefix(&id, 8));
         Ok(Target::at(inside(
-            &home.agent().join("sessions"),
+            &self.folder(home).join("sessions"),
             &[&file],
         )?))
     }

@@ -10,6 +10,9 @@ use crate::store::tool::Tool;
 
 pub struct Claude;
 
+/// Where Claude Code keeps everything instead of `~/.claude`.
+const CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+
 impl Tool {
     #[allow(non_upper_case_globals)]
     pub const Claude: Tool = Tool::of(&Claude);
@@ -25,11 +28,12 @@ impl ToolStore for Claude {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["CLAUDE_CONFIG_DIR"]
+        &[CONFIG_DIR]
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.claude()]
+    /// `~/.claude` (`$CLAUDE_CONFIG_DIR`).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(CONFIG_DIR, || home.dir().join(".claude"))
     }
 
     fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
@@ -37,15 +41,15 @@ impl ToolStore for Claude {
     }
 
     fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
-        Some(("CLAUDE_CONFIG_DIR", home.claude()))
+        Some((CONFIG_DIR, self.folder(home)))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.claude().join("projects")]
+        vec![self.folder(home).join("projects")]
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
-        for dir in found.dirs_in(&home.claude().join("projects")) {
+        for dir in found.dirs_in(&self.folder(home).join("projects")) {
             let folder = FolderKey::Named {
                 scheme: Scheme::Claude,
                 name: file_name(&dir).to_string(),
@@ -83,7 +87,7 @@ impl ToolStore for Claude {
             return Err(new.refuse_format(Tool::Claude));
         }
         let name = claude_of_real_path(new.project);
-        let projects = home.claude().join("projects");
+        let projects = self.folder(home).join("projects");
         let folder = if name.prefix {
             // Its hash suffix cannot be computed here: use the folder the CLI made.
             existing_with_prefix(&projects, &name.name).ok_or_else(|| {

@@ -3,17 +3,25 @@
 //! Codex 0.169 lists threads from its state database (`state_5.sqlite`): a new rollout is
 //! registered there too, when the database exists.
 
+mod registration;
+
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore, by_id, inside};
+use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
 use crate::store::rekey::Move;
 use crate::store::relocate::{self, Plan};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
+use registration::CodexThread;
 
 pub struct Codex;
+
+/// Where Codex keeps everything instead of `~/.codex`.
+const HOME_VARIABLE: &str = "CODEX_HOME";
+/// Where Codex keeps its SQLite databases instead (before `sqlite_home` in `config.toml`).
+const SQLITE_HOME: &str = "CODEX_SQLITE_HOME";
 
 impl Tool {
     #[allow(non_upper_case_globals)]
@@ -30,11 +38,12 @@ impl ToolStore for Codex {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["CODEX_HOME", "CODEX_SQLITE_HOME"]
+        &[HOME_VARIABLE, SQLITE_HOME]
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.codex()]
+    /// `~/.codex` (`$CODEX_HOME`).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(HOME_VARIABLE, || home.dir().join(".codex"))
     }
 
     fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
@@ -42,27 +51,26 @@ impl ToolStore for Codex {
     }
 
     fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
-        Some(("CODEX_HOME", home.codex()))
+        Some((HOME_VARIABLE, self.folder(home)))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![
-            home.codex().join("sessions"),
-            home.codex().join("archived_sessions"),
-        ]
+        let codex = self.folder(home);
+        vec![codex.join("sessions"), codex.join("archived_sessions")]
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
         let rollout = |n: &str| n.starts_with("rollout-") && n.ends_with(".jsonl");
+        let codex = self.folder(home);
         let mut paths = Vec::new();
-        for year in found.dirs_in(&home.codex().join("sessions")) {
+        for year in found.dirs_in(&codex.join("sessions")) {
             for month in found.dirs_in(&year) {
                 for day in found.dirs_in(&month) {
                     paths.extend(found.files_in(&day, rollout));
                 }
             }
         }
-        paths.extend(found.files_in(&home.codex().join("archived_sessions"), rollout));
+        paths.extend(found.files_in(&codex.join("archived_sessions"), rollout));
         found.files.extend(paths.into_iter().map(|path| Stored {
             tool: Tool::Codex,
             path,
@@ -88,15 +96,22 @@ impl ToolStore for Codex {
         let start = new.start();
         let day = local(start, "%Y/%m/%d");
         let stamp = local(start, "%Y-%m-%dT%H-%M-%S");
-        let dir = crate::store::confined::join_all(&home.codex().join("sessions"), &day)?;
+        let codex_home = self.folder(home);
+        let dir = crate::store::confined::join_all(&codex_home.join("sessions"), &day)?;
         let file = format!("rollout-{stamp}-{}.jsonl", new.safe_id()?);
         let mut target = Target::at(inside(&dir, &[&file])?);
         // Codex 0.169 lists threads from its state database, not the folders.
         if let Some(databases) = crate::store::codex_state::locate(home).map_err(PlaceError)? {
-            target
-                .registrations
-                .push(Registration::CodexThread { databases });
+            target.registrations.push(Box::new(CodexThread {
+                databases,
+                codex_home,
+            }));
         }
         Ok(target)
     }
+}
+
+/// Where `$CODEX_SQLITE_HOME` puts Codex's SQLite databases, when it is set.
+pub(crate) fn sqlite_home(home: &Home) -> Option<PathBuf> {
+    home.override_of(SQLITE_HOME).map(PathBuf::from)
 }

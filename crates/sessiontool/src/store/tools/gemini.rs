@@ -1,9 +1,11 @@
 //! Gemini CLI: `~/.gemini/tmp/<sha256 or slug>/chats/session-*.json[l]`, subagents in
 //! `chats/<parent>/`, checkpoints `tmp/<folder>/checkpoint-<tag>.json`.
 
+mod registration;
+
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore, by_id, inside};
+use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
 use crate::store::gemini_registry::{self, FolderChoice};
 use crate::store::home::Home;
 use crate::store::migrate::Migration;
@@ -13,8 +15,12 @@ use crate::store::relocate::{self, Plan};
 use crate::store::scheme::Scheme;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
 use crate::store::tool::Tool;
+use registration::GeminiProject;
 
 pub struct Gemini;
+
+/// Moves `.gemini`: the CLI keeps it under the folder this names instead of the home.
+const HOME_VARIABLE: &str = "GEMINI_CLI_HOME";
 
 impl Tool {
     #[allow(non_upper_case_globals)]
@@ -31,11 +37,13 @@ impl ToolStore for Gemini {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["GEMINI_CLI_HOME"]
+        &[HOME_VARIABLE]
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.gemini()]
+    /// `~/.gemini` (`$GEMINI_CLI_HOME/.gemini`).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(HOME_VARIABLE, || home.dir().to_path_buf())
+            .join(".gemini")
     }
 
     fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
@@ -43,8 +51,7 @@ impl ToolStore for Gemini {
     }
 
     fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
-        // The CLI puts `.gemini` under the folder the variable names.
-        Some(("GEMINI_CLI_HOME", home.dir().to_path_buf()))
+        Some((HOME_VARIABLE, home.dir().to_path_buf()))
     }
 
     fn migrations(&self) -> &'static [Migration] {
@@ -56,11 +63,11 @@ impl ToolStore for Gemini {
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.gemini().join("tmp")]
+        vec![self.folder(home).join("tmp")]
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
-        let gemini = home.gemini();
+        let gemini = self.folder(home);
         if let Some(damage) = gemini_registry::damage(&gemini) {
             found.problems.push(damage);
         }
@@ -111,11 +118,11 @@ impl ToolStore for Gemini {
     }
 
     fn registries(&self, home: &Home) -> Vec<PathBuf> {
-        vec![gemini_registry::registry_path(&home.gemini())]
+        vec![gemini_registry::registry_path(&self.folder(home))]
     }
 
     fn check_registries(&self, home: &Home, project: &str) -> Result<Vec<PathBuf>, PlaceError> {
-        let gemini = home.gemini();
+        let gemini = self.folder(home);
         let FolderChoice { name, register } = gemini_registry::folder_for(&gemini, project, false)
             .map_err(|e| PlaceError(format!("{e}; nothing was written")))?;
         if !register {
@@ -125,11 +132,11 @@ impl ToolStore for Gemini {
     }
 
     fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
-        relocate::gemini_registries(home, mv, plan)
+        relocate::gemini_registries(&self.folder(home), mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
-        let gemini = home.gemini();
+        let gemini = self.folder(home);
         // JSONL sessions exist since v0.39, which reads only slug folders.
         let slug_only = new.format.name() == "gemini-jsonl";
         let FolderChoice { name, register } =
@@ -156,19 +163,15 @@ impl ToolStore for Gemini {
             }
             _ => return Err(new.refuse_format(Tool::Gemini)),
         };
-        let registrations = if register {
-            vec![Registration::GeminiProject {
+        let mut target = Target::at(path);
+        if register {
+            target.registrations.push(Box::new(GeminiProject {
                 gemini,
                 project: new.project.to_string(),
                 slug: name,
-            }]
-        } else {
-            Vec::new()
-        };
-        Ok(Target {
-            path,
-            registrations,
-        })
+            }));
+        }
+        Ok(target)
     }
 }
 

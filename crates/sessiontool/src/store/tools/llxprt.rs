@@ -12,6 +12,10 @@ use crate::store::tool::Tool;
 
 pub struct Llxprt;
 
+/// Where llxprt-code v0.10+ keeps its state (`tmp/` among it) instead of
+/// `~/.local/state/llxprt-code`.
+const LOG_HOME: &str = "LLXPRT_LOG_HOME";
+
 impl Tool {
     #[allow(non_upper_case_globals)]
     pub const Llxprt: Tool = Tool::of(&Llxprt);
@@ -27,11 +31,16 @@ impl ToolStore for Llxprt {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["LLXPRT_LOG_HOME"]
+        &[LOG_HOME]
+    }
+
+    /// `$LLXPRT_LOG_HOME` (default `~/.local/state/llxprt-code`): the current layout's.
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(LOG_HOME, || home.dir().join(".local/state/llxprt-code"))
     }
 
     fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        home.llxprt_tmps().to_vec()
+        tmps(home).to_vec()
     }
 
     fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
@@ -40,17 +49,15 @@ impl ToolStore for Llxprt {
 
     fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
         // Its sessions are in `$LLXPRT_LOG_HOME/tmp`.
-        home.llxprt_tmps()[0]
-            .parent()
-            .map(|base| ("LLXPRT_LOG_HOME", base.to_path_buf()))
+        Some((LOG_HOME, self.folder(home)))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        home.llxprt_tmps().to_vec()
+        tmps(home).to_vec()
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
-        for root in home.llxprt_tmps() {
+        for root in tmps(home) {
             for dir in found.dirs_in(&root) {
                 let folder = FolderKey::Sha256 {
                     hash: file_name(&dir).to_string(),
@@ -73,7 +80,7 @@ impl ToolStore for Llxprt {
         }
         let hash = sha256_hex(new.project);
         // The layout the project already uses, else the current one.
-        let roots = home.llxprt_tmps();
+        let roots = tmps(home);
         let root = roots
             .iter()
             .find(|r| r.join(&hash).is_dir())
@@ -83,4 +90,13 @@ impl ToolStore for Llxprt {
         let file = format!("session-{stamp}-{}.jsonl", prefix(&id, 12));
         Ok(Target::at(inside(root, &[&hash, "chats", &file])?))
     }
+}
+
+/// llxprt-code's `tmp` folders, newest layout first: `$LLXPRT_LOG_HOME/tmp` (v0.10+) and
+/// `~/.llxprt/tmp` (v0.9).
+fn tmps(home: &Home) -> [PathBuf; 2] {
+    [
+        Llxprt.folder(home).join("tmp"),
+        home.dir().join(".llxprt/tmp"),
+    ]
 }

@@ -3,7 +3,7 @@
 
 mod agent;
 mod claude;
-mod codex;
+pub(crate) mod codex;
 mod gemini;
 
 pub use gemini::is_sha256;
@@ -11,7 +11,10 @@ mod llxprt;
 pub(crate) mod opencode;
 mod pi;
 mod qwen;
+mod registration;
 mod simple_agent;
+
+pub use registration::{AfterSession, Registration, RegistryLocks};
 
 use std::path::PathBuf;
 
@@ -32,8 +35,14 @@ pub trait ToolStore: Sync {
     fn overrides(&self) -> &'static [&'static str] {
         &[]
     }
-    /// The folders the tool keeps everything under (writers follow no link below them).
-    fn bases(&self, home: &Home) -> Vec<PathBuf>;
+    /// The tool's own folder under `home`, where it keeps its sessions and indexes (`~/.gemini`,
+    /// `$CODEX_HOME`), as its variables move it.
+    fn folder(&self, home: &Home) -> PathBuf;
+    /// The folders the tool keeps everything under (writers follow no link below them): its
+    /// [`folder`](ToolStore::folder), unless its module says more.
+    fn bases(&self, home: &Home) -> Vec<PathBuf> {
+        vec![self.folder(home)]
+    }
     /// The words that resume the session `id` stored at `path` (absolute), when the tool
     /// has a command for it and the command has what it needs (most need the id).
     fn resume(&self, _id: Option<&str>, _path: &str) -> Option<Vec<String>> {
@@ -134,10 +143,11 @@ impl NewSession<'_> {
 }
 
 /// Where a new session goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Target {
     pub path: PathBuf,
-    pub registrations: Vec<Registration>,
+    /// What the tool's registries and indexes must learn of it, in the order they are written.
+    pub registrations: Vec<Box<dyn Registration>>,
 }
 
 impl Target {
@@ -147,30 +157,6 @@ impl Target {
             registrations: Vec::new(),
         }
     }
-}
-
-/// An index a tool keeps beside its sessions that must name the new one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Registration {
-    /// Gemini CLI v0.29+: `projects.json` maps the project to its slug, and `.project_root`
-    /// markers in `tmp/<slug>` and `history/<slug>` name the project.
-    GeminiProject {
-        gemini: PathBuf,
-        project: String,
-        slug: String,
-    },
-    /// simple-agent's `sessions/meta.json` path index.
-    SimpleAgentIndex {
-        index: PathBuf,
-        cwd: String,
-        id: String,
-    },
-    /// Codex's state database (`state_5.sqlite`, table `threads`): the row Codex would write
-    /// for the rollout, written with it under SQLite's own lock (see
-    /// [`codex_state`](crate::store::codex_state)).
-    CodexThread {
-        databases: crate::store::codex_state::Databases,
-    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -277,6 +263,83 @@ mod tests {
         }
         placed(home, Tool::Gemini, "checkpoint", project, id);
         placed(home, Tool::Gemini, "gemini-json", project, id);
+    }
+
+    /// Each tool's folder under a plain home and where its variable moves it, as its module
+    /// declares them: the paths the tools use, which no change may move.
+    #[test]
+    fn each_tools_folder_under_a_home_and_moved_by_its_variable() {
+        use std::path::Path;
+        let home = Home::at("/h");
+        let folders = [
+            (Tool::Gemini, "/h/.gemini", "GEMINI_CLI_HOME", "/x/.gemini"),
+            (Tool::Qwen, "/h/.qwen", "QWEN_RUNTIME_DIR", "/x"),
+            (Tool::Claude, "/h/.claude", "CLAUDE_CONFIG_DIR", "/x"),
+            (
+                Tool::Llxprt,
+                "/h/.local/state/llxprt-code",
+                "LLXPRT_LOG_HOME",
+                "/x",
+            ),
+            (Tool::Pi, "/h/.pi/agent", "PI_CODING_AGENT_DIR", "/x"),
+            (Tool::Codex, "/h/.codex", "CODEX_HOME", "/x"),
+            (
+                Tool::Agent,
+                "/h/.config/agent",
+                "XDG_CONFIG_HOME",
+                "/x/agent",
+            ),
+            (
+                Tool::SimpleAgent,
+                "/h/.simple-agent",
+                "",
+                "/h/.simple-agent",
+            ),
+            (
+                Tool::OpenCode,
+                "/h/.local/share/opencode",
+                "XDG_DATA_HOME",
+                "/x/opencode",
+            ),
+        ];
+        assert_eq!(
+            folders.map(|f| f.0).to_vec(),
+            Tool::all().collect::<Vec<_>>()
+        );
+        for (tool, plain, var, moved) in folders {
+            assert_eq!(tool.folder(&home), Path::new(plain), "{tool}");
+            let home = Home::at("/h").with_override(var, "/x");
+            assert_eq!(tool.folder(&home), Path::new(moved), "{tool} {var}");
+        }
+        // llxprt-code's older layout stays in the home; OpenCode's database and Codex's
+        // SQLite folder are where their variables say only.
+        assert_eq!(
+            Tool::Llxprt.store().bases(&home),
+            [
+                PathBuf::from("/h/.local/state/llxprt-code/tmp"),
+                PathBuf::from("/h/.llxprt/tmp")
+            ]
+        );
+        assert_eq!(opencode::db_override(&home), None);
+        assert_eq!(codex::sqlite_home(&home), None);
+        let home = home
+            .with_override("LLXPRT_LOG_HOME", "/l")
+            .with_override("CODEX_SQLITE_HOME", "/s")
+            .with_override("XDG_DATA_HOME", "/d")
+            .with_override("OPENCODE_DB", "alt.db");
+        assert_eq!(Tool::Llxprt.store().bases(&home)[0], Path::new("/l/tmp"));
+        assert_eq!(codex::sqlite_home(&home).unwrap(), Path::new("/s"));
+        assert_eq!(
+            opencode::db_override(&home).unwrap(),
+            Path::new("/d/opencode/alt.db")
+        );
+        let home = home.with_override("OPENCODE_DB", "/db/abs.db");
+        assert_eq!(
+            opencode::db_override(&home).unwrap(),
+            Path::new("/db/abs.db")
+        );
+        let home = home.with_override("OPENCODE_DB", ":memory:");
+        assert_eq!(opencode::db_override(&home), None);
     }
 
     #[test]

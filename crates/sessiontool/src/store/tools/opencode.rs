@@ -14,6 +14,11 @@ use crate::store::tool::Tool;
 
 pub struct OpenCode;
 
+/// Where XDG programs keep their data, `~/.local/share` when it is not set.
+const DATA_HOME: &str = "XDG_DATA_HOME";
+/// The one database OpenCode opens instead of its channels' (`:memory:`: none on disk).
+const DB: &str = "OPENCODE_DB";
+
 impl Tool {
     #[allow(non_upper_case_globals)]
     pub const OpenCode: Tool = Tool::of(&OpenCode);
@@ -29,15 +34,18 @@ impl ToolStore for OpenCode {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["XDG_DATA_HOME", "OPENCODE_DB"]
+        &[DATA_HOME, DB]
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.opencode()]
+    /// Its data folder, `$XDG_DATA_HOME/opencode` (default `~/.local/share/opencode`), where
+    /// its databases are (`opencode.db`, `opencode-<channel>.db`).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(DATA_HOME, || home.dir().join(".local/share"))
+            .join("opencode")
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.opencode()]
+        vec![self.folder(home)]
     }
 
     /// No session files: the databases are listed by [`databases`].
@@ -58,10 +66,10 @@ impl ToolStore for OpenCode {
 /// `opencode.db` and `opencode-<channel>.db` in its data folder (each release channel keeps
 /// its own), sorted by name.
 pub fn databases(home: &Home) -> Vec<PathBuf> {
-    if let Some(db) = home.opencode_db_override() {
+    if let Some(db) = db_override(home) {
         return vec![db];
     }
-    let Ok(entries) = std::fs::read_dir(home.opencode()) else {
+    let Ok(entries) = std::fs::read_dir(OpenCode.folder(home)) else {
         return Vec::new();
     };
     let mut out: Vec<PathBuf> = entries
@@ -71,4 +79,17 @@ pub fn databases(home: &Home) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// The database `$OPENCODE_DB` names, as OpenCode resolves it (an absolute path, or one
+/// relative to its data folder); `None` when it is not set or is `:memory:`.
+pub(crate) fn db_override(home: &Home) -> Option<PathBuf> {
+    let db = home.override_of(DB)?;
+    if db.as_os_str() == ":memory:" {
+        return None;
+    }
+    Some(match db.is_absolute() {
+        true => db.to_path_buf(),
+        false => OpenCode.folder(home).join(db),
+    })
 }

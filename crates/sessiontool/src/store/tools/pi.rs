@@ -11,6 +11,9 @@ use crate::store::tool::Tool;
 
 pub struct Pi;
 
+/// Where pi keeps everything instead of `~/.pi/agent`.
+const AGENT_DIR: &str = "PI_CODING_AGENT_DIR";
+
 impl Tool {
     #[allow(non_upper_case_globals)]
     pub const Pi: Tool = Tool::of(&Pi);
@@ -26,11 +29,12 @@ impl ToolStore for Pi {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["PI_CODING_AGENT_DIR"]
+        &[AGENT_DIR]
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.pi()]
+    /// `~/.pi/agent` (`$PI_CODING_AGENT_DIR`).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(AGENT_DIR, || home.dir().join(".pi/agent"))
     }
 
     fn resume(&self, _id: Option<&str>, path: &str) -> Option<Vec<String>> {
@@ -38,15 +42,15 @@ impl ToolStore for Pi {
     }
 
     fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
-        Some(("PI_CODING_AGENT_DIR", home.pi()))
+        Some((AGENT_DIR, self.folder(home)))
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.pi().join("sessions")]
+        vec![self.folder(home).join("sessions")]
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
-        for dir in found.dirs_in(&home.pi().join("sessions")) {
+        for dir in found.dirs_in(&self.folder(home).join("sessions")) {
             let folder = FolderKey::Named {
                 scheme: Scheme::Pi,
                 name: file_name(&dir).to_string(),
@@ -70,7 +74,7 @@ impl ToolStore for Pi {
         let stamp = utc(new.start(), "%Y-%m-%dT%H-%M-%S-%3fZ");
         let file = format!("{stamp}_{}.jsonl", new.safe_id()?);
         Ok(Target::at(inside(
-            &home.pi().join("sessions"),
+            &self.folder(home).join("sessions"),
             &[&pi(new.project), &file],
         )?))
     }

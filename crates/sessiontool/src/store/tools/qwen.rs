@@ -14,6 +14,9 @@ use crate::store::tool::Tool;
 
 pub struct Qwen;
 
+/// Where Qwen Code keeps everything instead of `~/.qwen`.
+const RUNTIME_DIR: &str = "QWEN_RUNTIME_DIR";
+
 impl Tool {
     #[allow(non_upper_case_globals)]
     pub const Qwen: Tool = Tool::of(&Qwen);
@@ -29,11 +32,12 @@ impl ToolStore for Qwen {
     }
 
     fn overrides(&self) -> &'static [&'static str] {
-        &["QWEN_RUNTIME_DIR"]
+        &[RUNTIME_DIR]
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.qwen()]
+    /// `~/.qwen` (`$QWEN_RUNTIME_DIR`).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.override_or(RUNTIME_DIR, || home.dir().join(".qwen"))
     }
 
     fn resume(&self, id: Option<&str>, _path: &str) -> Option<Vec<String>> {
@@ -41,7 +45,7 @@ impl ToolStore for Qwen {
     }
 
     fn home_variable(&self, home: &Home) -> Option<(&'static str, PathBuf)> {
-        Some(("QWEN_RUNTIME_DIR", home.qwen()))
+        Some((RUNTIME_DIR, self.folder(home)))
     }
 
     fn migrations(&self) -> &'static [Migration] {
@@ -50,11 +54,12 @@ impl ToolStore for Qwen {
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.qwen().join("projects"), home.qwen().join("tmp")]
+        let qwen = self.folder(home);
+        vec![qwen.join("projects"), qwen.join("tmp")]
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
-        let qwen = home.qwen();
+        let qwen = self.folder(home);
         for dir in found.dirs_in(&qwen.join("projects")) {
             let folder = FolderKey::Named {
                 scheme: Scheme::Dashed,
@@ -90,7 +95,7 @@ impl ToolStore for Qwen {
         }
         let file = format!("{}.jsonl", new.safe_id()?);
         Ok(Target::at(inside(
-            &home.qwen().join("projects"),
+            &self.folder(home).join("projects"),
             &[&dashed(new.project), "chats", &file],
         )?))
     }

@@ -1,16 +1,20 @@
 //! simple-agent-go: `~/.simple-agent/sessions/<id>.json` and the `meta.json` path index.
 
+mod registration;
+
 use std::path::PathBuf;
 
-use super::{NewSession, PlaceError, Registration, Target, ToolStore, inside};
+use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::rekey::Move;
 use crate::store::relocate::{self, Plan};
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
+use registration::SimpleAgentIndex;
 
 pub struct SimpleAgent;
 
+/// The path index, in the sessions' folder.
 const INDEX: &str = "meta.json";
 
 impl Tool {
@@ -27,17 +31,17 @@ impl ToolStore for SimpleAgent {
         "simple-agent-json"
     }
 
-    fn bases(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.simple_agent()]
+    /// `~/.simple-agent` (no variable moves it).
+    fn folder(&self, home: &Home) -> PathBuf {
+        home.dir().join(".simple-agent")
     }
 
     fn roots(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.simple_agent().join("sessions")]
+        vec![sessions(home)]
     }
 
     fn discover(&self, home: &Home, found: &mut Discovery) {
-        let dir = home.simple_agent().join("sessions");
-        let paths = found.files_in(&dir, |n| n.ends_with(".json") && n != INDEX);
+        let paths = found.files_in(&sessions(home), |n| n.ends_with(".json") && n != INDEX);
         found.files.extend(paths.into_iter().map(|path| Stored {
             tool: Tool::SimpleAgent,
             path,
@@ -47,26 +51,30 @@ impl ToolStore for SimpleAgent {
     }
 
     fn registries(&self, home: &Home) -> Vec<PathBuf> {
-        vec![home.simple_agent().join("sessions").join(INDEX)]
+        vec![sessions(home).join(INDEX)]
     }
 
     fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
-        relocate::simple_agent_index(home, mv, plan)
+        relocate::simple_agent_index(&sessions(home).join(INDEX), mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
         if new.format.name() != "simple-agent-json" {
             return Err(new.refuse_format(Tool::SimpleAgent));
         }
-        let dir = home.simple_agent().join("sessions");
+        let dir = sessions(home);
         let id = new.safe_id()?;
-        Ok(Target {
-            path: inside(&dir, &[&format!("{id}.json")])?,
-            registrations: vec![Registration::SimpleAgentIndex {
-                index: dir.join(INDEX),
-                cwd: new.project.to_string(),
-                id: new.id()?.to_string(),
-            }],
-        })
+        let mut target = Target::at(inside(&dir, &[&format!("{id}.json")])?);
+        target.registrations.push(Box::new(SimpleAgentIndex {
+            index: dir.join(INDEX),
+            cwd: new.project.to_string(),
+            id: new.id()?.to_string(),
+        }));
+        Ok(target)
     }
+}
+
+/// `~/.simple-agent/sessions`: the sessions and their index.
+fn sessions(home: &Home) -> PathBuf {
+    SimpleAgent.folder(home).join("sessions")
 }
