@@ -46,9 +46,18 @@ pub(crate) struct Ended {
 pub(crate) trait Lines: Sync {
     /// The fold that reads a file called `name`.
     fn fold<'n>(&self, name: &'n str) -> Box<dyn Fold + 'n>;
-    /// The node of a line (`bytes`, on line `line`), made from it alone as the fold made it,
-    /// with the id and parent the fold gave it.
-    fn node(&self, bytes: &[u8], line: u64, id: String, parent: Option<String>) -> Node;
+    /// The node of a line (`bytes`, at `at`), made from it alone as the fold made it, with the
+    /// id and parent the fold gave it; its origin only when it is `made_for` this format's
+    /// writer.
+    fn node(&self, bytes: &[u8], at: Line, made_for: MadeFor) -> Node;
+}
+
+/// Where a line's node stands, as the fold placed it.
+pub(crate) struct Line {
+    /// Its line number in the file.
+    pub number: u64,
+    pub id: String,
+    pub parent: Option<String>,
 }
 
 /// The whole reader of a [`Lines`] format: every line of `input` through its fold, every node
@@ -262,11 +271,14 @@ impl Reading for Known<'_> {
         BranchCalls::of(&self.calls, &self.skeleton, branch)
     }
 
-    fn node(&self, index: u32, bytes: &[u8], _made_for: MadeFor) -> Node {
+    fn node(&self, index: u32, bytes: &[u8], made_for: MadeFor) -> Node {
         let sk = &self.skeleton;
-        let parent = sk.parent_id(index).map(|p| sk.ids.name(p).to_string());
-        let line = self.spots[index as usize].line;
-        let mut node = self.lines.node(bytes, line, sk.name(index), parent);
+        let at = Line {
+            number: self.spots[index as usize].line,
+            id: sk.name(index),
+            parent: sk.parent_id(index).map(|p| sk.ids.name(p).to_string()),
+        };
+        let mut node = self.lines.node(bytes, at, made_for);
         if let Some(first) = self.first_kept.get(&index) {
             set_first_kept(&mut node, first.clone());
         }

@@ -95,7 +95,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
         }
         self.ids.insert(id.clone());
         let parent = node.parent.clone();
-        let node = placed(node, text, id, parent);
+        let node = placed(node, Some(text), id, parent);
         if let Some(t) = &node.timestamp {
             self.last_time = Some(t.clone());
         }
@@ -122,6 +122,9 @@ impl crate::engine::lines::Fold for Fold<'_> {
     }
 }
 
+use crate::engine::MadeFor;
+use crate::engine::lines::Line;
+
 impl crate::engine::lines::Lines for super::AgentJsonl {
     fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
         Box::new(Fold {
@@ -139,11 +142,17 @@ impl crate::engine::lines::Lines for super::AgentJsonl {
         })
     }
 
-    fn node(&self, bytes: &[u8], line: u64, id: String, parent: Option<String>) -> Node {
+    fn node(&self, bytes: &[u8], at: Line, made_for: MadeFor) -> Node {
         let value = crate::json::value::to_value(bytes)
             .map(|(v, _)| v)
             .map_err(|e| e.to_string());
-        placed(value_node(value, bytes, line), bytes, id, parent)
+        let origin = (made_for == MadeFor::OwnWriter).then_some(bytes);
+        placed(
+            value_node(value, bytes, at.number),
+            origin,
+            at.id,
+            at.parent,
+        )
     }
 }
 
@@ -171,11 +180,12 @@ fn value_node(value: Result<Value, String>, text: &[u8], line: u64) -> Node {
 }
 
 /// `node` (of the line `text`) with the id and parent the reader gave it (a repeated id is
-/// renamed; the line keeps the entry's own), and the line as its origin.
-fn placed(mut node: Node, text: &[u8], id: String, parent: Option<String>) -> Node {
+/// renamed; the line keeps the entry's own), and the line as its origin (`line`, for this
+/// format's writer).
+fn placed(mut node: Node, line: Option<&[u8]>, id: String, parent: Option<String>) -> Node {
     node.id = id;
     node.parent = parent;
-    node.origin = Some(Origin::new(NAME, text));
+    node.origin = line.map(|text| Origin::new(NAME, text));
     node
 }
 

@@ -115,7 +115,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
             1 => format!("line-{}", span.line),
             k => format!("line-{}.{k}", span.line),
         };
-        let node = line_node(&value, text, id, self.prev.take());
+        let node = line_node(&value, Some(text), id, self.prev.take());
         if let Body::Event(Event::Custom { kind, .. }) = &node.body {
             if kind == RECORD {
                 say(
@@ -181,6 +181,9 @@ impl crate::engine::lines::Fold for Fold<'_> {
     }
 }
 
+use crate::engine::MadeFor;
+use crate::engine::lines::Line;
+
 impl crate::engine::lines::Lines for super::LlxprtJsonl {
     fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
         Box::new(Fold {
@@ -198,21 +201,22 @@ impl crate::engine::lines::Lines for super::LlxprtJsonl {
         })
     }
 
-    fn node(&self, bytes: &[u8], _line: u64, id: String, parent: Option<String>) -> Node {
+    fn node(&self, bytes: &[u8], at: Line, made_for: MadeFor) -> Node {
         let value = match crate::json::value::to_value(bytes) {
             Ok((v, _)) => v,
             Err(_) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
         };
-        line_node(&value, bytes, id, parent)
+        let origin = (made_for == MadeFor::OwnWriter).then_some(bytes);
+        line_node(&value, origin, at.id, at.parent)
     }
 }
 
 /// A line (`value`, its `text`) as its node, with the id the reader gave it, under `parent`
-/// (the node before it), and its text as its origin (for the writer).
-fn line_node(value: &Value, text: &[u8], id: String, parent: Option<String>) -> Node {
+/// (the node before it), and its text as its origin (`text`, for this format's writer).
+fn line_node(value: &Value, text: Option<&[u8]>, id: String, parent: Option<String>) -> Node {
     let (mut node, _) = read_line(value, id);
     node.parent = parent;
-    node.origin = Some(Origin::new(NAME, text));
+    node.origin = text.map(|text| Origin::new(NAME, text));
     node
 }
 

@@ -109,7 +109,7 @@ impl<'n> Fold<'n> {
                     }
                     None => (unique(format!("v1-{line}"), line, &mut self.ids), prev),
                 };
-                let node = entry_node(map, text, id, parent);
+                let node = entry_node(map, Some(text), id, parent);
                 if is_whole(&node) {
                     self.diagnostics.push(Diagnostic {
                         code: "pi-not-an-entry",
@@ -144,7 +144,7 @@ impl<'n> Fold<'n> {
                     message: message.into(),
                 });
                 let id = unique(format!("line-{line}"), line, &mut self.ids);
-                whole_node(value, text, id, prev)
+                whole_node(value, Some(text), id, prev)
             }
         };
         if let Some(k) = kept_index(&node) {
@@ -195,16 +195,21 @@ impl crate::engine::lines::Fold for Fold<'_> {
     }
 }
 
+use crate::engine::MadeFor;
+use crate::engine::lines::Line;
+
 impl crate::engine::lines::Lines for super::PiJsonl {
     fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
         Box::new(Fold::new(name))
     }
 
-    fn node(&self, bytes: &[u8], _line: u64, id: String, parent: Option<String>) -> Node {
+    fn node(&self, bytes: &[u8], at: Line, made_for: MadeFor) -> Node {
+        let Line { id, parent, .. } = at;
+        let origin = (made_for == MadeFor::OwnWriter).then_some(bytes);
         match crate::json::value::to_value(bytes) {
-            Ok((Value::Object(map), _)) => entry_node(map, bytes, id, parent),
-            Ok((value, _)) => whole_node(value, bytes, id, parent),
-            Err(_) => whole_node(unparsed(bytes), bytes, id, parent),
+            Ok((Value::Object(map), _)) => entry_node(map, origin, id, parent),
+            Ok((value, _)) => whole_node(value, origin, id, parent),
+            Err(_) => whole_node(unparsed(bytes), origin, id, parent),
         }
     }
 }
@@ -313,16 +318,21 @@ fn unique(base: String, line: u64, ids: &mut Ids) -> String {
 
 /// An entry (`map`, the line's `text`) as its node, with the id and parent the reader gave it
 /// (its own id, renamed when an earlier entry had it, or a version 1 entry's), and its line as
-/// its origin (the writer gives back its own id from it).
-fn entry_node(map: Map<String, Value>, text: &[u8], id: String, parent: Option<String>) -> Node {
+/// its origin (`line`, for this format's writer: it gives back its own id from it).
+fn entry_node(
+    map: Map<String, Value>,
+    line: Option<&[u8]>,
+    id: String,
+    parent: Option<String>,
+) -> Node {
     let mut node = read_entry(map, id, parent);
-    node.origin = Some(Origin::new(NAME, text));
+    node.origin = line.map(|text| Origin::new(NAME, text));
     node
 }
 
 /// A line that is not an entry object, kept whole (version 1 chaining still applies), with the
-/// id the reader gave it.
-fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> Node {
+/// id the reader gave it (`line`: its origin, for this format's writer).
+fn whole_node(value: Value, line: Option<&[u8]>, id: String, parent: Option<String>) -> Node {
     Node {
         id,
         parent,
@@ -332,6 +342,6 @@ fn whole_node(value: Value, text: &[u8], id: String, parent: Option<String>) -> 
             data: value,
         }),
         extra: Extra::new(),
-        origin: Some(Origin::new(NAME, text)),
+        origin: line.map(|text| Origin::new(NAME, text)),
     }
 }
