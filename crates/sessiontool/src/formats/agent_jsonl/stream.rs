@@ -10,13 +10,11 @@
 
 use super::foreign::{Chain, Entries, OTHER_BRANCHES, TARGET, header};
 use super::{AgentJsonl, NAME};
-use crate::convert::ConvertError;
 use crate::diag::LossReport;
 use crate::engine::plan::branch_of;
 use crate::engine::reading::{self, Reading};
-use crate::engine::target::{EachNode, StreamTarget};
+use crate::engine::target::{self, EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
-use crate::formats::normalise::{Facts, Head};
 use crate::model::{Meta, Node};
 
 impl StreamTarget for AgentJsonl {
@@ -34,17 +32,7 @@ impl StreamTarget for AgentJsonl {
             return Ok(None);
         };
         let head = |first_time: Option<&str>, losses: &mut LossReport| {
-            let facts = Facts {
-                nodes: branch.len(),
-                first_id: None,
-                first_time,
-            };
-            Head::of(&TARGET, &meta, facts, job.options, losses).map_err(|source| {
-                ConvertError::Write {
-                    to: job.to.name(),
-                    source,
-                }
-            })
+            target::head(job, &TARGET, &meta, (branch.len(), first_time), losses)
         };
         // The entries' ids do not depend on the start time (which may be a node's), and the
         // times pass one writes are dropped with its entries.

@@ -10,12 +10,10 @@
 
 use super::foreign::{Entries, Links, TARGET, header};
 use super::{NAME, PiJsonl};
-use crate::convert::ConvertError;
 use crate::diag::LossReport;
 use crate::engine::reading::{self, Reading};
-use crate::engine::target::{EachNode, StreamTarget};
+use crate::engine::target::{self, EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
-use crate::formats::normalise::{Facts, Head};
 use crate::model::{Meta, Node};
 
 impl StreamTarget for PiJsonl {
@@ -34,17 +32,7 @@ impl StreamTarget for PiJsonl {
         }
         let all: Vec<u32> = (0..known.spots().len() as u32).collect();
         let head = |first_time: Option<&str>, losses: &mut LossReport| {
-            let facts = Facts {
-                nodes: all.len(),
-                first_id: None,
-                first_time,
-            };
-            Head::of(&TARGET, &meta, facts, job.options, losses).map_err(|source| {
-                ConvertError::Write {
-                    to: job.to.name(),
-                    source,
-                }
-            })
+            target::head(job, &TARGET, &meta, (all.len(), first_time), losses)
         };
         // The entries' ids do not depend on the start time, which may be a node's.
         let id = head(None, &mut LossReport::default())?.id;
