@@ -9,8 +9,30 @@ use std::io;
 use super::reading::{Needs, Reading};
 use super::skeleton::Skeleton;
 use super::{Job, MadeFor, Output, PlanError, Route};
+use crate::convert::ConvertError;
 use crate::diag::LossReport;
+use crate::formats::normalise::{Facts, Head, Target};
 use crate::model::{Meta, Node};
+
+/// The head of `meta`'s session as `target` writes it ([`Head::of`]), for a writer that knows
+/// of the nodes only how many it writes and the first time one has.
+pub(crate) fn head(
+    job: &Job,
+    target: &Target,
+    meta: &Meta,
+    (nodes, first_time): (usize, Option<&str>),
+    losses: &mut LossReport,
+) -> Result<Head, ConvertError> {
+    let facts = Facts {
+        nodes,
+        first_id: None,
+        first_time,
+    };
+    Head::of(target, meta, facts, job.options, losses).map_err(|source| ConvertError::Write {
+        to: job.to.name(),
+        source,
+    })
+}
 
 /// A format the engine writes sessions of other formats into, one node at a time, as the
 /// whole writer writes them (byte for byte, loss for loss).

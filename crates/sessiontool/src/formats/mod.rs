@@ -25,6 +25,7 @@ pub(crate) mod judge;
 pub(crate) mod keys;
 pub mod llxprt_jsonl;
 pub mod markdown;
+pub(crate) mod normalise;
 pub(crate) mod one_branch;
 pub mod opencode;
 pub mod pi_jsonl;
@@ -634,20 +635,6 @@ pub(crate) fn ordered(
     }
     entries.sort_by_key(|(r, _)| *r);
     entries.into_iter().map(|(_, e)| e).collect()
-}
-
-/// The session id written for a session from another format whose id the target tool does
-/// not accept (it finds and resumes sessions only by UUID): a UUID derived from the old id, the
-/// same every time, and a loss entry naming both, so the user can find the session under its
-/// new id. `why` says what the tool accepts.
-pub(crate) fn foreign_session_id(id: &str, why: &str, losses: &mut LossReport) -> String {
-    let new = crate::ids::derived_uuid(&format!("session-id/{id}"));
-    losses.add(
-        "session-id",
-        1,
-        format!("the session id {id} is written as {new} ({why})"),
-    );
-    new
 }
 
 /// JSON as the JavaScript tools write it with `JSON.stringify(value, null, 2)`: no final

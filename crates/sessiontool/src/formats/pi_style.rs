@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::fields::take_string;
-use super::{WriteOptions, Written, ordered};
+use super::{Written, ordered};
 use crate::diag::LossReport;
-use crate::ids::{derived_uuid, sha256_hex};
+use crate::ids::sha256_hex;
 use crate::model::{Meta, Node, Origin, Session};
 
 /// A session read from the format `name`, written back: the header line as the file had it
@@ -116,74 +116,6 @@ pub(crate) fn read_header(mut h: Map<String, Value>, meta: &mut Meta) {
     meta.start_time = take_string(&mut h, "timestamp");
     meta.cwd = take_string(&mut h, "cwd");
     meta.extra = h;
-}
-
-/// What the header of a session from another format records.
-pub(crate) struct Foreign {
-    pub id: String,
-    pub start: String,
-    pub cwd: String,
-}
-
-/// The header facts of `session`: its id (one derived from `format` and its size when it has
-/// none), its start (its own, else its first node's time, else `now`, else `epoch`) and its
-/// working directory (`--cwd` when it names none; `""` and a loss entry when neither does, that
-/// names `header`, the line that gets it).
-pub(crate) fn foreign(
-    session: &Session,
-    options: &WriteOptions,
-    format: &str,
-    epoch: &str,
-    header: &str,
-    losses: &mut LossReport,
-) -> Foreign {
-    let first_time = session.nodes.iter().find_map(|n| n.timestamp.clone());
-    let nodes = (session.nodes.len(), first_time);
-    foreign_of(
-        &session.meta,
-        nodes,
-        options,
-        (format, epoch),
-        header,
-        losses,
-    )
-}
-
-/// [`foreign`] from the metadata and what it takes of the nodes: how many there are and the
-/// first time one gives (for a writer that does not hold them).
-pub(crate) fn foreign_of(
-    meta: &Meta,
-    (nodes, first_time): (usize, Option<String>),
-    options: &WriteOptions,
-    (format, epoch): (&str, &str),
-    header: &str,
-    losses: &mut LossReport,
-) -> Foreign {
-    let id = meta
-        .id
-        .clone()
-        .unwrap_or_else(|| derived_uuid(&format!("{format}/{nodes}")));
-    let start = meta
-        .start_time
-        .clone()
-        .or(first_time)
-        .or_else(|| options.now.clone())
-        .unwrap_or_else(|| epoch.into());
-    let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
-    if cwd.is_none() {
-        losses.add(
-            "no-cwd",
-            1,
-            format!(
-                "the session names no working directory; {header} gets \"\" (give one with --cwd)"
-            ),
-        );
-    }
-    Foreign {
-        id,
-        start,
-        cwd: cwd.unwrap_or_default(),
-    }
 }
 
 /// An 8-hex id for the `k`th entry of a node, derived from the session and node ids (the node's

@@ -8,6 +8,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::super::normalise::{
+    CallIds, Cwd, Facts, Head, LossWords, MissingId, SessionIds, Start, Target, Time, Unplaced,
+    UsageFields,
+};
 use super::super::one_branch::one_branch;
 use super::super::{WriteError, WriteOptions, Written, ordered, pi_style};
 use super::read::{message_value, role_str};
@@ -15,7 +19,34 @@ use super::{COMPACTION_ORDER, ENTRY_ORDER, HEADER_ORDER, NAME, go_json};
 use crate::diag::LossReport;
 use crate::model::{Body, Content, Event, Message, Node, Role, Session};
 
-pub(super) const EPOCH: &str = "1970-01-01T00:00:00Z";
+/// What the agent's file keeps of a session from another format (one branch), and how it
+/// names what it invents.
+pub(crate) const TARGET: Target = Target {
+    name: NAME,
+    session_ids: SessionIds::any(MissingId::FromNodeCount),
+    start: Start {
+        from: &[Time::Started, Time::FirstNode, Time::Now],
+        otherwise: Ok("1970-01-01T00:00:00Z"),
+    },
+    cwd: Cwd {
+        directories: false,
+        unknown: Some(LossWords {
+            code: "no-cwd",
+            message: "the session names no working directory; the header gets \"\" (give one with --cwd)",
+        }),
+    },
+    calls: CallIds::KEPT,
+    unplaced: Unplaced {
+        extra_fields: "fields of the source format with no place in an agent entry",
+        usage_fields: UsageFields::InExtraFields,
+        part_fields: Some("fields of parts the agent's content blocks do not have"),
+        signatures: None,
+        title: None,
+        summary: None,
+        session_fields: None,
+        project_hash: false,
+    },
+};
 
 pub(super) fn write_foreign(
     session: &Session,
@@ -23,7 +54,8 @@ pub(super) fn write_foreign(
 ) -> Result<Written, WriteError> {
     let mut losses = LossReport::default();
     let branch = one_branch(session, options, OTHER_BRANCHES, &mut losses)?;
-    let head = pi_style::foreign(&branch, options, NAME, EPOCH, HEADER, &mut losses);
+    let facts = Facts::of(&branch.nodes);
+    let head = Head::of(&TARGET, &branch.meta, facts, options, &mut losses)?;
     let mut out = header(&head);
     let mut entries = Entries::new(&head);
     let pending: Vec<Vec<Entry>> = branch
@@ -42,11 +74,8 @@ pub(super) fn write_foreign(
 pub(super) const OTHER_BRANCHES: &str =
     "nodes on other branches (the agent keeps one chain; choose one with --leaf)";
 
-/// The line the loss report says gets `""` for a missing working directory.
-pub(super) const HEADER: &str = "the header";
-
 /// The header line of a session from another format.
-pub(super) fn header(head: &pi_style::Foreign) -> Vec<u8> {
+pub(super) fn header(head: &Head) -> Vec<u8> {
     let mut h = Map::new();
     h.insert("type".into(), "session".into());
     h.insert("id".into(), head.id.clone().into());
@@ -73,7 +102,7 @@ pub(super) struct Entries {
 }
 
 impl Entries {
-    pub(super) fn new(head: &pi_style::Foreign) -> Entries {
+    pub(super) fn new(head: &Head) -> Entries {
         Entries {
             session_id: head.id.clone(),
             start: head.start.clone(),
@@ -88,11 +117,9 @@ impl Entries {
         let mut bodies: Vec<(Map<String, Value>, Option<String>)> = Vec::new();
         match &node.body {
             Body::Message(m) => {
-                losses.add(
-                    "extra-fields",
-                    node.extra.len(),
-                    "fields of the source format with no place in an agent entry",
-                );
+                // The node's fields are said for every message, the message's only for one
+                // that has an entry.
+                TARGET.unplaced.extra(node.extra.len(), losses);
                 let dropped = m
                     .usage
                     .as_ref()
@@ -202,11 +229,7 @@ fn message_entries(
         _ => {}
     }
     let extras = m.extra.len() + m.usage.as_ref().map_or(0, |u| u.extra.len());
-    losses.add(
-        "extra-fields",
-        extras,
-        "fields of the source format with no place in an agent entry",
-    );
+    TARGET.unplaced.extra(extras, losses);
     let entry = |msg: Message| {
         let role = role_str(msg.role);
         let mut body = message_value(&msg, false);
@@ -220,12 +243,9 @@ fn message_entries(
     let before = out.len();
     let mut rest = Vec::new();
     for part in &m.parts {
+        TARGET.unplaced.part(part, losses);
         let mut part = part.clone();
-        losses.add(
-            "part-fields",
-            part.strip_extras(),
-            "fields of parts the agent's content blocks do not have",
-        );
+        part.strip_extras();
         match &part.content {
             Content::ToolResult { display, .. } => {
                 if display.is_some() {

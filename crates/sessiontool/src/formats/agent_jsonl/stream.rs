@@ -8,14 +8,13 @@
 //! first entry (kept: one id per node; the entries dropped), and again, in the same order
 //! (so with the same ids), to be written.
 
-use super::foreign::{Chain, EPOCH, Entries, HEADER, OTHER_BRANCHES, header};
+use super::foreign::{Chain, Entries, OTHER_BRANCHES, TARGET, header};
 use super::{AgentJsonl, NAME};
 use crate::diag::LossReport;
 use crate::engine::plan::branch_of;
 use crate::engine::reading::{self, Reading};
-use crate::engine::target::{EachNode, StreamTarget};
+use crate::engine::target::{self, EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
-use crate::formats::pi_style;
 use crate::model::{Meta, Node};
 
 impl StreamTarget for AgentJsonl {
@@ -32,13 +31,12 @@ impl StreamTarget for AgentJsonl {
         let Some((branch, left_out)) = branch_of(job, &*known, leaf.as_deref())? else {
             return Ok(None);
         };
-        let head = |first_time, losses: &mut LossReport| {
-            let nodes = (branch.len(), first_time);
-            pi_style::foreign_of(&meta, nodes, job.options, (NAME, EPOCH), HEADER, losses)
+        let head = |first_time: Option<&str>, losses: &mut LossReport| {
+            target::head(job, &TARGET, &meta, (branch.len(), first_time), losses)
         };
         // The entries' ids do not depend on the start time (which may be a node's), and the
         // times pass one writes are dropped with its entries.
-        let mut ids = Entries::new(&head(None, &mut LossReport::default()));
+        let mut ids = Entries::new(&head(None, &mut LossReport::default())?);
         let mut first_time = None;
         let mut ignored = LossReport::default();
         reading::each_node(
@@ -55,7 +53,7 @@ impl StreamTarget for AgentJsonl {
         )?;
         let mut losses = LossReport::default();
         left_out.report(&mut losses, OTHER_BRANCHES);
-        let head = head(first_time, &mut losses);
+        let head = head(first_time.as_deref(), &mut losses)?;
         let (mut entries, first_of) = (Entries::new(&head), std::mem::take(&mut ids.first_of));
         let mut chain = Chain::default();
         let sink = EachNode {

@@ -7,28 +7,75 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::WRITER_VERSION;
 use super::blocks::block_from_part;
 use super::write::{to_bytes, usage_object};
+use super::{NAME, WRITER_VERSION};
 use crate::diag::LossReport;
+use crate::formats::normalise::{
+    CallIds, Calls, Cwd, Facts, Head, LossWords, MissingId, Pairing, SessionIds, Start, Target,
+    Time, Unplaced, UsageFields, node_uuid,
+};
 use crate::formats::tool_output::output_text;
-use crate::formats::{WriteError, WriteOptions, Written, foreign_session_id};
-use crate::ids::{derived_uuid, is_uuid, sha256_hex};
+use crate::formats::{WriteError, WriteOptions, Written};
+use crate::ids::sha256_hex;
 use crate::json::out::{Out, Style};
 use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session};
 
+/// What a Claude entry keeps of a session from another format, and how it names what it
+/// invents.
+pub(crate) const TARGET: Target = Target {
+    name: NAME,
+    // `claude --resume ID` takes only a UUID, and the file is named by the id.
+    session_ids: SessionIds::uuids(
+        "session-id/",
+        "Claude Code resumes sessions only by UUID",
+        MissingId::Refused,
+    ),
+    // The time of an entry whose node has none.
+    start: Start {
+        from: &[Time::Now, Time::LastUpdated, Time::Started],
+        otherwise: Ok("1970-01-01T00:00:00.000Z"),
+    },
+    cwd: Cwd {
+        directories: false,
+        unknown: None,
+    },
+    calls: CallIds {
+        prefix: "toolu_",
+        seed: "{session}/{node}/{index}",
+        digits: 24,
+        // Tool ids the API accepts: `[a-zA-Z0-9_-]+`.
+        allowed: Some(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+        pairing: Pairing::Loose,
+        open: Some(LossWords {
+            code: "open-tool-calls",
+            message: "tool calls without a result (the Claude API rejects such a session until fsck --repair closes them)",
+        }),
+    },
+    unplaced: Unplaced {
+        extra_fields: "fields of the source format with no place in a Claude entry",
+        usage_fields: UsageFields::Apart(
+            "token counts the source format names that Claude's usage has no field for",
+        ),
+        part_fields: Some(
+            "fields the source format keeps on parts (times, display names, descriptions)",
+        ),
+        signatures: Some("thought signatures of another vendor's API"),
+        title: None,
+        summary: None,
+        session_fields: Some("session fields of the source format with no place in a Claude entry"),
+        project_hash: true,
+    },
+};
+
 struct Writer {
-    session_id: String,
-    cwd: String,
+    /// The session's id and cwd, and the time of an entry whose node has none.
+    head: Head,
     git_branch: String,
-    fallback_time: String,
     /// Node id to the uuid its children hang under (a skipped node passes on its parent's,
     /// shared: a long session holds one of these a node).
     uuids: HashMap<Box<str>, Option<Arc<str>>>,
-    /// Calls written and not yet answered: (name, id).
-    open: Vec<(String, String)>,
-    /// Call ids as the source named them, to the ids written.
-    call_ids: HashMap<String, String>,
+    calls: Calls,
     last: Option<String>,
     losses: LossReport,
     out: Vec<u8>,
@@ -76,55 +123,21 @@ impl ForeignStream {
 impl Writer {
     fn new(meta: &Meta, options: &WriteOptions) -> Result<Writer, WriteError> {
         let mut losses = LossReport::default();
-        let session_id = meta
-            .id
-            .clone()
-            .ok_or_else(|| WriteError("the session has no id to name it by".into()))?;
-        // `claude --resume ID` takes only a UUID, and the file is named by the id.
-        let session_id = if is_uuid(&session_id) {
-            session_id
-        } else {
-            foreign_session_id(
-                &session_id,
-                "Claude Code resumes sessions only by UUID",
-                &mut losses,
-            )
-        };
-        let mut w = Writer {
-            session_id,
-            cwd: meta
-                .cwd
-                .clone()
-                .or_else(|| options.cwd.clone())
-                .unwrap_or_default(),
+        let head = Head::of(&TARGET, meta, Facts::default(), options, &mut losses)?;
+        TARGET.unplaced.session(meta, &mut losses);
+        Ok(Writer {
+            head,
             git_branch: meta.git_branch.clone().unwrap_or_default(),
-            fallback_time: options
-                .now
-                .clone()
-                .or_else(|| meta.last_updated.clone())
-                .or_else(|| meta.start_time.clone())
-                .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into()),
             uuids: HashMap::new(),
-            open: Vec::new(),
-            call_ids: HashMap::new(),
+            calls: Calls::new(&TARGET.calls),
             last: None,
             losses,
             out: Vec::new(),
-        };
-        w.losses.add(
-            "session-fields",
-            meta.extra.len() + usize::from(meta.project_hash.is_some()),
-            "session fields of the source format with no place in a Claude entry",
-        );
-        Ok(w)
+        })
     }
 
     fn finish(mut self) -> LossReport {
-        self.losses.add(
-            "open-tool-calls",
-            self.open.len(),
-            "tool calls without a result (the Claude API rejects such a session until fsck --repair closes them)",
-        );
+        self.calls.finish(&mut self.losses);
         self.losses
     }
 }
@@ -134,14 +147,6 @@ impl Writer {
         node.parent
             .as_deref()
             .and_then(|p| self.uuids.get(p).cloned().flatten())
-    }
-
-    fn uuid_for(&self, id: &str) -> String {
-        if is_uuid(id) {
-            id.to_string()
-        } else {
-            derived_uuid(&format!("{}/{id}", self.session_id))
-        }
     }
 
     fn skip(&mut self, node: &Node) {
@@ -195,17 +200,8 @@ impl Writer {
             match &p.content {
                 Content::Text { text } => blocks.push(json!({"type": "text", "text": text})),
                 Content::ToolCall { id, name, args, .. } => {
-                    let written = match id {
-                        Some(id) => sanitize(id),
-                        None => format!(
-                            "toolu_{}",
-                            &sha256_hex(&format!("{}/{}/{i}", self.session_id, node.id))[..24]
-                        ),
-                    };
-                    if let Some(id) = id {
-                        self.call_ids.insert(id.clone(), written.clone());
-                    }
-                    self.open.push((name.clone(), written.clone()));
+                    let place = (self.head.id.as_str(), node.id.as_str(), i);
+                    let written = self.calls.call(id.as_deref(), name, place);
                     blocks.push(json!({"type": "tool_use", "id": written, "name": name, "input": args}));
                 }
                 Content::Thought { .. } => self.losses.add(
@@ -242,7 +238,7 @@ impl Writer {
                     display,
                     ..
                 } => {
-                    let id = self.answer(call_id.as_deref(), name.as_deref());
+                    let id = self.calls.answer(call_id.as_deref(), name.as_deref()).id;
                     let (text, error) = output_text(output);
                     let mut b = json!({"tool_use_id": id, "type": "tool_result", "content": text});
                     if *is_error || error {
@@ -298,46 +294,14 @@ impl Writer {
     }
 
     fn part_fields(&mut self, p: &Part) {
-        self.losses.add(
-            "part-fields",
-            p.extras(),
-            "fields the source format keeps on parts (times, display names, descriptions)",
-        );
-        self.losses.add(
-            "signatures",
-            usize::from(p.signature.is_some()),
-            "thought signatures of another vendor's API",
-        );
-    }
-
-    /// The id a result answers: its call's written id; else (the call had no id, or another
-    /// one: Gemini checkpoints name only the response) the oldest open call of that name.
-    fn answer(&mut self, call_id: Option<&str>, name: Option<&str>) -> String {
-        let id = call_id
-            .and_then(|c| self.call_ids.get(c).cloned())
-            .or_else(|| {
-                let i = self
-                    .open
-                    .iter()
-                    .position(|(n, _)| Some(n.as_str()) == name)
-                    .or((!self.open.is_empty()).then_some(0))?;
-                Some(self.open[i].1.clone())
-            })
-            .or_else(|| call_id.map(sanitize))
-            .unwrap_or_default();
-        self.open.retain(|(_, o)| *o != id);
-        id
+        TARGET.unplaced.part(p, &mut self.losses);
     }
 
     fn message(&mut self, node: &Node, m: &Message, content: Value) {
-        let uuid = self.uuid_for(&node.id);
+        let uuid = node_uuid(&self.head.id, &node.id).into_owned();
         let parent = self.parent_of(node);
         let assistant = m.role == Role::Assistant;
-        self.losses.add(
-            "extra-fields",
-            node.extra.len() + m.extra.len(),
-            "fields of the source format with no place in a Claude entry",
-        );
+        TARGET.unplaced.message(node, m, &mut self.losses);
         // The entry is written as it is made (the bytes `serde_json::to_vec` gives for the
         // same map of fields).
         let mut o = Out::new(&mut self.out, Style::JS);
@@ -351,9 +315,9 @@ impl Writer {
             .key("userType")
             .str("external")
             .key("cwd")
-            .str(&self.cwd)
+            .str(&self.head.cwd)
             .key("sessionId")
-            .str(&self.session_id)
+            .str(&self.head.id)
             .key("version")
             .str(WRITER_VERSION)
             .key("gitBranch")
@@ -362,13 +326,9 @@ impl Writer {
             let calls = content
                 .as_array()
                 .is_some_and(|b| b.iter().any(|b| b["type"] == "tool_use"));
-            let hash = sha256_hex(&format!("{}/{}", self.session_id, node.id));
+            let hash = sha256_hex(&format!("{}/{}", self.head.id, node.id));
             let mut usage = m.usage.clone().unwrap_or_default();
-            self.losses.add(
-                "usage-fields",
-                usage.extra.len(),
-                "token counts the source format names that Claude's usage has no field for",
-            );
+            TARGET.unplaced.usage(&usage, &mut self.losses);
             usage.extra.clear();
             let mut u = usage_object(&usage);
             u.entry("input_tokens").or_insert(0.into());
@@ -407,7 +367,7 @@ impl Writer {
                 .value(&content)
                 .end_object();
         }
-        let ts = node.timestamp.as_deref().unwrap_or(&self.fallback_time);
+        let ts = node.timestamp.as_deref().unwrap_or(&self.head.start);
         o.key("uuid")
             .str(&uuid)
             .key("timestamp")
@@ -423,19 +383,4 @@ impl Writer {
         self.out.extend_from_slice(&to_bytes(e, false));
         self.out.push(b'\n');
     }
-}
-
-/// Tool ids the API accepts: `[a-zA-Z0-9_-]+`.
-fn sanitize(id: &str) -> String {
-    let s: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() { "toolu_".into() } else { s }
 }

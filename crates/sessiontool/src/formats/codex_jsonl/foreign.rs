@@ -14,9 +14,58 @@ use super::items::{content_item, line, summary_of};
 use super::usage::TokenUsage;
 use super::write::OTHER_BRANCHES;
 use crate::diag::LossReport;
-use crate::ids::{derived_uuid, is_uuid, sha256_hex};
+use crate::formats::normalise::{
+    self, CallIds, Cwd, Facts, LossWords, MissingId, Pairing, SessionIds, Start, Target, Time,
+    Unplaced, UsageFields, head, of_parts,
+};
 use crate::json::out::{Out, Style};
 use crate::model::{Body, Content, Event, Message, Node, Role, Session};
+
+/// What a rollout keeps of a session from another format, and how it names what it invents.
+pub(crate) const TARGET: Target = Target {
+    name: super::NAME,
+    // Codex reads `session_meta.id` as a UUID, and `codex resume ID` looks it up as one.
+    session_ids: SessionIds::uuids(
+        "codex-jsonl/",
+        "Codex reads session ids as UUIDs",
+        MissingId::AsEmpty,
+    ),
+    start: Start {
+        from: &[Time::Started, Time::FirstNode, Time::Now],
+        otherwise: Err(LossWords {
+            code: "timestamps",
+            message: "lines without any time to give them (pass --now)",
+        }),
+    },
+    cwd: Cwd {
+        directories: true,
+        unknown: Some(LossWords {
+            code: "cwd-unknown",
+            message: "Codex shows sessions by the cwd in session_meta; pass --cwd",
+        }),
+    },
+    // Calls keep their ids; a result is written with the id it names.
+    calls: CallIds {
+        prefix: "call_",
+        seed: "{session}/{node}#{index}",
+        digits: 24,
+        allowed: None,
+        pairing: Pairing::Strict,
+        open: None,
+    },
+    unplaced: Unplaced {
+        extra_fields: "fields of the source format with no place in a rollout line",
+        usage_fields: UsageFields::InExtraFields,
+        part_fields: None,
+        signatures: Some(
+            "part signatures of another provider (a rollout keeps only OpenAI's encrypted reasoning)",
+        ),
+        title: Some("the session title (a rollout has no field for it)"),
+        summary: Some("the session summary (a rollout has no field for it)"),
+        session_fields: Some("session-level fields of the source format"),
+        project_hash: false,
+    },
+};
 
 pub(super) struct Foreign<'a> {
     session: &'a Session,
@@ -37,23 +86,7 @@ impl<'a> Foreign<'a> {
         options: &'a WriteOptions,
         losses: &'a mut LossReport,
     ) -> Result<Self, WriteError> {
-        let id = session.meta.id.clone().unwrap_or_default();
-        // Codex reads `session_meta.id` as a UUID, and `codex resume ID` looks it up as one.
-        let session_id = if is_uuid(&id) {
-            id
-        } else {
-            let new = derived_uuid(&format!("codex-jsonl/{id}"));
-            if !id.is_empty() && session.meta.source_format.as_deref() != Some(super::NAME) {
-                losses.add(
-                    "session-id",
-                    1,
-                    format!(
-                        "the session id {id} is written as {new} (Codex reads session ids as UUIDs)"
-                    ),
-                );
-            }
-            new
-        };
+        let session_id = head::session_id(&TARGET, &session.meta, Facts::default(), losses)?;
         Ok(Foreign {
             session,
             options,
@@ -80,26 +113,7 @@ impl<'a> Foreign<'a> {
 
     /// What the session holds that no line carries, said once every node is written.
     pub(super) fn finish(&mut self) {
-        let meta = &self.session.meta;
-        if meta.title.is_some() {
-            self.losses.add(
-                "title",
-                1,
-                "the session title (a rollout has no field for it)",
-            );
-        }
-        if meta.summary.is_some() {
-            self.losses.add(
-                "session-summary",
-                1,
-                "the session summary (a rollout has no field for it)",
-            );
-        }
-        self.losses.add(
-            "session-fields",
-            meta.extra.len(),
-            "session-level fields of the source format",
-        );
+        TARGET.unplaced.session(&self.session.meta, self.losses);
     }
 
     /// What the branch leaves out, as `write` reports it (the two-pass engine chooses the
@@ -110,35 +124,12 @@ impl<'a> Foreign<'a> {
 
     pub(super) fn meta_line(&mut self, branch: &Session, out: &mut Vec<u8>) {
         let meta = &self.session.meta;
-        let ts = meta
-            .start_time
-            .clone()
-            .or_else(|| branch.nodes.iter().find_map(|n| n.timestamp.clone()))
-            .or_else(|| self.options.now.clone());
-        if ts.is_none() {
-            self.losses.add(
-                "timestamps",
-                1,
-                "lines without any time to give them (pass --now)",
-            );
-        }
-        let ts = ts.unwrap_or_default();
-        let cwd = meta
-            .cwd
-            .clone()
-            .or_else(|| self.options.cwd.clone())
-            .or_else(|| meta.directories.as_ref().and_then(|d| d.first().cloned()));
-        if cwd.is_none() {
-            self.losses.add(
-                "cwd-unknown",
-                1,
-                "Codex shows sessions by the cwd in session_meta; pass --cwd",
-            );
-        }
+        let first_time = branch.nodes.iter().find_map(|n| n.timestamp.as_deref());
+        let ts = head::start(&TARGET, meta, first_time, self.options, self.losses);
+        self.cwd = head::cwd(&TARGET, meta, self.options, self.losses);
         let mut p = Map::new();
         p.insert("id".into(), self.session_id.clone().into());
         p.insert("timestamp".into(), ts.clone().into());
-        self.cwd = cwd.unwrap_or_default();
         p.insert("cwd".into(), self.cwd.clone().into());
         p.insert("originator".into(), "sessiontool".into());
         p.insert("cli_version".into(), CLI_VERSION.into());
@@ -420,10 +411,12 @@ impl<'a> Render<'a> {
 
     fn call_id<'i>(&self, id: Option<&'i str>, node: &Node, k: usize) -> Cow<'i, str> {
         match id {
-            Some(id) => Cow::Borrowed(id),
-            None => Cow::Owned(format!(
-                "call_{}",
-                &sha256_hex(&format!("{}/{}#{k}", self.session_id, node.id))[..24]
+            Some(id) => normalise::acceptable(&TARGET.calls, id),
+            None => Cow::Owned(normalise::derived(
+                &TARGET.calls,
+                self.session_id,
+                &node.id,
+                k,
             )),
         }
     }
@@ -431,24 +424,13 @@ impl<'a> Render<'a> {
 
 /// The fields a message's node holds that no rollout line has a place for, counted.
 fn count_extras(node: &Node, m: &Message, lost: &mut Vec<Lost>) {
-    let mut n = node.extra.len() + m.extra.len() + m.usage.as_ref().map_or(0, |u| u.extra.len());
-    let mut encrypted = 0;
-    for p in &m.parts {
-        n += p.extras();
-        if p.signature.is_some() {
-            encrypted += 1;
-        }
+    let unplaced = &TARGET.unplaced;
+    let (part_fields, signed) = of_parts(&m.parts);
+    let fields = unplaced.message_fields(node, m) + part_fields;
+    lost.push(("extra-fields", fields, unplaced.extra_fields));
+    if let Some(message) = unplaced.signatures {
+        lost.push(("signatures", signed, message));
     }
-    lost.push((
-        "extra-fields",
-        n,
-        "fields of the source format with no place in a rollout line",
-    ));
-    lost.push((
-        "signatures",
-        encrypted,
-        "part signatures of another provider (a rollout keeps only OpenAI's encrypted reasoning)",
-    ));
     // Usage and models of replies are written as token_count and turn_context lines; on
     // other messages Codex has no place for them.
     let assistant = m.role == Role::Assistant;

@@ -13,6 +13,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::super::normalise::{
+    CallIds, Calls, Cwd, Facts, Head, LossWords, MissingId, Pairing, SessionIds, Start, Target,
+    Time, Unplaced, UsageFields,
+};
 use super::super::{WriteError, WriteOptions, Written, ordered, pi_style};
 use super::foreign_message::{api_of, message_entries};
 use super::js;
@@ -20,7 +24,41 @@ use super::{CURRENT_VERSION, ENTRY_ORDER, HEADER_ORDER, NAME};
 use crate::diag::LossReport;
 use crate::model::{Body, Event, Node, Session};
 
-pub(super) const EPOCH: &str = "1970-01-01T00:00:00.000Z";
+/// What a pi file keeps of a session from another format (every branch), and how it names
+/// what it invents.
+pub(crate) const TARGET: Target = Target {
+    name: NAME,
+    session_ids: SessionIds::any(MissingId::FromNodeCount),
+    start: Start {
+        from: &[Time::Started, Time::FirstNode, Time::Now],
+        otherwise: Ok("1970-01-01T00:00:00.000Z"),
+    },
+    cwd: Cwd {
+        directories: false,
+        unknown: Some(LossWords {
+            code: "no-cwd",
+            message: "the session names no working directory; pi's header gets \"\" (give one with --cwd)",
+        }),
+    },
+    calls: CallIds {
+        prefix: "call_",
+        seed: "{node}/{index}",
+        digits: 16,
+        allowed: None,
+        pairing: Pairing::Strict,
+        open: None,
+    },
+    unplaced: Unplaced {
+        extra_fields: "fields of the source format with no place in a pi entry",
+        usage_fields: UsageFields::InExtraFields,
+        part_fields: Some("fields of parts pi's content blocks do not have"),
+        signatures: None,
+        title: None,
+        summary: None,
+        session_fields: None,
+        project_hash: false,
+    },
+};
 
 /// One entry to write: its type-specific fields, and for a compaction the node it keeps from.
 pub(super) struct Planned {
@@ -35,14 +73,8 @@ pub(super) fn write_foreign(
     options: &WriteOptions,
 ) -> Result<Written, WriteError> {
     let mut losses = LossReport::default();
-    let head = pi_style::foreign(
-        session,
-        options,
-        NAME,
-        EPOCH,
-        super::stream::HEADER,
-        &mut losses,
-    );
+    let facts = Facts::of(&session.nodes);
+    let head = Head::of(&TARGET, &session.meta, facts, options, &mut losses)?;
     let mut out = header(&head);
     // Pass 1: each node's entries and ids, in file order.
     let mut entries = Entries::new(&head.id);
@@ -61,7 +93,7 @@ pub(super) fn write_foreign(
 }
 
 /// The header line of a session from another format.
-pub(super) fn header(head: &pi_style::Foreign) -> Vec<u8> {
+pub(super) fn header(head: &Head) -> Vec<u8> {
     let mut header = Map::new();
     header.insert("type".into(), "session".into());
     header.insert("version".into(), CURRENT_VERSION.into());
@@ -86,7 +118,7 @@ impl Entries {
         Entries {
             session_id: session_id.to_string(),
             used: HashSet::new(),
-            calls: Calls::default(),
+            calls: Calls::new(&TARGET.calls),
         }
     }
 
@@ -195,14 +227,6 @@ const COMPACTION_ORDER: [&str; 7] = [
     "firstKeptEntryId",
     "tokensBefore",
 ];
-
-/// Tool calls seen so far (ids made up for calls without one), to name results that lack an id
-/// or a tool name.
-#[derive(Default)]
-pub(super) struct Calls {
-    pub(super) open: Vec<(String, String)>,
-    pub(super) names: HashMap<String, String>,
-}
 
 fn node_entries(
     node: &Node,

@@ -5,9 +5,9 @@ use serde_json::{Map, Value, json};
 use super::super::ordered;
 use super::ASSISTANT_ORDER;
 use super::blocks::block_from_part;
-use super::foreign::{Calls, Out};
+use super::foreign::{Out, TARGET};
 use crate::diag::LossReport;
-use crate::ids::sha256_hex;
+use crate::formats::normalise::Calls;
 use crate::model::{Content, Message, Node, Part, Role, Usage};
 
 /// The provider and api pi would record for a model, guessed from its name.
@@ -59,23 +59,14 @@ pub(super) fn message_entries(
         }
         _ => {}
     }
-    let extras = node.extra.len() + m.extra.len() + m.usage.as_ref().map_or(0, |u| u.extra.len());
-    losses.add(
-        "extra-fields",
-        extras,
-        "fields of the source format with no place in a pi entry",
-    );
+    TARGET.unplaced.message(node, m, losses);
     let time = millis(node.timestamp.as_deref());
     let mut blocks = Vec::new();
     let mut results = Vec::new();
     for part in &m.parts {
+        TARGET.unplaced.part(part, losses);
         let mut part = part.clone();
-        let dropped = part.strip_extras();
-        losses.add(
-            "part-fields",
-            dropped,
-            "fields of parts pi's content blocks do not have",
-        );
+        part.strip_extras();
         match &mut part.content {
             Content::ToolResult { display, .. } => {
                 if display.is_some() {
@@ -89,14 +80,9 @@ pub(super) fn message_entries(
                 continue;
             }
             Content::ToolCall { id, name, .. } if m.role == Role::Assistant => {
-                let call_id = id.get_or_insert_with(|| {
-                    format!(
-                        "call_{}",
-                        &sha256_hex(&format!("{}/{}", node.id, blocks.len()))[..16]
-                    )
-                });
-                calls.open.push((name.clone(), call_id.clone()));
-                calls.names.insert(call_id.clone(), name.clone());
+                // pi derives an id from the node and the block's place, not the session.
+                let place = ("", node.id.as_str(), blocks.len());
+                *id = Some(calls.call(id.as_deref(), name, place));
             }
             Content::Thought {
                 encrypted: Some(_), ..
@@ -213,22 +199,11 @@ fn tool_result(part: &Part, calls: &mut Calls, time: &Value) -> Map<String, Valu
         unreachable!("only results are passed")
     };
     // A result without an id answers the oldest open call of its name (or the oldest open call).
-    let pos = match call_id {
-        Some(id) => calls.open.iter().position(|(_, c)| c == id),
-        None => calls
-            .open
-            .iter()
-            .position(|(n, _)| Some(n) == name.as_ref())
-            .or_else(|| (!calls.open.is_empty()).then_some(0)),
-    };
-    let matched = pos.map(|p| calls.open.remove(p));
-    let id = call_id
-        .clone()
-        .or_else(|| matched.as_ref().map(|(_, c)| c.clone()))
-        .unwrap_or_default();
+    let answer = calls.answer(call_id.as_deref(), name.as_deref());
+    let id = answer.id;
     let tool = name
         .clone()
-        .or_else(|| calls.names.get(&id).cloned())
+        .or(answer.name)
         .unwrap_or_else(|| "unknown".into());
     let (text, error) = output_text(output);
     let mut content = vec![json!({"type": "text", "text": text})];

@@ -8,17 +8,13 @@
 //! made and turned into entries once to learn their ids (kept: a few per node; the entries
 //! dropped), and again, in the same order (so with the same ids), to be written.
 
-use super::foreign::{EPOCH, Entries, Links, header};
+use super::foreign::{Entries, Links, TARGET, header};
 use super::{NAME, PiJsonl};
 use crate::diag::LossReport;
 use crate::engine::reading::{self, Reading};
-use crate::engine::target::{EachNode, StreamTarget};
+use crate::engine::target::{self, EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
-use crate::formats::pi_style;
 use crate::model::{Meta, Node};
-
-/// The line the loss report says gets `""` for a missing working directory.
-pub(super) const HEADER: &str = "pi's header";
 
 impl StreamTarget for PiJsonl {
     fn route(
@@ -35,12 +31,11 @@ impl StreamTarget for PiJsonl {
             return Ok(None);
         }
         let all: Vec<u32> = (0..known.spots().len() as u32).collect();
-        let head = |first_time, losses: &mut LossReport| {
-            let nodes = (all.len(), first_time);
-            pi_style::foreign_of(&meta, nodes, job.options, (NAME, EPOCH), HEADER, losses)
+        let head = |first_time: Option<&str>, losses: &mut LossReport| {
+            target::head(job, &TARGET, &meta, (all.len(), first_time), losses)
         };
         // The entries' ids do not depend on the start time, which may be a node's.
-        let id = head(None, &mut LossReport::default()).id;
+        let id = head(None, &mut LossReport::default())?.id;
         let (mut entries, mut links) = (Entries::new(&id), Links::default());
         let mut first_time = None;
         let mut ignored = LossReport::default();
@@ -52,7 +47,7 @@ impl StreamTarget for PiJsonl {
             links.add(&node, &planned);
         })?;
         let mut losses = LossReport::default();
-        let head = head(first_time, &mut losses);
+        let head = head(first_time.as_deref(), &mut losses)?;
         let (mut entries, start) = (Entries::new(&head.id), head.start.clone());
         let sink = EachNode {
             header: header(&head),

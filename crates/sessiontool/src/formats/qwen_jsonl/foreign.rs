@@ -4,8 +4,63 @@
 use serde_json::{Map, Value, json};
 
 use super::super::gemini_content::parts_to_json;
+use super::super::normalise::{
+    CallIds, Cwd, LossWords, MissingId, SessionIds, Start, Target, Time, Unplaced, UsageFields,
+};
+use super::NAME;
 use crate::diag::LossReport;
+use crate::ids::is_uuid;
 use crate::model::{Content, Event, Message, Node, Part, Role};
+
+/// What a Qwen record keeps of a session from another format, and how it names what it
+/// invents.
+pub(crate) const TARGET: Target = Target {
+    name: NAME,
+    session_ids: SessionIds {
+        takes: Some(is_qwen_session_id),
+        namespace: "session-id/",
+        why: "Qwen Code lists and resumes sessions only by UUIDs of versions 1 to 5",
+        missing: MissingId::FromFirstNode,
+    },
+    // Per record, after its node's time and the last record's (`RecordWriter::time_of`).
+    start: Start {
+        from: &[Time::Now, Time::Started],
+        otherwise: Err(LossWords {
+            code: "timestamps",
+            message: "records without any time to give them (pass --now)",
+        }),
+    },
+    // A record without a cwd is said per record (`RecordWriter::finish`).
+    cwd: Cwd {
+        directories: true,
+        unknown: None,
+    },
+    calls: CallIds::KEPT,
+    unplaced: Unplaced {
+        extra_fields: "fields of the source format with no place in a Qwen record",
+        usage_fields: UsageFields::InExtraFields,
+        // Counted by what API content keeps (`api_parts`).
+        part_fields: Some(
+            "fields the source format keeps on thoughts, tool calls and results (times, display names, descriptions) that are not part of the API content Qwen Code sends",
+        ),
+        signatures: None,
+        title: None,
+        summary: Some("the session summary (Qwen Code records have no field for it)"),
+        session_fields: Some("session-level fields of the source format"),
+        project_hash: false,
+    },
+};
+
+/// Whether Qwen Code takes `id` as a session id: `qwen --resume ID` accepts only UUIDs of
+/// versions 1 to 5 (`INTERNAL_SESSION_ID_REGEX` in its `session-id.ts`; anything else is
+/// looked up as a title), and it lists only files named `<id>.jsonl` whose first record has
+/// that `sessionId`.
+fn is_qwen_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    is_uuid(id)
+        && (b'1'..=b'5').contains(&b[14])
+        && matches!(b[19], b'8' | b'9' | b'a' | b'b' | b'A' | b'B')
+}
 
 /// What the Gemini CLI family puts after a compression summary (the model's acknowledgement).
 const COMPRESSION_ACK: &str = "Got it. Thanks for the additional context!";
@@ -16,12 +71,7 @@ const RESPONSE_FIELDS: [&str; 3] = ["parts", "willContinue", "scheduling"];
 /// A message from another format reduced to what a Qwen record holds: its parts as API
 /// Content (Qwen Code sends `message` to the model as is), with the rest reported.
 pub(super) fn api_parts(node: &Node, m: &Message, losses: &mut LossReport) -> Vec<Part> {
-    let usage_extra = m.usage.as_ref().map_or(0, |u| u.extra.len());
-    losses.add(
-        "extra-fields",
-        node.extra.len() + m.extra.len() + usage_extra,
-        "fields of the source format with no place in a Qwen record",
-    );
+    TARGET.unplaced.message(node, m, losses);
     let mut dropped = 0;
     let mut encrypted = 0;
     let mut parts = m.parts.clone();
@@ -47,11 +97,9 @@ pub(super) fn api_parts(node: &Node, m: &Message, losses: &mut LossReport) -> Ve
             _ => {}
         }
     }
-    losses.add(
-        "part-fields",
-        dropped,
-        "fields the source format keeps on thoughts, tool calls and results (times, display names, descriptions) that are not part of the API content Qwen Code sends",
-    );
+    if let Some(message) = TARGET.unplaced.part_fields {
+        losses.add("part-fields", dropped, message);
+    }
     losses.add(
         "encrypted-thoughts",
         encrypted,

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use super::super::gemini_content::{is_gemini_family, parts_to_json, to_api_parts};
-use super::super::{WriteError, WriteOptions, Written, foreign_session_id, ordered};
-use super::foreign::{api_parts, foreign_event, history_entry, result_groups};
+use super::super::normalise::{Facts, head, node_uuid};
+use super::super::{WriteError, WriteOptions, Written, ordered};
+use super::foreign::{TARGET, api_parts, foreign_event, history_entry, result_groups};
 use super::origin::{AsRead, Kept, Layout};
 use super::read::{read_record, result_target};
 use super::{
@@ -16,7 +17,7 @@ use super::{
     TOKENS_NAMES, TOOL_ORDER, USAGE_NAMES, USAGE_ORDER, USER_ORDER, usage_fields,
 };
 use crate::diag::LossReport;
-use crate::ids::{derived_uuid, is_uuid};
+use crate::ids::derived_uuid;
 use crate::model::{Body, Content, Event, Message, Meta, Node, Part, Role, Session, Usage};
 use crate::tree::Tree;
 use crate::tree::kept::kept_since;
@@ -366,17 +367,6 @@ fn raw_record<'a>(
     same.then_some(raw)
 }
 
-/// Whether Qwen Code takes `id` as a session id: `qwen --resume ID` accepts only UUIDs of
-/// versions 1 to 5 (`INTERNAL_SESSION_ID_REGEX` in its `session-id.ts`; anything else is
-/// looked up as a title), and it lists only files named `<id>.jsonl` whose first record has
-/// that `sessionId`.
-fn is_qwen_session_id(id: &str) -> bool {
-    let b = id.as_bytes();
-    is_uuid(id)
-        && (b'1'..=b'5').contains(&b[14])
-        && matches!(b[19], b'8' | b'9' | b'a' | b'b' | b'A' | b'B')
-}
-
 /// Node ids as record uuids, and where the children of nodes without a record attach.
 struct Ids {
     native: bool,
@@ -388,10 +378,10 @@ struct Ids {
 
 impl Ids {
     fn uuid(&self, id: &str) -> String {
-        if self.native || is_uuid(id) {
+        if self.native {
             id.to_string()
         } else {
-            derived_uuid(&format!("{}/{id}", self.session_id))
+            node_uuid(&self.session_id, id).into_owned()
         }
     }
 
@@ -506,19 +496,17 @@ impl RecordWriter {
     /// id gets one derived from it). `native`: the session was read from this format.
     fn new(meta: &Meta, options: &WriteOptions, first_id: &str, mut losses: LossReport) -> Self {
         let native = meta.source_format.as_deref() == Some(NAME);
-        let cwd = meta
-            .cwd
-            .clone()
-            .or_else(|| options.cwd.clone())
-            .or_else(|| meta.directories.as_ref().and_then(|d| d.first().cloned()));
+        let cwd = head::cwd_of(&TARGET, meta, options);
         let session_id = match &meta.id {
-            Some(id) if !native && !is_qwen_session_id(id) => foreign_session_id(
-                id,
-                "Qwen Code lists and resumes sessions only by UUIDs of versions 1 to 5",
-                &mut losses,
-            ),
-            Some(id) => id.clone(),
-            None => derived_uuid(&format!("{NAME}/{first_id}")),
+            Some(id) if native => id.clone(),
+            _ => {
+                let facts = Facts {
+                    first_id: Some(first_id),
+                    ..Facts::default()
+                };
+                // Qwen's rules give every session an id: none is refused.
+                head::session_id(&TARGET, meta, facts, &mut losses).unwrap_or_default()
+            }
         };
         RecordWriter {
             native,
@@ -860,17 +848,6 @@ impl RecordWriter {
             }
             push_line(out, &r);
         }
-        if meta.summary.is_some() {
-            self.losses.add(
-                "session-summary",
-                1,
-                "the session summary (Qwen Code records have no field for it)",
-            );
-        }
-        self.losses.add(
-            "session-fields",
-            meta.extra.len(),
-            "session-level fields of the source format",
-        );
+        TARGET.unplaced.session(meta, &mut self.losses);
     }
 }
