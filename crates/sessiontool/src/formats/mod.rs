@@ -628,11 +628,11 @@ pub(crate) fn ordered(
     // Each entry ranked by its key's place in `order` (the rest after, as they were) and
     // sorted stably: the keys and values move, nothing is copied or removed one by one.
     let rank = |key: &str| order.iter().position(|o| *o == key).unwrap_or(order.len());
+    if map.keys().map(|k| rank(k)).is_sorted() {
+        return map;
+    }
     let mut entries: Vec<(usize, (String, serde_json::Value))> =
         map.into_iter().map(|(k, v)| (rank(&k), (k, v))).collect();
-    if entries.is_sorted_by_key(|(r, _)| *r) {
-        return entries.into_iter().map(|(_, e)| e).collect();
-    }
     entries.sort_by_key(|(r, _)| *r);
     entries.into_iter().map(|(_, e)| e).collect()
 }
