@@ -4,6 +4,7 @@
 //! registered there too, when the database exists.
 
 mod registration;
+mod relocation;
 
 use std::path::PathBuf;
 
@@ -11,7 +12,7 @@ use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
 use crate::store::rekey::Move;
-use crate::store::relocate::{self, Plan};
+use crate::store::relocate::Plan;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
 use registration::CodexThread;
@@ -86,7 +87,7 @@ impl ToolStore for Codex {
 
     /// The rows of its state database that follow the rollouts.
     fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
-        relocate::codex_database(home, mv, plan)
+        relocation::database_rows(home, mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
