@@ -3,12 +3,13 @@
 //! Codex 0.169 lists threads from its state database (`state_5.sqlite`): a new rollout is
 //! registered there too, when the database exists.
 
+mod recovery;
 mod registration;
 mod relocation;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
+use super::{NewSession, PlaceError, Reregistered, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
 use crate::store::rekey::Move;
@@ -88,6 +89,19 @@ impl ToolStore for Codex {
     /// The rows of its state database that follow the rollouts.
     fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
         relocation::database_rows(home, mv, plan)
+    }
+
+    /// A rollout its state database has no row for, a stale row for, or a row made before this
+    /// run repaired it.
+    fn register_again<'b>(
+        &self,
+        home: &Home,
+        path: &Path,
+        bytes: &dyn Fn() -> Result<&'b [u8], String>,
+        repaired: bool,
+        dry_run: bool,
+    ) -> Result<Option<Reregistered>, String> {
+        recovery::register_again(home, path, bytes, repaired, dry_run)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
