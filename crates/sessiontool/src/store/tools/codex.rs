@@ -6,6 +6,7 @@
 mod recovery;
 mod registration;
 mod relocation;
+pub mod state;
 
 use std::path::{Path, PathBuf};
 
@@ -83,7 +84,7 @@ impl ToolStore for Codex {
 
     /// Rows of Codex's state database whose rollout is gone.
     fn index_problems(&self, home: &Home, project: Option<&str>) -> Vec<String> {
-        crate::store::codex_state::index::missing_rollouts(home, project)
+        state::index::missing_rollouts(home, project)
     }
 
     /// The rows of its state database that follow the rollouts.
@@ -116,7 +117,7 @@ impl ToolStore for Codex {
         let file = format!("rollout-{stamp}-{}.jsonl", new.safe_id()?);
         let mut target = Target::at(inside(&dir, &[&file])?);
         // Codex 0.169 lists threads from its state database, not the folders.
-        if let Some(databases) = crate::store::codex_state::locate(home).map_err(PlaceError)? {
+        if let Some(databases) = state::locate(home).map_err(PlaceError)? {
             target.registrations.push(Box::new(CodexThread {
                 databases,
                 codex_home,

@@ -2,12 +2,12 @@
 //! `chats/<parent>/`, checkpoints `tmp/<folder>/checkpoint-<tag>.json`.
 
 mod registration;
+pub mod registry;
 mod relocation;
 
 use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
-use crate::store::gemini_registry::{self, FolderChoice};
 use crate::store::home::Home;
 use crate::store::migrate::Migration;
 use crate::store::names::{self, checkpoint_file, checkpoint_tag, utc};
@@ -17,6 +17,7 @@ use crate::store::scheme::Scheme;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
 use crate::store::tool::Tool;
 use registration::GeminiProject;
+use registry::{self as gemini_registry, FolderChoice};
 
 pub struct Gemini;
 

@@ -4,7 +4,7 @@
 mod agent;
 mod claude;
 pub(crate) mod codex;
-mod gemini;
+pub(crate) mod gemini;
 
 pub use gemini::is_sha256;
 mod llxprt;

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::Codex;
-use crate::store::codex_state::{self, Writer};
+use super::state::{self, Writer};
 use crate::store::home::Home;
 use crate::store::tools::{Reregistered, ToolStore};
 
@@ -17,11 +17,11 @@ pub(super) fn register_again<'b>(
     repaired: bool,
     dry_run: bool,
 ) -> Result<Option<Reregistered>, String> {
-    let Some(databases) = codex_state::locate(home)? else {
+    let Some(databases) = state::locate(home)? else {
         return Ok(None);
     };
     let bytes = bytes()?;
-    if !repaired && !codex_state::needs_registration(&databases, path, bytes)? {
+    if !repaired && !state::needs_registration(&databases, path, bytes)? {
         return Ok(None);
     }
     if dry_run {

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use super::state::relocation::{Moved, Relocation, plan};
 use crate::check::Stamp;
-use crate::store::codex_state::relocation::{Moved, Relocation, plan};
 use crate::store::home::Home;
 use crate::store::rekey::Move;
 use crate::store::relocate::{Change, OwnCommit, Plan};

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::registry as gemini_registry;
 use crate::check::Stamp;
-use crate::store::gemini_registry;
 use crate::store::rekey::Move;
 use crate::store::relocate::{Change, Plan};
 use crate::store::tool::Tool;
