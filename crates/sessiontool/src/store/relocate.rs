@@ -91,15 +91,8 @@ impl Change {
         commit: Arc<dyn OwnCommit>,
     ) -> Change {
         Change {
-            tool: Some(tool),
-            from: path.clone(),
-            to: path,
-            inside,
-            already: false,
-            bytes: Vec::new(),
-            read,
-            registry: false,
             database: Some(commit),
+            ..Change::index(tool, path, inside, (Vec::new(), read), false)
         }
     }
 
