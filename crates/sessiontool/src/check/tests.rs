@@ -301,7 +301,7 @@ fn every_code_the_checks_report_is_documented() {
         include_str!("scan.rs"),
         include_str!("tree.rs"),
         include_str!("issue.rs"),
-        include_str!("../store/codex_state/index.rs"),
+        include_str!("../store/tools/codex/state/index.rs"),
     ];
     let mut found = Vec::new();
     for src in sources {

@@ -3,10 +3,8 @@
 //! operations over stores (listing, placing, relocating).
 
 pub mod catalog;
-pub mod codex_state;
 pub mod confined;
 pub mod find;
-pub mod gemini_registry;
 pub mod guard;
 pub mod home;
 pub mod lock;
@@ -23,3 +21,7 @@ pub mod switch;
 pub mod tool;
 pub mod tools;
 pub mod txn;
+
+// Their old paths, which the command line and the tests use.
+pub use tools::codex::state as codex_state;
+pub use tools::gemini::registry as gemini_registry;

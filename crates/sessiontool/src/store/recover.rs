@@ -186,8 +186,18 @@ fn run(
     if outcome.id.is_none() {
         outcome.id = session_id(&source)?;
     }
-    if entry.tool == Tool::Codex {
-        register_codex(home, &source, &bytes, options.dry_run, outcome)?;
+    // A tool's own index (Codex's state database) may lack the session or hold a stale entry.
+    let repaired = outcome
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Repaired { .. }));
+    let store = entry.tool.store();
+    if let Some(again) = store.register_again(home, &source, &bytes, repaired, options.dry_run)? {
+        outcome.steps.push(Step::Registered {
+            database: again.index,
+            id: again.id.or_else(|| outcome.id.clone()).unwrap_or_default(),
+            backup: again.backup,
+        });
     }
     let mut placements: Vec<(&'static dyn Format, Option<&str>)> = Vec::new();
     if entry.kind == StoredKind::Legacy && options.to.is_none() {
@@ -254,49 +264,6 @@ fn run(
         };
         outcome.resume.extend(hint);
     }
-    Ok(())
-}
-
-/// Codex 0.169 resumes as "the latest" only what its state database lists: a rollout it has
-/// no row for, a stale row, or a row made before this run repaired the rollout (its
-/// projection's offsets moved) is registered again, as Codex itself would.
-/// `bytes` gives the rollout read whole, asked only when there is a database to compare it
-/// with.
-fn register_codex<'b>(
-    home: &Home,
-    path: &Path,
-    bytes: &dyn Fn() -> Result<&'b [u8], String>,
-    dry_run: bool,
-    outcome: &mut Outcome,
-) -> Result<(), String> {
-    let Some(databases) = super::codex_state::locate(home)? else {
-        return Ok(());
-    };
-    let bytes = bytes()?;
-    let repaired = outcome
-        .steps
-        .iter()
-        .any(|s| matches!(s, Step::Repaired { .. }));
-    if !repaired && !super::codex_state::needs_registration(&databases, path, bytes)? {
-        return Ok(());
-    }
-    let mut step = Step::Registered {
-        database: databases.state.clone(),
-        id: outcome.id.clone().unwrap_or_default(),
-        backup: None,
-    };
-    if !dry_run {
-        let mut writer =
-            super::codex_state::Writer::begin(&databases, &crate::repair::now_stamp())?;
-        let id = writer.register(&Tool::Codex.folder(home), path, bytes)?;
-        let backups = writer.commit()?;
-        step = Step::Registered {
-            database: databases.state.clone(),
-            id,
-            backup: backups.into_iter().next(),
-        };
-    }
-    outcome.steps.push(step);
     Ok(())
 }
 

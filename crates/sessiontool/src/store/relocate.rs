@@ -2,16 +2,18 @@
 //! of folders below it) in every store: project folders named after the path move, the
 //! `cwd`/`projectHash` values inside the files are rewritten (only those bytes, see
 //! [`rekey`](super::rekey)), and the registries follow (`projects.json` and `.project_root`
-//! markers, simple-agent's `meta.json`). All of it goes through one [`Txn`]: staged first,
-//! committed only when everything staged, originals kept as `.bak-<stamp>` files.
+//! markers, simple-agent's `meta.json`, Codex's state database: each tool's module plans its
+//! own through [`ToolStore::relocate_indexes`](super::tools::ToolStore::relocate_indexes)).
+//! All of it goes through one [`Txn`]: staged first, committed only when everything staged,
+//! originals kept as `.bak-<stamp>` files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::catalog::{self, Entry, Query};
-use super::codex_state;
 use super::confined;
 use super::home::Home;
 use super::rekey::{Move, rekey_bytes};
@@ -19,7 +21,7 @@ use super::scheme::{Scheme, claude_of_real_path};
 use super::stored::{Discovery, FolderKey, Stored};
 use super::tool::Tool;
 use super::tools;
-use super::txn::{Done, Old, Retire, Txn};
+use super::txn::{Done, Finish, Old, Retire, Txn};
 use crate::check::Stamp;
 use crate::formats;
 use crate::ids::sha256_hex;
@@ -45,9 +47,59 @@ pub struct Change {
     /// A registry other writers change too: committed under its lock.
     #[serde(skip)]
     registry: bool,
-    /// Not a file: the rows of Codex's state database, changed in the same commit.
+    /// Not a file (the rows of Codex's state database): changed by its own commit, in the
+    /// same transaction.
     #[serde(skip)]
-    database: Option<codex_state::relocation::Relocation>,
+    database: Option<Arc<dyn OwnCommit>>,
+}
+
+/// A change that is not a file's new bytes, committed with the files of relocate's [`Txn`].
+pub(crate) trait OwnCommit: std::fmt::Debug {
+    /// The change, made with the files of `stamp`'s commit.
+    fn finish(&self, stamp: &str) -> Box<dyn Finish>;
+}
+
+impl Change {
+    /// A tool's index or registry at `path` (read at `read`), rewritten in place as `bytes`;
+    /// `locked`: other writers change it too, so it is committed under its lock.
+    pub(crate) fn index(
+        tool: Tool,
+        path: PathBuf,
+        inside: String,
+        (bytes, read): (Vec<u8>, Stamp),
+        locked: bool,
+    ) -> Change {
+        Change {
+            tool: Some(tool),
+            from: path.clone(),
+            to: path,
+            inside,
+            already: false,
+            bytes,
+            read,
+            registry: locked,
+            database: None,
+        }
+    }
+
+    /// A change of the database at `path` (read at `read`) that `commit` makes.
+    pub(crate) fn database(
+        tool: Tool,
+        path: PathBuf,
+        inside: String,
+        read: Stamp,
+        commit: Arc<dyn OwnCommit>,
+    ) -> Change {
+        Change {
+            database: Some(commit),
+            ..Change::index(tool, path, inside, (Vec::new(), read), false)
+        }
+    }
+
+    /// The new bytes of the file.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -160,44 +212,12 @@ pub fn plan(home: &Home, only: &[Tool], mv: &Move) -> Plan {
     plan
 }
 
-/// The rows of Codex's state database that follow the rollouts (and any other row recorded
-/// under OLD), as one more change of the plan.
-pub(crate) fn codex_database(home: &Home, mv: &Move, plan: &mut Plan) {
-    let moved: Vec<codex_state::relocation::Moved> = plan
-        .changes
-        .iter()
-        .filter(|c| c.tool == Some(Tool::Codex) && c.database.is_none())
-        .map(|c| codex_state::relocation::Moved {
-            from: &c.from,
-            to: &c.to,
-            bytes: &c.bytes,
-        })
-        .collect();
-    match codex_state::relocation::plan(home, &moved, &|p| mv.map_path(p)) {
-        Ok(Some(relocation)) => {
-            let db = relocation.database().to_path_buf();
-            let read = match Stamp::of(&db) {
-                Ok(read) => read,
-                Err(e) => {
-                    plan.problems
-                        .push(format!("cannot read {}: {e}", db.display()));
-                    return;
-                }
-            };
-            plan.changes.push(Change {
-                tool: Some(Tool::Codex),
-                from: db.clone(),
-                to: db,
-                inside: relocation.describe(),
-                already: false,
-                bytes: Vec::new(),
-                read,
-                registry: false,
-                database: Some(relocation),
-            });
-        }
-        Ok(None) => {}
-        Err(e) => plan.problems.push(e),
+impl Plan {
+    /// The files of `tool` planned so far (not its databases).
+    pub(crate) fn files_of(&self, tool: Tool) -> impl Iterator<Item = &Change> {
+        self.changes
+            .iter()
+            .filter(move |c| c.tool == Some(tool) && c.database.is_none())
     }
 }
 
@@ -210,7 +230,7 @@ pub fn execute(home: &Home, plan: Plan, stamp: &str) -> Result<Outcome, (Plan, S
     let mut txn = Txn::new(stamp).within(home);
     for c in &plan.changes {
         if let Some(database) = &c.database {
-            txn.finish_with(database.clone().into_finish(stamp));
+            txn.finish_with(database.finish(stamp));
             continue;
         }
         let old = Old {
@@ -310,79 +330,6 @@ fn move_folder(plan: &mut Plan, tool: Tool, from_dir: &Path, to_dir: &Path, mv: 
             Err(e) => plan.problems.push(e.to_string()),
         }
     }
-}
-
-/// `projects.json` entries and `.project_root` markers naming OLD (or below), in the `.gemini`
-/// folder `gemini`.
-pub(crate) fn gemini_registries(gemini: &Path, mv: &Move, plan: &mut Plan) {
-    // Stamps taken before the reads: a change in between shows at the commit.
-    let stamps = registry_stamps(gemini);
-    match super::gemini_registry::rekeyed(gemini, &|p| mv.map_path(p)) {
-        Ok(changes) => {
-            for (path, bytes, inside) in changes {
-                let Some(&read) = stamps.get(&path) else {
-                    plan.problems.push(format!(
-                        "{} changed while it was read; run relocate again",
-                        path.display()
-                    ));
-                    continue;
-                };
-                // Gemini CLI locks projects.json, not the markers.
-                let registry = path == super::gemini_registry::registry_path(gemini);
-                plan.changes.push(Change {
-                    tool: Some(Tool::Gemini),
-                    from: path.clone(),
-                    to: path,
-                    inside,
-                    already: false,
-                    bytes,
-                    read,
-                    registry,
-                    database: None,
-                });
-            }
-        }
-        Err(problems) => plan.problems.extend(problems),
-    }
-}
-
-/// simple-agent's `meta.json` path index, at `index`.
-pub(crate) fn simple_agent_index(index: &Path, mv: &Move, plan: &mut Plan) {
-    let index = index.to_path_buf();
-    match crate::io::read_stamped(&index) {
-        Ok((bytes, read)) => {
-            match formats::simple_agent_json::rekey_index(&bytes, &|p| mv.map_path(p)) {
-                Ok(Some((bytes, n))) => plan.changes.push(Change {
-                    tool: Some(Tool::SimpleAgent),
-                    from: index.clone(),
-                    to: index,
-                    inside: format!("{n} path_index key(s)"),
-                    already: false,
-                    bytes,
-                    read,
-                    registry: true,
-                    database: None,
-                }),
-                Ok(None) => {}
-                Err(e) => plan.problems.push(format!("{}: {e}", index.display())),
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => plan
-            .problems
-            .push(format!("cannot read {}: {e}", index.display())),
-    }
-}
-
-/// The stamps of `projects.json` and of every `.project_root` marker, before they are read.
-fn registry_stamps(gemini: &Path) -> BTreeMap<PathBuf, Stamp> {
-    let mut stamps = BTreeMap::new();
-    for f in super::gemini_registry::every_file(gemini) {
-        if let Ok(s) = Stamp::of(&f) {
-            stamps.insert(f, s);
-        }
-    }
-    stamps
 }
 
 /// `dir` renamed to `name` (a name made from a project path), beside it.

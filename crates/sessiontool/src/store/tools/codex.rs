@@ -3,15 +3,18 @@
 //! Codex 0.169 lists threads from its state database (`state_5.sqlite`): a new rollout is
 //! registered there too, when the database exists.
 
+mod recovery;
 mod registration;
+mod relocation;
+pub mod state;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
+use super::{NewSession, PlaceError, Reregistered, Target, ToolStore, by_id, inside};
 use crate::store::home::Home;
 use crate::store::names::local;
 use crate::store::rekey::Move;
-use crate::store::relocate::{self, Plan};
+use crate::store::relocate::Plan;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
 use registration::CodexThread;
@@ -81,12 +84,25 @@ impl ToolStore for Codex {
 
     /// Rows of Codex's state database whose rollout is gone.
     fn index_problems(&self, home: &Home, project: Option<&str>) -> Vec<String> {
-        crate::store::codex_state::index::missing_rollouts(home, project)
+        state::index::missing_rollouts(home, project)
     }
 
     /// The rows of its state database that follow the rollouts.
     fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
-        relocate::codex_database(home, mv, plan)
+        relocation::database_rows(home, mv, plan)
+    }
+
+    /// A rollout its state database has no row for, a stale row for, or a row made before this
+    /// run repaired it.
+    fn register_again<'b>(
+        &self,
+        home: &Home,
+        path: &Path,
+        bytes: &dyn Fn() -> Result<&'b [u8], String>,
+        repaired: bool,
+        dry_run: bool,
+    ) -> Result<Option<Reregistered>, String> {
+        recovery::register_again(home, path, bytes, repaired, dry_run)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {
@@ -101,7 +117,7 @@ impl ToolStore for Codex {
         let file = format!("rollout-{stamp}-{}.jsonl", new.safe_id()?);
         let mut target = Target::at(inside(&dir, &[&file])?);
         // Codex 0.169 lists threads from its state database, not the folders.
-        if let Some(databases) = crate::store::codex_state::locate(home).map_err(PlaceError)? {
+        if let Some(databases) = state::locate(home).map_err(PlaceError)? {
             target.registrations.push(Box::new(CodexThread {
                 databases,
                 codex_home,

@@ -2,20 +2,22 @@
 //! `chats/<parent>/`, checkpoints `tmp/<folder>/checkpoint-<tag>.json`.
 
 mod registration;
+pub mod registry;
+mod relocation;
 
 use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Target, ToolStore, by_id, inside};
-use crate::store::gemini_registry::{self, FolderChoice};
 use crate::store::home::Home;
 use crate::store::migrate::Migration;
 use crate::store::names::{self, checkpoint_file, checkpoint_tag, utc};
 use crate::store::rekey::Move;
-use crate::store::relocate::{self, Plan};
+use crate::store::relocate::Plan;
 use crate::store::scheme::Scheme;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind, file_name};
 use crate::store::tool::Tool;
 use registration::GeminiProject;
+use registry::{self as gemini_registry, FolderChoice};
 
 pub struct Gemini;
 
@@ -132,7 +134,7 @@ impl ToolStore for Gemini {
     }
 
     fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
-        relocate::gemini_registries(&self.folder(home), mv, plan)
+        relocation::registries(&self.folder(home), mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {

@@ -4,7 +4,7 @@
 mod agent;
 mod claude;
 pub(crate) mod codex;
-mod gemini;
+pub(crate) mod gemini;
 
 pub use gemini::is_sha256;
 mod llxprt;
@@ -14,7 +14,7 @@ mod qwen;
 mod registration;
 mod simple_agent;
 
-pub use registration::{AfterSession, Registration, RegistryLocks};
+pub use registration::{AfterSession, Registration, RegistryLocks, Reregistered};
 
 use std::path::PathBuf;
 
@@ -74,6 +74,21 @@ pub trait ToolStore: Sync {
         _mv: &super::rekey::Move,
         _plan: &mut super::relocate::Plan,
     ) {
+    }
+    /// For `recover`: registers the session file at `path` again in the tool's own index when
+    /// the index has no entry for it or a stale one, or when `repaired` (this run rewrote the
+    /// file); `None` when the tool keeps no such index or it is up to date. `bytes` gives the
+    /// file read whole, asked only when there is an index to compare it with. A dry run says
+    /// what it would do and writes nothing.
+    fn register_again<'b>(
+        &self,
+        _home: &Home,
+        _path: &std::path::Path,
+        _bytes: &dyn Fn() -> Result<&'b [u8], String>,
+        _repaired: bool,
+        _dry_run: bool,
+    ) -> Result<Option<Reregistered>, String> {
+        Ok(None)
     }
     /// What its store can be migrated to (`migrate --to`), and how.
     fn migrations(&self) -> &'static [super::migrate::Migration] {

@@ -94,3 +94,17 @@ impl RegistryLocks {
         Ok(())
     }
 }
+
+/// A stored session registered again in its tool's index ([`ToolStore::register_again`]), for
+/// `recover`.
+///
+/// [`ToolStore::register_again`]: super::ToolStore::register_again
+#[derive(Debug)]
+pub struct Reregistered {
+    /// The index written, or that a dry run would write.
+    pub index: PathBuf,
+    /// The id it is registered under; none on a dry run, which writes nothing.
+    pub id: Option<String>,
+    /// The index as it was before (none on a dry run).
+    pub backup: Option<PathBuf>,
+}

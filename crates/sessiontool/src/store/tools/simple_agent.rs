@@ -1,13 +1,14 @@
 //! simple-agent-go: `~/.simple-agent/sessions/<id>.json` and the `meta.json` path index.
 
 mod registration;
+mod relocation;
 
 use std::path::PathBuf;
 
 use super::{NewSession, PlaceError, Target, ToolStore, inside};
 use crate::store::home::Home;
 use crate::store::rekey::Move;
-use crate::store::relocate::{self, Plan};
+use crate::store::relocate::Plan;
 use crate::store::stored::{Discovery, FolderKey, Stored, StoredKind};
 use crate::store::tool::Tool;
 use registration::SimpleAgentIndex;
@@ -55,7 +56,7 @@ impl ToolStore for SimpleAgent {
     }
 
     fn relocate_indexes(&self, home: &Home, mv: &Move, plan: &mut Plan) {
-        relocate::simple_agent_index(&sessions(home).join(INDEX), mv, plan)
+        relocation::path_index(&sessions(home).join(INDEX), mv, plan)
     }
 
     fn place(&self, home: &Home, new: &NewSession) -> Result<Target, PlaceError> {

@@ -1,12 +1,12 @@
 //! Codex 0.169 lists threads from its state database (`state_5.sqlite`, table `threads`): a
 //! rollout placed in its store gets the row Codex would write for it, under SQLite's own lock
-//! (see [`codex_state`](crate::store::codex_state)). The database is locked and backed up
+//! (see [`state`](super::state)). The database is locked and backed up
 //! before the session is written, so a refusal writes nothing; the row is made from the
 //! rollout as written and committed after it, or rolled back when the rollout is not written.
 
 use std::path::{Path, PathBuf};
 
-use crate::store::codex_state::{Databases, Writer};
+use super::state::{Databases, Writer};
 use crate::store::place::PlaceFailure;
 use crate::store::tools::{AfterSession, PlaceError, Registration};
 

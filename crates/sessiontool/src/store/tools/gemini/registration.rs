@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::store::gemini_registry;
+use super::registry as gemini_registry;
 use crate::store::place::PlaceFailure;
 use crate::store::tools::{Registration, RegistryLocks};
 

@@ -6,17 +6,17 @@
 //! A slug is one folder name (Gemini CLI makes them of `[a-z0-9-]`); a registry with any
 //! other value is damaged ([`RegistryError::Slug`]): nothing is written through it, since
 //! Gemini CLI itself would put that project's sessions wherever the value points. Writers
-//! hold [`FileLock`](super::lock::FileLock) on `projects.json` (the lock Gemini CLI takes)
+//! hold [`FileLock`](crate::store::lock::FileLock) on `projects.json` (the lock Gemini CLI takes)
 //! from reading it to writing it.
 //!
-//! [`Tool::folder`]: super::tool::Tool::folder
+//! [`Tool::folder`]: crate::store::tool::Tool::folder
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::confined::{self, NotAName};
-use super::scheme::{SlugOwner, claim_gemini_slug};
+use crate::store::confined::{self, NotAName};
+use crate::store::scheme::{SlugOwner, claim_gemini_slug};
 
 /// The folders that hold slug folders (and their markers).
 const BASE_DIRS: [&str; 2] = ["tmp", "history"];

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 pub use db::Located;
 pub use row::{Facts, ThreadRow, thread_row};
 
-use super::home::Home;
-use super::tool::Tool;
+use crate::store::home::Home;
+use crate::store::tool::Tool;
 use db::Db;
 
 /// Codex 0.169's state database, the one that lists threads.
@@ -50,7 +50,7 @@ pub fn locate(home: &Home) -> Result<Option<Databases>, String> {
     let state = |dir: &Path| dir.join(STATE_DB);
     // Without a database (a fresh home, an older Codex) there is nothing to keep consistent,
     // and the configuration is not read.
-    let env_dir = super::tools::codex::sqlite_home(home);
+    let env_dir = super::sqlite_home(home);
     if env_dir.is_none() && home.isolated() && !state(&codex).exists() {
         return Ok(None);
     }
