@@ -15,6 +15,7 @@
 //! `pair_call_ids`), so every other format pairs them, and the writer takes it off again.
 
 pub mod close_calls;
+mod target;
 
 use std::path::Path;
 
@@ -32,6 +33,7 @@ use super::{
 use crate::diag::{Diagnostic, Location, LossReport, Severity};
 use crate::formats::{Reader, Repairer, Rules, Writer};
 use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role, Session};
+use target::TARGET;
 
 pub struct Checkpoint;
 
@@ -318,11 +320,7 @@ impl Writer for Checkpoint {
             if own {
                 obj.extend(session.meta.extra.clone());
             } else {
-                losses.add(
-                    "session-fields",
-                    session.meta.extra.len(),
-                    "session fields of the source format",
-                );
+                TARGET.unplaced.session_fields(&session.meta, &mut losses);
             }
             Value::Object(obj)
         };

@@ -11,6 +11,7 @@ pub(crate) mod engine;
 pub(crate) mod origin;
 pub mod salvage;
 pub(crate) mod stream;
+mod target;
 pub(crate) mod two_pass;
 
 use std::path::Path;
@@ -21,6 +22,7 @@ use super::fields::{take_string, take_u64};
 use super::gemini_content::{is_gemini_family, parts_from_union, parts_to_json, to_api_parts};
 use super::json_document::{self, kept_fields, kept_message, ordered_like, session_times};
 use super::judge::file_name;
+use super::normalise::{Facts, head};
 use super::one_branch::{ONE_BRANCH, one_branch};
 use super::{
     Confidence, Format, Input, Keys, ReadError, ReadOutcome, WriteError, WriteOptions, Written,
@@ -32,6 +34,7 @@ use crate::ids::sha256_hex;
 use crate::model::{
     Body, Content, Event, Extra, Message, Meta, Node, Origin, Part, Role, Session, Usage,
 };
+use target::TARGET;
 
 pub struct GeminiJson;
 
@@ -324,22 +327,20 @@ pub(crate) fn root(
 ) -> Value {
     let mut root = if own { meta.extra.clone() } else { Map::new() };
     if !own {
-        losses.add(
-            "session-fields",
-            meta.extra.len(),
-            "session fields of the source format (for example a checkpoint's authType)",
-        );
+        TARGET.unplaced.session_fields(meta, losses);
     }
     let [start, last] = times;
-    root.insert(
-        "sessionId".into(),
-        meta.id.clone().unwrap_or_default().into(),
-    );
+    // Any id is taken and none is refused (`MissingId::Empty`): this cannot fail.
+    let id = head::session_id(&TARGET, meta, Facts::default(), losses).unwrap_or_default();
+    root.insert("sessionId".into(), id.into());
     let hash = meta
         .project_hash
         .clone()
-        .or_else(|| meta.cwd.as_deref().map(sha256_hex))
-        .or_else(|| options.cwd.as_deref().map(sha256_hex))
+        .or_else(|| {
+            head::cwd_of(&TARGET, meta, options)
+                .as_deref()
+                .map(sha256_hex)
+        })
         .unwrap_or_default();
     root.insert("projectHash".into(), hash.into());
     root.insert("startTime".into(), start.into());
@@ -351,8 +352,8 @@ pub(crate) fn root(
     if let Some(d) = &meta.directories {
         root.insert("directories".into(), d.clone().into());
     }
-    if meta.title.is_some() && meta.source_format.as_deref() != Some(NAME) {
-        losses.add("title", 1, "the session title (no field for it)");
+    if meta.source_format.as_deref() != Some(NAME) {
+        TARGET.unplaced.title(meta, losses);
     }
     let keys = origin::document_keys(meta);
     Value::Object(ordered_like(root, keys.as_deref(), SESSION_ORDER))

@@ -36,6 +36,7 @@ mod origin;
 mod read;
 mod stream;
 pub mod synthetic;
+mod target;
 mod two_pass;
 mod write;
 

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use super::fields::take_string;
 use super::json_document::{self, kept_fields, kept_message, ordered_like, session_times};
+use super::normalise::{Facts, head};
 use super::one_branch::{ONE_BRANCH, one_branch};
 use super::tool_output::output_text;
 use super::{
@@ -33,8 +34,10 @@ use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Origin, Par
 
 mod go;
 mod origin;
+mod target;
 
 use origin::{DocumentAsRead, MessageAsRead};
+use target::TARGET;
 
 pub use go::{index_entry, rekey_index, to_pretty_go};
 
@@ -246,19 +249,16 @@ impl Writer for SimpleAgentJson {
         }
         let mut root = if own { meta.extra.clone() } else { Map::new() };
         if !own {
-            losses.add(
-                "session-fields",
-                meta.extra.len(),
-                "session fields of the source format",
-            );
+            TARGET.unplaced.session(meta, &mut losses);
         }
         let (start, last) = session_times(meta, &messages, now);
-        root.insert("id".into(), meta.id.clone().unwrap_or_default().into());
+        let id = head::session_id(&TARGET, meta, Facts::of(&session.nodes), &mut losses)?;
+        root.insert("id".into(), id.into());
         root.entry("version").or_insert_with(|| "1.0".into());
         root.insert("created_at".into(), start.into());
         root.insert("updated_at".into(), last.into());
-        let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
-        root.insert("path".into(), cwd.unwrap_or_default().into());
+        let cwd = head::cwd(&TARGET, meta, options, &mut losses);
+        root.insert("path".into(), cwd.into());
         root.entry("provider").or_insert_with(|| "".into());
         root.entry("model")
             .or_insert_with(|| model.unwrap_or_default().into());

@@ -5,14 +5,16 @@
 
 use serde_json::{Map, Value, json};
 
+use super::super::normalise::{Facts, head};
 use super::super::one_branch::one_branch;
 use super::super::{WriteError, WriteOptions, Written, ordered};
 use super::blocks::{build_icontent, speaker_of};
 use super::origin::{AsRead, Kept, StartAsRead};
 use super::read::event_payload;
+use super::target::TARGET;
 use super::{NAME, RECORD};
 use crate::diag::LossReport;
-use crate::ids::{derived_uuid, sha256_hex};
+use crate::ids::sha256_hex;
 use crate::model::{Body, Content, Event, Message, Meta, Node, Role, Session};
 
 const START: &[&str] = &[
@@ -324,16 +326,14 @@ fn foreign_start(meta: &Meta, first: &First, options: &WriteOptions) -> Value {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
     };
-    let cwd = meta.cwd.clone().or_else(|| options.cwd.clone());
+    let cwd = head::cwd_of(&TARGET, meta, options);
     let model = model_of(meta)
         .map(String::from)
         .or_else(|| first.model.clone());
     let mut p = Map::new();
-    let id = meta
-        .id
-        .clone()
-        .unwrap_or_else(|| derived_uuid(&format!("{:?}", meta.start_time)));
-    p.insert("sessionId".into(), id.into());
+    // Any id is taken as it is: nothing is said (nor refused).
+    let id = head::session_id(&TARGET, meta, Facts::default(), &mut LossReport::default());
+    p.insert("sessionId".into(), id.unwrap_or_default().into());
     let hash = meta
         .project_hash
         .clone()
@@ -357,13 +357,11 @@ fn foreign_start(meta: &Meta, first: &First, options: &WriteOptions) -> Value {
     Value::Object(p)
 }
 
-/// The session's start: its own, else its first node's time, else now.
+/// The session's start: its own, else its first node's time, else now (see [`TARGET`]).
 fn start_time(meta: &Meta, first: &First, options: &WriteOptions) -> String {
-    meta.start_time
-        .clone()
-        .or_else(|| first.time.clone())
-        .or_else(|| options.now.clone())
-        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into())
+    // `TARGET.start` always gives a time: nothing is said.
+    let unsaid = &mut LossReport::default();
+    head::start(&TARGET, meta, first.time.as_deref(), options, unsaid)
 }
 
 /// The `session_start` line of a session read from this format (`line`), rebuilt.

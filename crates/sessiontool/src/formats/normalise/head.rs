@@ -68,6 +68,7 @@ pub(crate) fn session_id(
         (Some(""), MissingId::AsEmpty) | (None, _) => {
             return match rules.missing {
                 MissingId::Refused => Err(WriteError("the session has no id to name it by".into())),
+                MissingId::Empty => Ok(String::new()),
                 MissingId::AsEmpty => Ok(derived_uuid(rules.namespace)),
                 MissingId::FromNodeCount => {
                     Ok(derived_uuid(&format!("{}/{}", target.name, facts.nodes)))
@@ -77,6 +78,7 @@ pub(crate) fn session_id(
                     target.name,
                     facts.first_id.unwrap_or_default()
                 ))),
+                MissingId::FromStartTime => Ok(derived_uuid(&format!("{:?}", meta.start_time))),
             };
         }
         (Some(id), _) => id,

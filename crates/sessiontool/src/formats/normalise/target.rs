@@ -61,12 +61,17 @@ impl SessionIds {
 pub(crate) enum MissingId {
     /// Nothing: the target refuses the session.
     Refused,
+    /// `""`, unsaid (the target's file names it so).
+    Empty,
     /// The UUID the empty id is given, unsaid (an empty id is taken as none).
     AsEmpty,
     /// A UUID derived from the target's name and the number of nodes.
     FromNodeCount,
     /// A UUID derived from the target's name and the first node's id.
     FromFirstNode,
+    /// A UUID derived from the session's start time as Rust debug-prints the option
+    /// (`None`, `Some("…")`): what llxprt files written so far name such a session.
+    FromStartTime,
 }
 
 /// Where the session's start time comes from, in order, and what it is when none gives it.
@@ -75,6 +80,15 @@ pub(crate) struct Start {
     pub from: &'static [Time],
     /// The time when none of them has one: this one, or `""` said as this loss.
     pub otherwise: Result<&'static str, LossWords>,
+}
+
+impl Start {
+    /// For a target that takes its times elsewhere (those of the messages it writes) or has
+    /// none: `""`.
+    pub const UNUSED: Start = Start {
+        from: &[],
+        otherwise: Ok(""),
+    };
 }
 
 /// A time the session gives.
@@ -97,6 +111,14 @@ pub(crate) struct Cwd {
     pub directories: bool,
     /// When none: `""`, said as this loss (`None`: unsaid).
     pub unknown: Option<LossWords>,
+}
+
+impl Cwd {
+    /// The session's, else `--cwd`, else none, unsaid.
+    pub const GIVEN: Cwd = Cwd {
+        directories: false,
+        unknown: None,
+    };
 }
 
 /// How the target names tool calls.
@@ -159,6 +181,21 @@ pub(crate) struct Unplaced {
     pub session_fields: Option<&'static str>,
     /// Whether a Gemini project hash counts among them.
     pub project_hash: bool,
+}
+
+impl Unplaced {
+    /// Nothing said: a target that says these in its own words starts from this one and
+    /// names what it does say through the step.
+    pub const UNSAID: Unplaced = Unplaced {
+        extra_fields: "",
+        usage_fields: UsageFields::InExtraFields,
+        part_fields: None,
+        signatures: None,
+        title: None,
+        summary: None,
+        session_fields: None,
+        project_hash: false,
+    };
 }
 
 /// Where the usage's fields of the source format are counted.

@@ -46,9 +46,20 @@ impl Unplaced {
 
     /// The session's title, summary and fields, where the target has no place for them.
     pub(crate) fn session(&self, meta: &Meta, losses: &mut LossReport) {
+        self.title(meta, losses);
+        self.summary(meta, losses);
+        self.session_fields(meta, losses);
+    }
+
+    /// The session's title, said as `title` where the target has no place for it.
+    pub(crate) fn title(&self, meta: &Meta, losses: &mut LossReport) {
         if let Some(message) = self.title {
             losses.add("title", usize::from(meta.title.is_some()), message);
         }
+    }
+
+    /// The session's summary, said as `session-summary` where the target has no place for it.
+    pub(crate) fn summary(&self, meta: &Meta, losses: &mut LossReport) {
         if let Some(message) = self.summary {
             losses.add(
                 "session-summary",
@@ -56,6 +67,11 @@ impl Unplaced {
                 message,
             );
         }
+    }
+
+    /// The session's fields of the source format, said as `session-fields` where the target
+    /// says them (a target that says them before its title calls this first).
+    pub(crate) fn session_fields(&self, meta: &Meta, losses: &mut LossReport) {
         if let Some(message) = self.session_fields {
             let hash = usize::from(self.project_hash && meta.project_hash.is_some());
             losses.add("session-fields", meta.extra.len() + hash, message);
