@@ -3,20 +3,15 @@
 //! directory, so the head's rules are unused; what its history has no place for (timestamps,
 //! models, usage, call details) is said by the writer in its own words.
 
-use super::super::normalise::{CallIds, Cwd, MissingId, SessionIds, Start, Target, Unplaced};
+use super::super::normalise::{Target, Unplaced};
 use super::NAME;
 
 /// The rules of the step for a checkpoint.
-pub(super) const TARGET: Target = Target {
-    name: NAME,
-    // Unused: a checkpoint has no head.
-    session_ids: SessionIds::any(MissingId::Empty),
-    start: Start::UNUSED,
-    cwd: Cwd::GIVEN,
-    calls: CallIds::KEPT,
+pub(super) const TARGET: Target = Target::keeping_ids(
+    NAME,
     // The title and summary are unsaid, as the checkpoint writer always did.
-    unplaced: Unplaced {
+    Unplaced {
         session_fields: Some("session fields of the source format"),
         ..Unplaced::UNSAID
     },
-};
+);

@@ -5,23 +5,19 @@
 //! `json_document::session_times`); its messages, parts and calls keep their own words in the
 //! writer.
 
-use super::super::normalise::{CallIds, Cwd, MissingId, SessionIds, Start, Target, Unplaced};
+use super::super::normalise::{Target, Unplaced};
 use super::NAME;
 
 /// The rules of the step for both Gemini layouts. Gemini says the session's fields before its
 /// title: the writer calls [`Unplaced::session_fields`] and [`Unplaced::title`] in that order.
 /// The summary is kept (the record has a `summary`).
-pub(super) const TARGET: Target = Target {
-    name: NAME,
-    session_ids: SessionIds::any(MissingId::Empty),
-    start: Start::UNUSED,
-    cwd: Cwd::GIVEN,
-    calls: CallIds::KEPT,
-    unplaced: Unplaced {
+pub(super) const TARGET: Target = Target::keeping_ids(
+    NAME,
+    Unplaced {
         title: Some("the session title (no field for it)"),
         session_fields: Some(
             "session fields of the source format (for example a checkpoint's authType)",
         ),
         ..Unplaced::UNSAID
     },
-};
+);

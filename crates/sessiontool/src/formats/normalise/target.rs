@@ -22,6 +22,22 @@ pub(crate) struct Target {
     pub unplaced: Unplaced,
 }
 
+impl Target {
+    /// A target that makes up no session id, time, directory or call id (ids as given, `""`
+    /// for none; the start and cwd its writer takes itself): only what it says of the fields
+    /// it has no place for is its own (checkpoints, simple-agent, Gemini).
+    pub const fn keeping_ids(name: &'static str, unplaced: Unplaced) -> Target {
+        Target {
+            name,
+            session_ids: SessionIds::any(MissingId::Empty),
+            start: Start::UNUSED,
+            cwd: Cwd::GIVEN,
+            calls: CallIds::KEPT,
+            unplaced,
+        }
+    }
+}
+
 /// How the target names sessions.
 #[derive(Debug)]
 pub(crate) struct SessionIds {
