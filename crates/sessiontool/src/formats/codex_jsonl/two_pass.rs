@@ -19,7 +19,7 @@ use super::read::{
     Names, finish_meta, meta_not_first, node_id, not_a_line, read_line, read_meta, spawned,
     unknown_type, unparseable, whole_file_diagnostics,
 };
-use super::usage::{Attach, Step, step_of};
+use super::usage::{Attach, Counted, Step, step_of};
 use super::{LINE_TYPES, NAME, RECORD};
 use crate::diag::{Diagnostic, Location};
 use crate::engine::MadeFor;
@@ -87,43 +87,9 @@ pub(crate) struct Block {
 struct LineFacts {
     /// [`MESSAGE`], [`USER`], [`ASSISTANT`].
     flags: u8,
-    step: OwnedStep,
+    step: Step,
     /// Its calls (id, name) and the call ids of its results, in the order of its parts.
     calls: Vec<(String, Option<String>)>,
-}
-
-/// A [`Step`] that owns what it holds.
-#[derive(Debug, PartialEq)]
-enum OwnedStep {
-    Context(Option<String>),
-    Count(Value),
-    Assistant { thought_only: bool },
-    Message,
-    Other,
-}
-
-impl OwnedStep {
-    fn of(step: Step) -> OwnedStep {
-        match step {
-            Step::Context(model) => OwnedStep::Context(model.map(String::from)),
-            Step::Count(info) => OwnedStep::Count(info.clone()),
-            Step::Assistant { thought_only } => OwnedStep::Assistant { thought_only },
-            Step::Message => OwnedStep::Message,
-            Step::Other => OwnedStep::Other,
-        }
-    }
-
-    fn step(&self) -> Step<'_> {
-        match self {
-            OwnedStep::Context(model) => Step::Context(model.as_deref()),
-            OwnedStep::Count(info) => Step::Count(info),
-            OwnedStep::Assistant { thought_only } => Step::Assistant {
-                thought_only: *thought_only,
-            },
-            OwnedStep::Message => Step::Message,
-            OwnedStep::Other => Step::Other,
-        }
-    }
 }
 
 impl LineFacts {
@@ -154,7 +120,7 @@ impl LineFacts {
                     Some(Role::Assistant) => MESSAGE | ASSISTANT,
                     Some(_) => MESSAGE,
                 },
-            step: OwnedStep::of(step_of(node)),
+            step: step_of(node),
             calls,
         }
     }
@@ -271,14 +237,14 @@ fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
     };
     // Not `{timestamp, type, payload}`: a line the reader keeps whole.
     let Some(payload) = line.payload.filter(|_| line.shaped) else {
-        return Some(plain(OwnedStep::Other));
+        return Some(plain(Step::Other));
     };
     match line.kind.as_deref()? {
         "response_item" => response_item_facts(record, payload),
         "turn_context" => {
             let [model] = record.pick_within(payload, ["model"]);
             let model = model.and_then(Raw::as_str).map(|t| t.value.into_owned());
-            Some(plain(OwnedStep::Context(model)))
+            Some(plain(Step::Context(model)))
         }
         "event_msg" => {
             let [kind, info] = record.pick_within(payload, ["type", "info"]);
@@ -286,14 +252,11 @@ fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
                 .and_then(Raw::as_str)
                 .is_some_and(|t| t.value == "token_count");
             match info.filter(|i| count && i.kind() == Kind::Object) {
-                Some(info) => {
-                    let info = serde_json::from_str(info.text()).ok()?;
-                    Some(plain(OwnedStep::Count(info)))
-                }
-                None => Some(plain(OwnedStep::Other)),
+                Some(info) => Some(plain(Step::Count(Counted::of_raw(info)?))),
+                None => Some(plain(Step::Other)),
             }
         }
-        _ => Some(plain(OwnedStep::Other)),
+        _ => Some(plain(Step::Other)),
     }
 }
 
@@ -306,7 +269,7 @@ fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineF
         record.pick_within(payload, ["type", "role", "content", "call_id", "output"]);
     let event = LineFacts {
         flags: 0,
-        step: OwnedStep::Other,
+        step: Step::Other,
         calls: Vec::new(),
     };
     let text = |v: Option<Raw<'r>>| v.and_then(Raw::as_str).map(|t| t.value);
@@ -321,7 +284,7 @@ fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineF
                 .collect();
             Some(LineFacts {
                 flags: MESSAGE,
-                step: OwnedStep::Message,
+                step: Step::Message,
                 calls,
             })
         }
@@ -337,8 +300,8 @@ fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineF
             };
             let empty = items.next().is_none();
             let step = match flags & ASSISTANT {
-                0 => OwnedStep::Message,
-                _ => OwnedStep::Assistant {
+                0 => Step::Message,
+                _ => Step::Assistant {
                     thought_only: empty,
                 },
             };
@@ -362,7 +325,7 @@ fn reasoning_facts(record: &Noted, payload: Raw) -> Option<LineFacts> {
     let [summary] = record.pick_within(payload, ["summary"]);
     (summary?.kind() == Kind::Array).then_some(LineFacts {
         flags: MESSAGE | ASSISTANT,
-        step: OwnedStep::Assistant { thought_only: true },
+        step: Step::Assistant { thought_only: true },
         calls: Vec::new(),
     })
 }
@@ -386,7 +349,7 @@ fn call_facts(record: &Noted, payload: Raw, kind: &str) -> Option<LineFacts> {
     };
     Some(LineFacts {
         flags: MESSAGE | ASSISTANT,
-        step: OwnedStep::Assistant {
+        step: Step::Assistant {
             thought_only: false,
         },
         calls: id.map(|id| (id, Some(name))).into_iter().collect(),
@@ -451,7 +414,7 @@ impl Scan for Scanner<'_> {
                 // Kept whole, as its text.
                 block.facts.push(LineFacts {
                     flags: 0,
-                    step: OwnedStep::Other,
+                    step: Step::Other,
                     calls: Vec::new(),
                 });
             }
@@ -465,7 +428,7 @@ impl Scan for Scanner<'_> {
                 Ok(value) => LineFacts::of(&read_line(value, String::new())),
                 Err(_) => LineFacts {
                     flags: 0,
-                    step: OwnedStep::Other,
+                    step: Step::Other,
                     calls: Vec::new(),
                 },
             };
@@ -581,7 +544,7 @@ impl NodeFacts {
         let i = self.flags.len() as u32;
         self.flags.push(f.flags);
         let usage = &mut self.usage;
-        let model = self.attach.step(i as usize, f.step.step(), &mut |k, u| {
+        let model = self.attach.step(i as usize, &f.step, &mut |k, u| {
             usage.insert(k as u32, u);
         });
         if let Some(model) = model

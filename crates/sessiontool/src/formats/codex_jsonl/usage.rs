@@ -18,6 +18,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::json::Raw;
 use crate::json::out::Out;
 use crate::model::{Body, Content, Event, Node, Role, Usage};
 
@@ -27,7 +28,7 @@ pub(super) fn attach(nodes: &mut [Node]) {
     let mut usages: Vec<(usize, Usage)> = Vec::new();
     for (i, node) in nodes.iter_mut().enumerate() {
         let model = attach
-            .step(i, step_of(node), &mut |k, u| usages.push((k, u)))
+            .step(i, &step_of(node), &mut |k, u| usages.push((k, u)))
             .map(String::from);
         if let Some(model) = model
             && let Some(m) = node.message_mut()
@@ -44,11 +45,12 @@ pub(super) fn attach(nodes: &mut [Node]) {
 }
 
 /// What a line is to [`Attach`].
-pub(super) enum Step<'a> {
+#[derive(Debug, PartialEq)]
+pub(super) enum Step {
     /// A `turn_context` line: the model it names.
-    Context(Option<&'a str>),
+    Context(Option<String>),
     /// A `token_count` event's `info` object.
-    Count(&'a Value),
+    Count(Counted),
     /// An assistant message, and whether it is only thoughts.
     Assistant {
         thought_only: bool,
@@ -59,17 +61,17 @@ pub(super) enum Step<'a> {
 }
 
 /// What `node` is to [`Attach`].
-pub(super) fn step_of(node: &Node) -> Step<'_> {
+pub(super) fn step_of(node: &Node) -> Step {
     match &node.body {
         Body::Event(Event::Custom { kind, data }) if kind == "turn_context" => {
-            Step::Context(data.get("model").and_then(Value::as_str))
+            Step::Context(data.get("model").and_then(Value::as_str).map(String::from))
         }
         Body::Event(Event::Custom { kind, data })
             if kind == "event_msg"
                 && data.get("type").and_then(Value::as_str) == Some("token_count") =>
         {
             match data.get("info").filter(|v| v.is_object()) {
-                Some(info) => Step::Count(info),
+                Some(info) => Step::Count(Counted::of_value(info)),
                 None => Step::Other,
             }
         }
@@ -90,7 +92,7 @@ pub(super) fn step_of(node: &Node) -> Step<'_> {
 #[derive(Default)]
 pub(crate) struct Attach {
     model: Option<String>,
-    previous_total: Option<Value>,
+    previous_total: Option<Total>,
     /// The assistant messages gathered since the last settling, each with whether it is only
     /// thoughts.
     since: Vec<(usize, bool)>,
@@ -103,36 +105,32 @@ impl Attach {
     pub(super) fn step(
         &mut self,
         i: usize,
-        step: Step,
+        step: &Step,
         put: &mut impl FnMut(usize, Usage),
     ) -> Option<&str> {
-        match step {
-            Step::Context(model) => {
+        match *step {
+            Step::Context(ref model) => {
                 if let Some(m) = model
                     && !m.trim().is_empty()
                 {
-                    self.model = Some(m.to_string());
+                    self.model = Some(m.clone());
                 }
                 self.settle(put);
             }
-            Step::Count(info) => {
-                let total = info.get("total_token_usage").cloned();
-                if total.is_some() && total == self.previous_total {
+            Step::Count(ref info) => {
+                let total = info.total.as_ref();
+                if total.is_some() && total == self.previous_total.as_ref() {
                     return None; // a rate-limit update: the same response again
                 }
-                let usage = match info.get("last_token_usage").and_then(Value::as_object) {
-                    Some(last) => usage_from(last),
-                    None => {
-                        let t = total.as_ref().and_then(Value::as_object);
-                        let prev = self.previous_total.as_ref().and_then(Value::as_object);
-                        match t {
-                            Some(t) => growth(t, prev),
-                            None => return None,
-                        }
-                    }
+                let usage = match &info.last {
+                    Some(last) => last.clone(),
+                    None => match total {
+                        Some(t) => t.growth(self.previous_total.as_ref())?,
+                        None => return None,
+                    },
                 };
-                if total.is_some() {
-                    self.previous_total = total;
+                if let Some(total) = total {
+                    self.previous_total = Some(total.clone());
                 }
                 self.settle(put);
                 match &mut self.pending {
@@ -198,35 +196,178 @@ fn thought_only(node: &Node) -> bool {
     })
 }
 
+/// What a `token_count` event's `info` object says of usage: its `total_token_usage` and,
+/// when it is an object, its `last_token_usage` as a reply's usage. Read from the rollout's
+/// text ([`Counted::of_raw`]) or from the whole reader's value ([`Counted::of_value`]), it is
+/// the same.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Counted {
+    total: Option<Total>,
+    last: Option<Usage>,
+}
+
+impl Counted {
+    pub(super) fn of_value(info: &Value) -> Counted {
+        Counted {
+            total: info.get("total_token_usage").map(Total::of_value),
+            last: info
+                .get("last_token_usage")
+                .and_then(Value::as_object)
+                .map(usage_from),
+        }
+    }
+
+    /// From the text of an `info` object; `None` if some of it is not what serde_json reads.
+    pub(super) fn of_raw(info: Raw) -> Option<Counted> {
+        let [total, last] = info.pick(["total_token_usage", "last_token_usage"]);
+        let total = match total {
+            Some(t) => Some(Total::of_raw(t)?),
+            None => None,
+        };
+        let last = last.filter(|l| l.entries().is_some()).map(|l| {
+            let [input, cached, output, thoughts, total] = l.pick(USAGE_KEYS);
+            usage_of_counts(
+                input.and_then(Raw::as_u64),
+                cached.and_then(Raw::as_u64),
+                output.and_then(Raw::as_u64),
+                thoughts.and_then(Raw::as_u64),
+                total.and_then(Raw::as_u64),
+            )
+        });
+        Some(Counted { total, last })
+    }
+}
+
+/// A `total_token_usage` value, compared as serde_json compares values. What Codex writes (an
+/// object of whole numbers, each key once) is held as its numbers, read without building a
+/// value; anything else as the value it is.
+#[derive(Debug, Clone)]
+enum Total {
+    Counts(Vec<(Box<str>, u64)>),
+    Value(Value),
+}
+
+impl Total {
+    fn of_value(v: &Value) -> Total {
+        let counts = v.as_object().and_then(|o| {
+            o.iter()
+                .map(|(k, v)| Some((k.as_str().into(), v.as_u64()?)))
+                .collect::<Option<Vec<_>>>()
+        });
+        match counts {
+            Some(counts) => Total::Counts(counts),
+            None => Total::Value(v.clone()),
+        }
+    }
+
+    fn of_raw(t: Raw) -> Option<Total> {
+        let counts = t.entries().and_then(|entries| {
+            let mut counts: Vec<(Box<str>, u64)> = Vec::new();
+            for (k, v) in entries {
+                let k = k.to_cow();
+                // A key twice: serde_json keeps the last, where the first stood.
+                if counts.iter().any(|(c, _)| **c == *k) {
+                    return None;
+                }
+                counts.push((k.into(), v.as_u64()?));
+            }
+            Some(counts)
+        });
+        Some(match counts {
+            Some(counts) => Total::Counts(counts),
+            None => Total::Value(serde_json::from_str(t.text()).ok()?),
+        })
+    }
+
+    /// The whole-number fields of an object (`None`: not an object).
+    fn counts(&self) -> Option<Vec<(&str, u64)>> {
+        match self {
+            Total::Counts(c) => Some(c.iter().map(|(k, n)| (&**k, *n)).collect()),
+            Total::Value(v) => Some(
+                v.as_object()?
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str(), v.as_u64()?)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            Total::Counts(c) => Value::Object(
+                c.iter()
+                    .map(|(k, n)| (k.to_string(), Value::from(*n)))
+                    .collect(),
+            ),
+            Total::Value(v) => v.clone(),
+        }
+    }
+
+    /// What this total grew by since the one `before` (`None`: not an object).
+    fn growth(&self, before: Option<&Total>) -> Option<Usage> {
+        let before = before.and_then(Total::counts).unwrap_or_default();
+        let was = |k: &str| before.iter().find(|(b, _)| *b == k).map_or(0, |(_, n)| *n);
+        let grown: Vec<(&str, u64)> = self
+            .counts()?
+            .into_iter()
+            .map(|(k, n)| (k, n.saturating_sub(was(k))))
+            .collect();
+        let count = |key: &str| grown.iter().find(|(k, _)| *k == key).map(|(_, n)| *n);
+        let [input, cached, output, thoughts, total] = USAGE_KEYS.map(count);
+        Some(usage_of_counts(input, cached, output, thoughts, total))
+    }
+}
+
+impl PartialEq for Total {
+    fn eq(&self, other: &Total) -> bool {
+        match (self, other) {
+            // Each key once on both sides: the same keys with the same numbers, in any order
+            // (as serde_json's maps compare).
+            (Total::Counts(a), Total::Counts(b)) => {
+                a.len() == b.len() && a.iter().all(|entry| b.contains(entry))
+            }
+            (Total::Value(a), Total::Value(b)) => a == b,
+            (a, b) => a.to_value() == b.to_value(),
+        }
+    }
+}
+
+/// The keys of a `TokenUsage` a reply's usage is made of, in [`usage_of_counts`]'s order.
+const USAGE_KEYS: [&str; 5] = [
+    "input_tokens",
+    "cached_input_tokens",
+    "output_tokens",
+    "reasoning_output_tokens",
+    "total_tokens",
+];
+
 fn count(o: &Map<String, Value>, k: &str) -> Option<u64> {
     o.get(k).and_then(Value::as_u64)
 }
 
 /// A `TokenUsage` object as model usage.
 fn usage_from(o: &Map<String, Value>) -> Usage {
-    let output = count(o, "output_tokens");
-    let thoughts = count(o, "reasoning_output_tokens");
+    let [input, cached, output, thoughts, total] = USAGE_KEYS.map(|k| count(o, k));
+    usage_of_counts(input, cached, output, thoughts, total)
+}
+
+/// A reply's usage from a `TokenUsage`'s counts ([`USAGE_KEYS`]).
+fn usage_of_counts(
+    input: Option<u64>,
+    cached: Option<u64>,
+    output: Option<u64>,
+    thoughts: Option<u64>,
+    total: Option<u64>,
+) -> Usage {
     Usage {
-        input: count(o, "input_tokens"),
-        cached: count(o, "cached_input_tokens"),
+        input,
+        cached,
         output: output.map(|n| n.saturating_sub(thoughts.unwrap_or(0))),
         thoughts,
         tool: None,
-        total: count(o, "total_tokens"),
+        total,
         extra: Map::new(),
     }
-}
-
-/// What a total grew by since the one before.
-fn growth(total: &Map<String, Value>, before: Option<&Map<String, Value>>) -> Usage {
-    let mut delta = Map::new();
-    for (k, v) in total {
-        if let Some(n) = v.as_u64() {
-            let b = before.and_then(|b| count(b, k)).unwrap_or(0);
-            delta.insert(k.clone(), n.saturating_sub(b).into());
-        }
-    }
-    usage_from(&delta)
 }
 
 /// A `TokenUsage` as Codex writes it in a `token_count` event (its fields in its order).
@@ -300,4 +441,84 @@ pub(super) fn token_count(o: &mut Out, total: &TokenUsage, last: &TokenUsage) {
         .key("rate_limits")
         .null()
         .end_object();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `info` objects of every shape the attachment tells apart: Codex's own, keys in another
+    /// order or twice, totals that are not whole numbers or not objects, no `last`.
+    const INFOS: &[&str] = &[
+        r#"{"total_token_usage":{"input_tokens":10,"cached_input_tokens":2,"output_tokens":7,"reasoning_output_tokens":3,"total_tokens":17},"last_token_usage":{"input_tokens":10,"cached_input_tokens":2,"output_tokens":7,"reasoning_output_tokens":3,"total_tokens":17},"model_context_window":null}"#,
+        r#"{"total_token_usage":{"total_tokens":17,"output_tokens":7,"reasoning_output_tokens":3,"cached_input_tokens":2,"input_tokens":10}}"#,
+        r#"{"total_token_usage":{"input_tokens":30,"output_tokens":9,"input_tokens":31,"total_tokens":40}}"#,
+        r#"{"total_token_usage":{"input_tokens":30.0,"output_tokens":9,"total_tokens":39}}"#,
+        r#"{"total_token_usage":{"input_tokens":-1,"x":"y","total_tokens":99999999999999999999999}}"#,
+        r#"{"total_token_usage":{"input_tokens":50,"output_tokens":20,"extra_tokens":5}}"#,
+        r#"{"total_token_usage":null,"last_token_usage":{"input_tokens":4,"output_tokens":1}}"#,
+        r#"{"total_token_usage":[1,2],"last_token_usage":7}"#,
+        r#"{"last_token_usage":{"in\u0070ut_tokens":4,"output_tokens":1,"output_tokens":2}}"#,
+        r#"{"total_token_usage":{"\u0069nput_tokens":60,"output_tokens":25},"last_token_usage":{}}"#,
+        r#"{}"#,
+    ];
+
+    fn usages(steps: impl Iterator<Item = Step>) -> Vec<(usize, Usage)> {
+        let mut attach = Attach::default();
+        let mut put = Vec::new();
+        for (i, step) in steps.enumerate() {
+            attach.step(2 * i, &step, &mut |k, u| put.push((k, u)));
+            // An assistant reply after each count, to take what it says.
+            attach.step(
+                2 * i + 1,
+                &Step::Assistant {
+                    thought_only: false,
+                },
+                &mut |k, u| put.push((k, u)),
+            );
+        }
+        attach.finish(&mut |k, u| put.push((k, u)));
+        put
+    }
+
+    #[test]
+    fn counts_read_from_text_are_those_read_from_values() {
+        for info in INFOS {
+            let value: Value = serde_json::from_str(info).unwrap();
+            let raw = Counted::of_raw(Raw::parse(info).unwrap()).unwrap();
+            assert_eq!(raw, Counted::of_value(&value), "{info}");
+        }
+        // Every order of counts gives the same usages either way.
+        for rotation in 0..INFOS.len() {
+            let order = || INFOS.iter().cycle().skip(rotation).take(2 * INFOS.len());
+            let from_text = usages(
+                order().map(|i| Step::Count(Counted::of_raw(Raw::parse(i).unwrap()).unwrap())),
+            );
+            let from_values = usages(
+                order().map(|i| Step::Count(Counted::of_value(&serde_json::from_str(i).unwrap()))),
+            );
+            assert_eq!(from_text, from_values);
+        }
+    }
+
+    #[test]
+    fn a_total_seen_again_in_another_order_is_the_same_response() {
+        let steps = [INFOS[0], INFOS[1]]
+            .map(|i| Step::Count(Counted::of_raw(Raw::parse(i).unwrap()).unwrap()));
+        // The second count (the same totals, keys reordered) gives no usage of its own.
+        assert_eq!(usages(steps.into_iter()).len(), 1);
+    }
+
+    #[test]
+    fn without_last_usage_a_count_is_what_the_total_grew_by() {
+        let steps = [INFOS[1], INFOS[5]]
+            .map(|i| Step::Count(Counted::of_raw(Raw::parse(i).unwrap()).unwrap()));
+        let got = usages(steps.into_iter());
+        assert_eq!(got.len(), 2);
+        let grown = &got[1].1;
+        assert_eq!(
+            (grown.input, grown.output, grown.total),
+            (Some(40), Some(13), None)
+        );
+    }
 }
