@@ -50,7 +50,7 @@ pub(super) enum Step {
     /// A `turn_context` line: the model it names.
     Context(Option<String>),
     /// A `token_count` event's `info` object.
-    Count(Counted),
+    Count(Box<Counted>),
     /// An assistant message, and whether it is only thoughts.
     Assistant {
         thought_only: bool,
@@ -71,7 +71,7 @@ pub(super) fn step_of(node: &Node) -> Step {
                 && data.get("type").and_then(Value::as_str) == Some("token_count") =>
         {
             match data.get("info").filter(|v| v.is_object()) {
-                Some(info) => Step::Count(Counted::of_value(info)),
+                Some(info) => Step::Count(Box::new(Counted::of_value(info))),
                 None => Step::Other,
             }
         }
@@ -463,6 +463,18 @@ mod tests {
         r#"{}"#,
     ];
 
+    fn from_text(info: &str) -> Step {
+        Step::Count(Box::new(
+            Counted::of_raw(Raw::parse(info).unwrap()).unwrap(),
+        ))
+    }
+
+    fn from_value(info: &str) -> Step {
+        Step::Count(Box::new(Counted::of_value(
+            &serde_json::from_str(info).unwrap(),
+        )))
+    }
+
     fn usages(steps: impl Iterator<Item = Step>) -> Vec<(usize, Usage)> {
         let mut attach = Attach::default();
         let mut put = Vec::new();
@@ -491,28 +503,21 @@ mod tests {
         // Every order of counts gives the same usages either way.
         for rotation in 0..INFOS.len() {
             let order = || INFOS.iter().cycle().skip(rotation).take(2 * INFOS.len());
-            let from_text = usages(
-                order().map(|i| Step::Count(Counted::of_raw(Raw::parse(i).unwrap()).unwrap())),
-            );
-            let from_values = usages(
-                order().map(|i| Step::Count(Counted::of_value(&serde_json::from_str(i).unwrap()))),
-            );
-            assert_eq!(from_text, from_values);
+            let texts = usages(order().map(|i| from_text(i)));
+            assert_eq!(texts, usages(order().map(|i| from_value(i))));
         }
     }
 
     #[test]
     fn a_total_seen_again_in_another_order_is_the_same_response() {
-        let steps = [INFOS[0], INFOS[1]]
-            .map(|i| Step::Count(Counted::of_raw(Raw::parse(i).unwrap()).unwrap()));
+        let steps = [INFOS[0], INFOS[1]].map(|i| from_text(i));
         // The second count (the same totals, keys reordered) gives no usage of its own.
         assert_eq!(usages(steps.into_iter()).len(), 1);
     }
 
     #[test]
     fn without_last_usage_a_count_is_what_the_total_grew_by() {
-        let steps = [INFOS[1], INFOS[5]]
-            .map(|i| Step::Count(Counted::of_raw(Raw::parse(i).unwrap()).unwrap()));
+        let steps = [INFOS[1], INFOS[5]].map(|i| from_text(i));
         let got = usages(steps.into_iter());
         assert_eq!(got.len(), 2);
         let grown = &got[1].1;
