@@ -502,22 +502,29 @@ mod tests {
         }
         // Every order of counts gives the same usages either way.
         for rotation in 0..INFOS.len() {
-            let order = || INFOS.iter().cycle().skip(rotation).take(2 * INFOS.len());
-            let texts = usages(order().map(|i| from_text(i)));
-            assert_eq!(texts, usages(order().map(|i| from_value(i))));
+            let order = || {
+                INFOS
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .skip(rotation)
+                    .take(2 * INFOS.len())
+            };
+            let texts = usages(order().map(from_text));
+            assert_eq!(texts, usages(order().map(from_value)));
         }
     }
 
     #[test]
     fn a_total_seen_again_in_another_order_is_the_same_response() {
-        let steps = [INFOS[0], INFOS[1]].map(|i| from_text(i));
+        let steps = [INFOS[0], INFOS[1]].map(from_text);
         // The second count (the same totals, keys reordered) gives no usage of its own.
         assert_eq!(usages(steps.into_iter()).len(), 1);
     }
 
     #[test]
     fn without_last_usage_a_count_is_what_the_total_grew_by() {
-        let steps = [INFOS[1], INFOS[5]].map(|i| from_text(i));
+        let steps = [INFOS[1], INFOS[5]].map(from_text);
         let got = usages(steps.into_iter());
         assert_eq!(got.len(), 2);
         let grown = &got[1].1;
