@@ -71,8 +71,7 @@ impl<'r> Noted<'r> {
         }
     }
 
-    /// [`Raw::pick`] of `value`, the value of one of the record's entries: from the outline
-    /// when there is one.
+    /// [`Raw::pick`] of `value`, a value in the record: from the outline when there is one.
     pub fn pick_within<const N: usize>(
         &self,
         value: Raw<'r>,
@@ -82,6 +81,20 @@ impl<'r> Noted<'r> {
             Some(outline) => outline.pick_within(self.raw, value, keys),
             None => value.pick(keys),
         }
+    }
+
+    /// [`Raw::items`] of `value`, a value in the record: from the outline when there is one.
+    pub fn items_within(&self, value: Raw<'r>) -> crate::json::ItemsWithin<'r, 'r> {
+        match self.outline {
+            Some(outline) => outline.items_within(self.raw, value),
+            None => Outline::items_of(value),
+        }
+    }
+}
+
+impl<'r> crate::json::Picker<'r> for Noted<'r> {
+    fn pick_in<const N: usize>(&self, object: Raw<'r>, keys: [&str; N]) -> [Option<Raw<'r>>; N] {
+        self.pick_within(object, keys)
     }
 }
 

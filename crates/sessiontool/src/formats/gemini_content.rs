@@ -25,18 +25,21 @@ pub(crate) enum CallPart {
     Neither,
 }
 
-pub(crate) fn call_part(part: crate::json::Raw) -> CallPart {
+pub(crate) fn call_part<'a>(
+    part: crate::json::Raw<'a>,
+    p: &impl crate::json::Picker<'a>,
+) -> CallPart {
     use crate::json::{Kind, Raw};
     if part.kind() != Kind::Object {
         return CallPart::Neither;
     }
     let string = |r: Option<Raw>| r.and_then(Raw::as_str).map(|t| t.value.into_owned());
-    let [text, call, response] = part.pick(["text", "functionCall", "functionResponse"]);
+    let [text, call, response] = p.pick_in(part, ["text", "functionCall", "functionResponse"]);
     if text.is_some_and(|t| t.kind() == Kind::String) {
         return CallPart::Neither;
     }
     if let Some(call) = call.filter(|c| c.kind() == Kind::Object) {
-        let [id, name] = call.pick(["id", "name"]);
+        let [id, name] = p.pick_in(call, ["id", "name"]);
         if let Some(name) = string(name) {
             return CallPart::Call {
                 id: string(id),
@@ -46,7 +49,7 @@ pub(crate) fn call_part(part: crate::json::Raw) -> CallPart {
     }
     match response.filter(|r| r.kind() == Kind::Object) {
         Some(r) => CallPart::Result {
-            call_id: string(r.get("id")),
+            call_id: string(p.pick_in(r, ["id"])[0]),
         },
         None => CallPart::Neither,
     }

@@ -79,6 +79,9 @@ pub fn checked_outlined(b: &[u8], outline: &mut super::Outline) -> Option<Facts>
         fn key(&mut self, depth: usize, start: usize, end: usize) {
             self.outline.key(depth, start, end);
         }
+        fn item(&mut self, depth: usize, start: usize) {
+            self.outline.item(depth, start);
+        }
         fn value_end(&mut self, depth: usize, end: usize) {
             self.outline.value_end(depth, end);
         }

@@ -25,6 +25,9 @@ pub mod text;
 pub mod value;
 
 pub use out::{Escape, Out, Style};
-pub use raw::{Key, Kind, Outline, Outlined, PickedItems, Raw};
+pub use raw::{
+    FromText, ItemsWithin, Key, Kind, Outline, Outlined, PickedItems, PickedItemsWithin, Picker,
+    Raw,
+};
 pub use scan::SyntaxError;
 pub use text::Text;

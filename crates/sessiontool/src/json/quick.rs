@@ -16,7 +16,7 @@
 //! forgets the notes and asks the byte-by-byte scan, which says what and where.
 
 use super::classes::{self, Chunk, Classes, Way};
-use super::scan::{Note, is_surrogate_hex, literal_end, number_end};
+use super::scan::{NOTED_DEPTH, Note, is_surrogate_hex, literal_end, number_end};
 use super::skip::CHUNK;
 use super::strings::Carry;
 
@@ -232,31 +232,18 @@ impl Walk {
             // Inside a string the only token is its closing quote.
             Expect::StringEnd => Some(self.value_ended(p + 1, note)),
             Expect::KeyEnd => {
-                if let Some(depth) = self.outlined() {
+                if let Some(depth) = self.noted() {
                     note.key(depth, self.string_start, p + 1);
                 }
                 self.expect = Expect::Colon;
                 Some(Step::On)
             }
-            Expect::Value | Expect::ValueOrClose => match byte {
-                b'"' => {
-                    self.string_start = p;
-                    self.expect = Expect::StringEnd;
-                    Some(Step::On)
+            Expect::Value | Expect::ValueOrClose => {
+                if byte != b']' {
+                    self.item_start(p, note);
                 }
-                b'{' => self.open(true, Expect::KeyOrClose, note),
-                b'[' => self.open(false, Expect::ValueOrClose, note),
-                b']' if self.expect == Expect::ValueOrClose => Some(self.close(p, note)),
-                b'-' | b'0'..=b'9' => {
-                    let (end, exponent) = number_end(b, p).ok()?;
-                    note.number(end - p, exponent);
-                    self.scalar_ended(b, end, note)
-                }
-                b't' => self.scalar_ended(b, literal_end(b, p, b"true").ok()?, note),
-                b'f' => self.scalar_ended(b, literal_end(b, p, b"false").ok()?, note),
-                b'n' => self.scalar_ended(b, literal_end(b, p, b"null").ok()?, note),
-                _ => None,
-            },
+                self.value(b, p, byte, note)
+            }
             Expect::KeyOrClose | Expect::Key => match byte {
                 b'"' => {
                     self.string_start = p;
@@ -280,6 +267,40 @@ impl Walk {
                 }
                 Some(Step::On)
             }
+        }
+    }
+
+    /// A value starting at `p` (its first byte `byte`).
+    #[inline(always)]
+    fn value<N: Note>(&mut self, b: &[u8], p: usize, byte: u8, note: &mut N) -> Option<Step> {
+        match byte {
+            b'"' => {
+                self.string_start = p;
+                self.expect = Expect::StringEnd;
+                Some(Step::On)
+            }
+            b'{' => self.open(true, Expect::KeyOrClose, note),
+            b'[' => self.open(false, Expect::ValueOrClose, note),
+            b']' if self.expect == Expect::ValueOrClose => Some(self.close(p, note)),
+            b'-' | b'0'..=b'9' => {
+                let (end, exponent) = number_end(b, p).ok()?;
+                note.number(end - p, exponent);
+                self.scalar_ended(b, end, note)
+            }
+            b't' => self.scalar_ended(b, literal_end(b, p, b"true").ok()?, note),
+            b'f' => self.scalar_ended(b, literal_end(b, p, b"false").ok()?, note),
+            b'n' => self.scalar_ended(b, literal_end(b, p, b"null").ok()?, note),
+            _ => None,
+        }
+    }
+
+    /// A value starting at `p` is an item of the innermost container when that is an array:
+    /// noted when it is noted.
+    #[inline(always)]
+    fn item_start<N: Note>(&self, p: usize, note: &mut N) {
+        let in_array = self.depth > 0 && self.objects >> (self.depth - 1) & 1 == 0;
+        if in_array && self.depth as usize <= NOTED_DEPTH {
+            note.item(self.depth as usize, p);
         }
     }
 
@@ -319,21 +340,18 @@ impl Walk {
         if self.depth == 0 {
             return Step::Ended(end);
         }
-        if let Some(depth) = self.outlined() {
+        if let Some(depth) = self.noted() {
             note.value_end(depth, end);
         }
         self.expect = Expect::CommaOrClose;
         Step::On
     }
 
-    /// What [`Note::key`] and [`Note::value_end`] are told as depth: 1 in the outermost
-    /// object, 2 in an object that is the value of one of its entries.
+    /// What [`Note::key`] and [`Note::value_end`] are told as depth in the innermost open
+    /// container, when it is noted.
     #[inline(always)]
-    fn outlined(&self) -> Option<usize> {
-        match self.depth {
-            1 if self.objects & 1 == 1 => Some(1),
-            2 if self.objects & 3 == 3 => Some(2),
-            _ => None,
-        }
+    fn noted(&self) -> Option<usize> {
+        let depth = self.depth as usize;
+        (1..=NOTED_DEPTH).contains(&depth).then_some(depth)
     }
 }

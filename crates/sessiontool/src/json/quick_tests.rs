@@ -34,6 +34,9 @@ impl Note for Log {
     fn key(&mut self, depth: usize, start: usize, end: usize) {
         self.calls.push(("key", depth, start, end));
     }
+    fn item(&mut self, depth: usize, start: usize) {
+        self.calls.push(("item", depth, start, 0));
+    }
     fn value_end(&mut self, depth: usize, end: usize) {
         self.calls.push(("value_end", depth, end, 0));
     }

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::scan::{self, SyntaxError, skip_valid, skip_ws};
+use super::scan::{self, NOTED_DEPTH, SyntaxError, skip_valid, skip_ws};
 use super::text::{self, Text};
 
 /// One valid JSON value, white space trimmed, borrowed from the text it came from.
@@ -253,53 +253,109 @@ impl<'a> Key<'a> {
     }
 }
 
-/// Where each entry of an object is, and each entry of the objects that are its values, noted
-/// by the check that read its text ([`super::facts::checked_outlined`]): picking from it skips
-/// no value again.
+/// Where the values of an object's text are, down to [`NOTED_DEPTH`] open containers, noted by
+/// the check that read it ([`super::facts::checked_outlined`]): each key and each array item
+/// in text order, with where its value ends and where the slots inside its value end. Picking
+/// from it skips no value again.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Outline {
-    /// The outermost object's entries: key quotes (start and end), value end, and the range of
-    /// `inner` that holds the entries of its value (empty unless the value is an object).
-    entries: Vec<([usize; 3], std::ops::Range<usize>)>,
-    /// The entries of the objects one level down, each as key quotes and value end.
-    inner: Vec<[usize; 3]>,
-    /// The key being noted at each depth, until its value ends.
-    key: [Option<[usize; 2]>; 2],
-    /// Where the entries of the outermost entry being noted start in `inner`.
-    inner_from: usize,
+    slots: Vec<Slot>,
+    /// The slot whose value is open at each depth.
+    open: [u32; NOTED_DEPTH],
+}
+
+/// A key and its value, or an array item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    /// An entry's opening key quote; an item's first byte.
+    start: usize,
+    /// One past an entry's closing key quote (`start` for an item).
+    key_end: usize,
+    /// One past the value's last byte.
+    end: usize,
+    /// The depth of the container the slot is in (1: the outermost value).
+    depth: u8,
+    item: bool,
+    /// The slot after the last one inside this one's value.
+    after: u32,
 }
 
 impl Outline {
     pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.inner.clear();
-        self.key = [None; 2];
-        self.inner_from = 0;
+        self.slots.clear();
+    }
+
+    fn open(&mut self, depth: usize, start: usize, key_end: usize, item: bool) {
+        self.open[depth - 1] = self.slots.len() as u32;
+        self.slots.push(Slot {
+            start,
+            key_end,
+            end: 0,
+            depth: depth as u8,
+            item,
+            after: 0,
+        });
     }
 
     pub(crate) fn key(&mut self, depth: usize, start: usize, end: usize) {
-        if depth == 1 {
-            // Its value's entries, if any, are the ones noted from here on.
-            self.key[1] = None;
-            self.inner_from = self.inner.len();
-        }
-        if let Some(k) = self.key.get_mut(depth - 1) {
-            *k = Some([start, end]);
-        }
+        self.open(depth, start, end, false);
+    }
+
+    pub(crate) fn item(&mut self, depth: usize, start: usize) {
+        self.open(depth, start, start, true);
     }
 
     pub(crate) fn value_end(&mut self, depth: usize, end: usize) {
-        match (
-            depth,
-            self.key
-                .get_mut(depth.wrapping_sub(1))
-                .and_then(Option::take),
-        ) {
-            (1, Some([start, key_end])) => self
-                .entries
-                .push(([start, key_end, end], self.inner_from..self.inner.len())),
-            (2, Some([start, key_end])) => self.inner.push([start, key_end, end]),
-            _ => {}
+        let after = self.slots.len() as u32;
+        let slot = &mut self.slots[self.open[depth - 1] as usize];
+        slot.end = end;
+        slot.after = after;
+    }
+
+    /// The slots of the outermost value's (`None`), or of slot `k`'s value when its slots are
+    /// noted (`None` when not: it is as deep as notes go).
+    fn children(&self, k: Option<usize>) -> Option<Chain<'_>> {
+        let (from, to) = match k {
+            None => (0, self.slots.len()),
+            Some(k) if usize::from(self.slots[k].depth) < NOTED_DEPTH => {
+                (k + 1, self.slots[k].after as usize)
+            }
+            Some(_) => return None,
+        };
+        Some(Chain {
+            slots: &self.slots,
+            at: from,
+            to,
+        })
+    }
+
+    /// Where slot `k`'s value starts in `b`.
+    fn value_start(&self, b: &[u8], k: usize) -> usize {
+        let s = &self.slots[k];
+        match s.item {
+            true => s.start,
+            false => skip_ws(b, skip_ws(b, s.key_end) + 1),
+        }
+    }
+
+    /// The slot whose value is `value`, a value of `object` (the text this outline was noted
+    /// from); `None` when it is the outermost value, not in it, or deeper than notes go.
+    fn slot_of(&self, object: Raw, value: Raw) -> Result<Option<usize>, ()> {
+        let at = (value.0.as_ptr() as usize).wrapping_sub(object.0.as_ptr() as usize);
+        let end = at.wrapping_add(value.0.len());
+        if at == 0 && end == object.0.len() {
+            return Ok(None);
+        }
+        let b = object.0.as_bytes();
+        let mut within = None;
+        loop {
+            let mut siblings = self.children(within).ok_or(())?;
+            let k = siblings.find(|&k| self.slots[k].start <= at && at < self.slots[k].end);
+            let k = k.ok_or(())?;
+            if self.slots[k].end == end && self.value_start(b, k) == at {
+                return Ok(Some(k));
+            }
+            within = Some(k);
         }
     }
 
@@ -309,29 +365,186 @@ impl Outline {
         object: Raw<'a>,
         keys: [&str; N],
     ) -> [Option<Raw<'a>>; N] {
-        let entries = self.entries.iter().map(|(e, _)| e);
-        pick_from(object.0, entries, keys)
+        self.pick_within(object, object, keys)
     }
 
-    /// [`Raw::pick`] of `value`, the value of one of `object`'s entries (`object`: the text
-    /// this outline was noted from); read again when it is not one.
+    /// [`Raw::pick`] of `value`, a value in `object` (the text this outline was noted from);
+    /// read again when it is deeper than notes go.
     pub fn pick_within<'a, const N: usize>(
         &self,
         object: Raw<'a>,
         value: Raw<'a>,
         keys: [&str; N],
     ) -> [Option<Raw<'a>>; N] {
+        if value.kind() != Kind::Object {
+            return [None; N];
+        }
+        let slots = self
+            .slot_of(object, value)
+            .ok()
+            .and_then(|k| self.children(k));
+        let Some(slots) = slots else {
+            return value.pick(keys);
+        };
         let text = object.0;
-        let at = (value.0.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-        let b = text.as_bytes();
-        let entry = self.entries.iter().find(|([_, key_end, end], _)| {
-            *end == at + value.0.len() && skip_ws(b, skip_ws(b, *key_end) + 1) == at
-        });
-        match entry {
-            Some((_, inner)) if value.kind() == Kind::Object => {
-                pick_from(text, self.inner[inner.clone()].iter(), keys)
+        let entries = slots.map(|k| &self.slots[k]).filter(|s| !s.item);
+        pick_from(text, entries.map(|s| (s.start, s.key_end, s.end)), keys)
+    }
+
+    /// [`Raw::items`] of `value`, read from its text.
+    pub fn items_of(value: Raw<'_>) -> ItemsWithin<'static, '_> {
+        ItemsWithin(ItemsFrom::Read(value.items()))
+    }
+
+    /// [`Raw::items`] of `value`, a value in `object` (the text this outline was noted from);
+    /// nothing when it is not an array.
+    pub fn items_within<'o, 'a>(&'o self, object: Raw<'a>, value: Raw<'a>) -> ItemsWithin<'o, 'a> {
+        if value.kind() != Kind::Array {
+            return ItemsWithin(ItemsFrom::Read(None));
+        }
+        match self
+            .slot_of(object, value)
+            .ok()
+            .and_then(|k| self.children(k))
+        {
+            Some(slots) => ItemsWithin(ItemsFrom::Noted(object.0, &self.slots, slots)),
+            None => ItemsWithin(ItemsFrom::Read(value.items())),
+        }
+    }
+}
+
+impl Outline {
+    /// [`Raw::pick_in_items`] of `value`, a value in `object` (the text this outline was
+    /// noted from), from the outline as far as it goes.
+    pub fn pick_in_items_within<'o, 'a, 'k, const N: usize>(
+        &'o self,
+        object: Raw<'a>,
+        value: Raw<'a>,
+        keys: [&'k str; N],
+    ) -> PickedItemsWithin<'o, 'a, 'k, N> {
+        if value.kind() != Kind::Array {
+            return PickedItemsWithin(PicksFrom::Read(Raw("0").pick_in_items(keys)));
+        }
+        match self
+            .slot_of(object, value)
+            .ok()
+            .and_then(|k| self.children(k))
+        {
+            Some(items) => PickedItemsWithin(PicksFrom::Noted {
+                outline: self,
+                text: object.0,
+                items,
+                keys,
+            }),
+            None => PickedItemsWithin(PicksFrom::Read(value.pick_in_items(keys))),
+        }
+    }
+}
+
+/// What [`Outline::pick_in_items_within`] gives, item by item.
+pub struct PickedItemsWithin<'o, 'a, 'k, const N: usize>(PicksFrom<'o, 'a, 'k, N>);
+
+enum PicksFrom<'o, 'a, 'k, const N: usize> {
+    Noted {
+        outline: &'o Outline,
+        text: &'a str,
+        items: Chain<'o>,
+        keys: [&'k str; N],
+    },
+    Read(PickedItems<'a, 'k, N>),
+}
+
+impl<'a, const N: usize> Iterator for PickedItemsWithin<'_, 'a, '_, N> {
+    type Item = Option<[Option<Raw<'a>>; N]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            PicksFrom::Noted {
+                outline,
+                text,
+                items,
+                keys,
+            } => {
+                let k = items.next()?;
+                let s = &outline.slots[k];
+                let item = Raw(&text[s.start..s.end]);
+                if item.kind() != Kind::Object {
+                    return Some(None);
+                }
+                Some(Some(match outline.children(Some(k)) {
+                    Some(entries) => {
+                        let entries = entries.map(|e| &outline.slots[e]);
+                        pick_from(text, entries.map(|e| (e.start, e.key_end, e.end)), *keys)
+                    }
+                    None => item.pick(*keys),
+                }))
             }
-            _ => value.pick(keys),
+            PicksFrom::Read(picked) => picked.next(),
+        }
+    }
+}
+
+/// Picks the entries of objects within one text: from their own text ([`Raw`]), or from the
+/// outline noted as the whole text was checked ([`Outlined`], a pass-one record).
+pub trait Picker<'a> {
+    /// [`Raw::pick`] of `object`, an object in the text.
+    fn pick_in<const N: usize>(&self, object: Raw<'a>, keys: [&str; N]) -> [Option<Raw<'a>>; N];
+}
+
+/// Picking from the text itself.
+pub struct FromText;
+
+impl<'a> Picker<'a> for FromText {
+    fn pick_in<const N: usize>(&self, object: Raw<'a>, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
+        object.pick(keys)
+    }
+}
+
+impl<'a> Picker<'a> for Outlined<'a> {
+    fn pick_in<const N: usize>(&self, object: Raw<'a>, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
+        self.pick_within(object, keys)
+    }
+}
+
+/// Slots one after another at one depth: each the one after the one before's value.
+struct Chain<'o> {
+    slots: &'o [Slot],
+    at: usize,
+    to: usize,
+}
+
+impl Iterator for Chain<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let k = self.at;
+        if k >= self.to {
+            return None;
+        }
+        self.at = self.slots[k].after as usize;
+        Some(k)
+    }
+}
+
+/// What [`Outline::items_within`] gives: an array's items from the outline, or read from its
+/// text.
+pub struct ItemsWithin<'o, 'a>(ItemsFrom<'o, 'a>);
+
+enum ItemsFrom<'o, 'a> {
+    Noted(&'a str, &'o [Slot], Chain<'o>),
+    Read(Option<Items<'a>>),
+}
+
+impl<'a> Iterator for ItemsWithin<'_, 'a> {
+    type Item = Raw<'a>;
+
+    fn next(&mut self) -> Option<Raw<'a>> {
+        match &mut self.0 {
+            ItemsFrom::Noted(text, slots, chain) => {
+                let s = &slots[chain.next()?];
+                Some(Raw(&text[s.start..s.end]))
+            }
+            ItemsFrom::Read(items) => items.as_mut()?.next(),
         }
     }
 }
@@ -361,7 +574,7 @@ impl Outline {
 
     /// Kept as this thread's spare, unless it grew large.
     fn keep(self) {
-        if self.entries.capacity() <= SPARE_ENTRIES && self.inner.capacity() <= SPARE_ENTRIES {
+        if self.slots.capacity() <= SPARE_ENTRIES {
             SPARE.with(|spare| spare.set(Some(self)));
         }
     }
@@ -390,10 +603,9 @@ impl<'a> Outlined<'a> {
     /// outline: no value is skipped again.
     pub fn keys(&self) -> impl Iterator<Item = Key<'a>> + '_ {
         let text = self.raw.0;
-        self.outline
-            .entries
-            .iter()
-            .map(move |&([start, key_end, _], _)| Key(&text[start..key_end]))
+        let slots = &self.outline.slots;
+        let root = self.outline.children(None).into_iter().flatten();
+        root.map(move |k| Key(&text[slots[k].start..slots[k].key_end]))
     }
 
     /// What the grammar check noted of the text (whether `serde_json` surely reads it).
@@ -414,6 +626,20 @@ impl<'a> Outlined<'a> {
     ) -> [Option<Raw<'a>>; N] {
         self.outline.pick_within(self.raw, value, keys)
     }
+
+    /// [`Raw::pick_in_items`] of `value`, a value in the object, from the outline.
+    pub fn pick_in_items_within<'k, const N: usize>(
+        &self,
+        value: Raw<'a>,
+        keys: [&'k str; N],
+    ) -> PickedItemsWithin<'_, 'a, 'k, N> {
+        self.outline.pick_in_items_within(self.raw, value, keys)
+    }
+
+    /// [`Raw::items`] of `value`, a value in the object, from the outline.
+    pub fn items_within(&self, value: Raw<'a>) -> ItemsWithin<'_, 'a> {
+        self.outline.items_within(self.raw, value)
+    }
 }
 
 impl Drop for Outlined<'_> {
@@ -432,14 +658,14 @@ impl<'a> std::ops::Deref for Outlined<'a> {
 
 /// The values of `keys` among `entries` (key quotes and value end, in `text`), each the last
 /// entry with that key.
-fn pick_from<'a, 'e, const N: usize>(
+fn pick_from<'a, const N: usize>(
     text: &'a str,
-    entries: impl Iterator<Item = &'e [usize; 3]>,
+    entries: impl Iterator<Item = (usize, usize, usize)>,
     keys: [&str; N],
 ) -> [Option<Raw<'a>>; N] {
     let mut found = [None; N];
     let b = text.as_bytes();
-    for &[start, key_end, end] in entries {
+    for (start, key_end, end) in entries {
         if let Some(i) = Key(&text[start..key_end]).position_in(&keys) {
             let value = skip_ws(b, skip_ws(b, key_end) + 1);
             found[i] = Some(Raw(&text[value..end]));
@@ -681,6 +907,87 @@ mod tests {
             }
         }
         assert!(arrays > 100, "only {arrays} arrays");
+    }
+
+    /// Every object and array in `text`, at any depth, with the outline's picks and items
+    /// held to those read from the text.
+    fn outline_reads_as_text(text: &str) -> usize {
+        let Some(outlined) = Outlined::parse(text) else {
+            return 0;
+        };
+        let root = outlined.raw;
+        let keys: Vec<Key> = root.entries().unwrap().map(|(k, _)| k).collect();
+        assert_eq!(outlined.keys().collect::<Vec<_>>(), keys, "{text}");
+        let mut values = vec![root];
+        let mut seen = 0;
+        while let Some(v) = values.pop() {
+            seen += 1;
+            let outline = &outlined.outline;
+            match v.kind() {
+                Kind::Object => {
+                    let names: Vec<String> = v
+                        .entries()
+                        .unwrap()
+                        .map(|(k, _)| k.to_cow().into())
+                        .collect();
+                    for name in names.iter().map(String::as_str).chain(["nope", "id", ""]) {
+                        let keys = [name, "type", "id"];
+                        assert_eq!(outline.pick_within(root, v, keys), v.pick(keys), "{text}");
+                    }
+                    assert!(outline.items_within(root, v).next().is_none());
+                    values.extend(v.entries().unwrap().map(|(_, v)| v));
+                }
+                Kind::Array => {
+                    let items: Vec<Raw> = outline.items_within(root, v).collect();
+                    assert_eq!(items, v.items().unwrap().collect::<Vec<_>>(), "{text}");
+                    assert_eq!(outline.pick_within(root, v, ["id"]), [None]);
+                    let keys = ["type", "id", "functionCall"];
+                    assert_eq!(
+                        outline
+                            .pick_in_items_within(root, v, keys)
+                            .collect::<Vec<_>>(),
+                        v.pick_in_items(keys).collect::<Vec<_>>(),
+                        "{text}"
+                    );
+                    values.extend(items);
+                }
+                _ => assert_eq!(outline.pick_within(root, v, ["id"]), [None]),
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn an_outline_reads_every_value_as_its_text_does() {
+        for text in [
+            r#"{"a":1}"#,
+            r#" { "a" : [ 1 , { "b" : [ [ ] , { } , "x" ] } ] , "a" : { "c" : null } } "#,
+            r#"{"m":{"parts":[{"text":"}]\"{"},{"functionCall":{"id":"c1","args":{"id":2}},"functionCall":{"id":"c2"}},"s",[{"id":9}]]}}"#,
+            r#"{"d1":{"d2":[{"d4":[{"d6":{"d7":[1,{"id":3}]}}]}]},"e":[]}"#,
+            r#"{"x":[[[[[[[["deep",{"id":1}]]]]]]]],"y":{"z":{"w":{"v":{"u":{"t":{"id":"s"}}}}}}}"#,
+            r#"{}"#,
+        ] {
+            assert!(outline_reads_as_text(text) > 0, "{text}");
+        }
+        // Every line of every fixture and sample.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut values = 0;
+        let mut stack = vec![root.join("fixtures"), root.join("../../../shared/samples")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if let Ok(text) = std::fs::read_to_string(&path) {
+                    values += outline_reads_as_text(&text);
+                    values += text.lines().map(outline_reads_as_text).sum::<usize>();
+                }
+            }
+        }
+        assert!(values > 10_000, "only {values} values");
     }
 
     #[test]

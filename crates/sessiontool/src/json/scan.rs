@@ -82,12 +82,19 @@ pub trait Note {
     fn number(&mut self, _len: usize, _exponent: bool) {}
     /// A `\u` escape of a UTF-16 surrogate (`\ud800` to `\udfff`).
     fn surrogate(&mut self) {}
-    /// A key of the outermost object (`depth` 1) or of an object that is the value of one of
-    /// its entries (`depth` 2), its quotes from `start` to `end` (exclusive).
+    /// A key of an object open `depth` deep (1: the outermost value), up to [`NOTED_DEPTH`]:
+    /// its quotes from `start` to `end` (exclusive).
     fn key(&mut self, _depth: usize, _start: usize, _end: usize) {}
-    /// The value of the last key noted at `depth` ends at `end` (exclusive).
+    /// An item of an array open `depth` deep (up to [`NOTED_DEPTH`]) starts at `start`.
+    fn item(&mut self, _depth: usize, _start: usize) {}
+    /// The value of the last key or item noted at `depth` ends at `end` (exclusive).
     fn value_end(&mut self, _depth: usize, _end: usize) {}
 }
+
+/// How deep in open containers [`Note::key`], [`Note::item`] and [`Note::value_end`] are told
+/// of: deep enough for what readers pick (a Qwen record's `message.parts[i].functionCall.id`
+/// is in the fifth).
+pub const NOTED_DEPTH: usize = 5;
 
 impl Note for () {
     fn forget(&mut self) {}
@@ -140,6 +147,9 @@ pub(crate) fn value_end_bytewise<N: Note>(
     loop {
         // A value starts at `i`, after white space.
         i = ws(i, note);
+        if matches!(open.last(), Some(Open::Array)) && open.len() <= NOTED_DEPTH {
+            note.item(open.len(), i);
+        }
         match b.get(i) {
             Some(b'{') => {
                 note.depth(open.len() + 1);
@@ -148,7 +158,7 @@ pub(crate) fn value_end_bytewise<N: Note>(
                     i += 1;
                 } else {
                     open.push(Open::Object);
-                    i = key_end(b, i, outlined(&open), note)?;
+                    i = key_end(b, i, noted(&open), note)?;
                     continue;
                 }
             }
@@ -180,7 +190,7 @@ pub(crate) fn value_end_bytewise<N: Note>(
             if open.is_empty() {
                 return Ok(i);
             }
-            if let Some(depth) = outlined(&open) {
+            if let Some(depth) = noted(&open) {
                 note.value_end(depth, i);
             }
             i = ws(i, note);
@@ -189,7 +199,7 @@ pub(crate) fn value_end_bytewise<N: Note>(
                 Some(Open::Object) => match b.get(i) {
                     Some(b',') => {
                         let at = ws(i + 1, note);
-                        i = key_end(b, at, outlined(&open), note)?;
+                        i = key_end(b, at, noted(&open), note)?;
                         break;
                     }
                     Some(b'}') => {
@@ -215,28 +225,26 @@ pub(crate) fn value_end_bytewise<N: Note>(
 }
 
 /// A key and its colon, starting at `i`: where its value may start.
-/// The depth [`Note::key`] and [`Note::value_end`] are told of, when the innermost open
-/// container is the outermost object or an object that is the value of one of its entries.
-fn outlined(open: &[Open]) -> Option<usize> {
-    match open {
-        [Open::Object] => Some(1),
-        [Open::Object, Open::Object] => Some(2),
-        _ => None,
-    }
+/// The depth [`Note::key`], [`Note::item`] and [`Note::value_end`] are told of in the
+/// innermost open container, when it is noted.
+fn noted(open: &[Open]) -> Option<usize> {
+    (1..=NOTED_DEPTH)
+        .contains(&open.len())
+        .then_some(open.len())
 }
 
-/// `outlined`: the depth to note the key at.
+/// `noted`: the depth to note the key at.
 fn key_end<N: Note>(
     b: &[u8],
     i: usize,
-    outlined: Option<usize>,
+    noted: Option<usize>,
     note: &mut N,
 ) -> Result<usize, SyntaxError> {
     if b.get(i) != Some(&b'"') {
         return Err(SyntaxError::at(i, "expected a key (a string)", b));
     }
     let end = string_scan(b, i, SCALAR, note)?;
-    if let Some(depth) = outlined {
+    if let Some(depth) = noted {
         note.key(depth, i, end);
     }
     let i = skip_ws(b, end);

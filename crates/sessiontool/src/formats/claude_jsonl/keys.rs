@@ -48,7 +48,7 @@ pub(super) fn claude_keys(record: &[u8]) -> Option<Keys<'_>> {
     // `message.content`, when `message` is an object that has it.
     match object(message).and_then(|m| e.pick_within(m, ["content"])[0]) {
         Some(content) => {
-            let blocks = content.pick_in_items(["type", "id", "tool_use_id"]);
+            let blocks = e.pick_in_items_within(content, ["type", "id", "tool_use_id"]);
             for [t, id, tool_use_id] in blocks.flatten() {
                 match string(t).as_deref() {
                     Some("tool_use") => calls.extend(string(id)),

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use crate::formats::Keys;
 use crate::formats::keys::{self, parent_of, string};
-use crate::json::{Kind, Raw};
+use crate::json::{Kind, Outlined, Raw};
 
 /// `None` when the record is not a JSON object (or is not JSON), or a field the facts come
 /// from has a shape no Qwen version writes (`message` not an object, say).
@@ -41,15 +41,15 @@ pub(super) fn qwen_keys(record: &[u8]) -> Option<Keys<'_>> {
         Some(m) => present(r.pick_within(m, ["parts"])[0], Kind::Array)?,
         None => None,
     };
-    let picked = parts.map(|p| p.pick_in_items(["functionCall", "functionResponse"]));
+    let picked = parts.map(|p| r.pick_in_items_within(p, ["functionCall", "functionResponse"]));
     for part in picked.into_iter().flatten() {
         // A part that is not an object: not Qwen's record.
         let [call, response] = part?;
         // `functionCall` and `functionResponse` both name the call by `id`.
-        if let Some(id) = call_id(call)? {
+        if let Some(id) = call_id(&r, call)? {
             calls.push(id);
         }
-        if let Some(id) = call_id(response)? {
+        if let Some(id) = call_id(&r, response)? {
             results.push(id);
         }
     }
@@ -84,7 +84,7 @@ fn present(field: Option<Raw<'_>>, kind: Kind) -> Option<Option<Raw<'_>>> {
     }
 }
 
-/// The `id` of a `functionCall`/`functionResponse` object.
-fn call_id(field: Option<Raw<'_>>) -> Option<Option<Cow<'_, str>>> {
-    Some(present(field, Kind::Object)?.and_then(|c| string(c.get("id"))))
+/// The `id` of a `functionCall`/`functionResponse` object of `record`.
+fn call_id<'a>(record: &Outlined<'a>, field: Option<Raw<'a>>) -> Option<Option<Cow<'a, str>>> {
+    Some(present(field, Kind::Object)?.and_then(|c| string(record.pick_within(c, ["id"])[0])))
 }

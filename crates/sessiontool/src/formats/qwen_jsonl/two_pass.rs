@@ -239,7 +239,7 @@ impl Scan for Scanner<'_> {
                 };
                 if let Some(m) = message.filter(|m| self.calls && m.kind() == Kind::Object) {
                     let [parts] = record.pick_within(m, ["parts"]);
-                    message_calls(parts, &mut rec);
+                    message_calls(&record, parts, &mut rec);
                 }
             }
             RecordType::System if subtype_text.as_deref() == Some("custom_title") => {
@@ -498,9 +498,9 @@ fn members<'a>(records: &'a [impl AsRef<[u8]>], spots: &[Spot]) -> Vec<Member<'a
 
 /// The tool calls and results of a message's `parts` (an array), as the reader makes them
 /// ([`call_part`]).
-fn message_calls(parts: Option<Raw>, rec: &mut Rec) {
-    for part in parts.and_then(Raw::items).into_iter().flatten() {
-        match call_part(part) {
+fn message_calls<'r>(record: &Noted<'r>, parts: Option<Raw<'r>>, rec: &mut Rec) {
+    for part in parts.into_iter().flat_map(|p| record.items_within(p)) {
+        match call_part(part, record) {
             CallPart::Call { id, name } => rec.calls.push((id.map(Into::into), name.into())),
             CallPart::Result {
                 call_id: Some(id), ..
