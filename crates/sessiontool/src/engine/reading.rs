@@ -126,6 +126,15 @@ pub(crate) trait Reading: Send + Sync {
     fn spots(&self) -> &[Spot];
     /// The nodes' ids and parents.
     fn skeleton(&self) -> &Skeleton;
+    /// Node `index`'s id.
+    fn id_of(&self, index: u32) -> String {
+        self.skeleton().name(index)
+    }
+    /// The id of the parent node `index` names (`Node::parent`), found in the session or not.
+    fn parent_of(&self, index: u32) -> Option<String> {
+        let sk = self.skeleton();
+        sk.parent_id(index).map(|p| sk.ids.name(p).to_string())
+    }
     /// The nodes from the root down to `leaf` ([`Skeleton::path_to`]).
     fn path_to(&self, leaf: u32) -> Vec<u32> {
         self.skeleton().path_to(leaf)

@@ -104,13 +104,12 @@ impl<'s> View<'s> {
 
     /// A node's id.
     pub fn id(&self, index: u32) -> String {
-        self.known.skeleton().name(index)
+        self.known.id_of(index)
     }
 
     /// The parent a node names (`Node::parent`), found in the session or not.
     pub fn parent_id(&self, index: u32) -> Option<String> {
-        let sk = self.known.skeleton();
-        sk.parent_id(index).map(|p| sk.ids.name(p).to_string())
+        self.known.parent_of(index)
     }
 
     /// The nodes from the root down to `leaf` ([`crate::tree::Tree::path_to`]).
@@ -122,6 +121,12 @@ impl<'s> View<'s> {
     /// ([`crate::tree::Tree::branch_leaves`]): nodes without children, but for the records
     /// outside the conversation (events with neither parent nor children, not the head).
     pub fn branch_leaves(&self) -> usize {
+        // One line of nodes ends one branch, known without interning every id.
+        if self.known.linear() {
+            let leaves = usize::from(!self.is_empty());
+            debug_assert_eq!(leaves, self.links().branch_leaves());
+            return leaves;
+        }
         self.links().branch_leaves()
     }
 
@@ -137,6 +142,16 @@ impl<'s> View<'s> {
     /// `path`, as `(position in path, child)` in order of position, then of the file (the
     /// order of [`crate::tree::Tree::children`]).
     pub fn side_children(&self, path: &[u32]) -> Vec<(usize, u32)> {
+        // On one line of nodes, each node's one child is the next on the path.
+        if self.known.linear() && path.iter().copied().eq(0..path.len() as u32) {
+            debug_assert!(self.side_children_linked(path).is_empty());
+            return Vec::new();
+        }
+        self.side_children_linked(path)
+    }
+
+    /// [`Self::side_children`] from the parent links.
+    fn side_children_linked(&self, path: &[u32]) -> Vec<(usize, u32)> {
         let sk = self.known.skeleton();
         let mut position = vec![u32::MAX; self.len()];
         for (pos, &i) in path.iter().enumerate().take(path.len().saturating_sub(1)) {

@@ -743,6 +743,16 @@ impl crate::engine::reading::Reading for Known {
         Known::skeleton(self)
     }
 
+    /// Known without the skeleton (which interns every node's id).
+    fn id_of(&self, index: u32) -> String {
+        self.id(index)
+    }
+
+    /// The node before (rollouts are linear).
+    fn parent_of(&self, index: u32) -> Option<String> {
+        index.checked_sub(1).map(|p| self.id(p))
+    }
+
     /// A rollout is one line of nodes: the first ones, down to `leaf`.
     fn path_to(&self, leaf: u32) -> Vec<u32> {
         (0..=leaf).collect()
