@@ -68,7 +68,8 @@ pub fn detect(path: &Path) -> Option<&'static dyn DatabaseFormat> {
     all().iter().copied().find(|f| f.detect(path, &head))
 }
 
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+/// The first 100 bytes of the file at `path` (a SQLite header's), of a regular file only.
+pub(crate) fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut head = Vec::with_capacity(100);
     crate::regular_file::open(path)?

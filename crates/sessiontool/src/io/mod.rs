@@ -2,6 +2,7 @@
 //! the folder. A reader never sees a half-written file, and a crash leaves the old file whole.
 
 pub mod replace;
+pub(crate) mod sqlite;
 pub mod temp;
 pub mod walk;
 pub mod writers;

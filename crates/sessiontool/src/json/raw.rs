@@ -864,8 +864,40 @@ mod tests {
             assert_eq!(got, want, "{text}");
         }
         // Every array value of every fixture and sample line.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut arrays = 0;
+        for bytes in fixture_and_sample_texts() {
+            for line in bytes.lines() {
+                let Ok(raw) = Raw::parse(line) else {
+                    continue;
+                };
+                let mut values = vec![raw];
+                while let Some(v) = values.pop() {
+                    match v.kind() {
+                        Kind::Object => values.extend(v.entries().unwrap().map(|(_, v)| v)),
+                        Kind::Array => {
+                            arrays += 1;
+                            for keys in [["type", "id", "tool_use_id"], ["text", "name", "x"]] {
+                                let want: Vec<_> = v
+                                    .items()
+                                    .unwrap()
+                                    .map(|i| (i.kind() == Kind::Object).then(|| i.pick(keys)))
+                                    .collect();
+                                assert_eq!(v.pick_in_items(keys).collect::<Vec<_>>(), want);
+                            }
+                            values.extend(v.items().unwrap());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        assert!(arrays > 100, "only {arrays} arrays");
+    }
+
+    /// The text of every fixture and real sample file.
+    fn fixture_and_sample_texts() -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = Vec::new();
         let mut stack = vec![root.join("fixtures"), root.join("../../../shared/samples")];
         while let Some(dir) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -875,38 +907,12 @@ mod tests {
                 let path = e.path();
                 if path.is_dir() {
                     stack.push(path);
-                    continue;
-                }
-                let Ok(bytes) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                for line in bytes.lines() {
-                    let Ok(raw) = Raw::parse(line) else {
-                        continue;
-                    };
-                    let mut values = vec![raw];
-                    while let Some(v) = values.pop() {
-                        match v.kind() {
-                            Kind::Object => values.extend(v.entries().unwrap().map(|(_, v)| v)),
-                            Kind::Array => {
-                                arrays += 1;
-                                for keys in [["type", "id", "tool_use_id"], ["text", "name", "x"]] {
-                                    let want: Vec<_> = v
-                                        .items()
-                                        .unwrap()
-                                        .map(|i| (i.kind() == Kind::Object).then(|| i.pick(keys)))
-                                        .collect();
-                                    assert_eq!(v.pick_in_items(keys).collect::<Vec<_>>(), want);
-                                }
-                                values.extend(v.items().unwrap());
-                            }
-                            _ => {}
-                        }
-                    }
+                } else if let Ok(text) = std::fs::read_to_string(&path) {
+                    texts.push(text);
                 }
             }
         }
-        assert!(arrays > 100, "only {arrays} arrays");
+        texts
     }
 
     /// Every object and array in `text`, at any depth, with the outline's picks and items
@@ -969,23 +975,11 @@ mod tests {
         ] {
             assert!(outline_reads_as_text(text) > 0, "{text}");
         }
-        // Every line of every fixture and sample.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        // Every fixture and sample, whole and line by line.
         let mut values = 0;
-        let mut stack = vec![root.join("fixtures"), root.join("../../../shared/samples")];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let path = e.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if let Ok(text) = std::fs::read_to_string(&path) {
-                    values += outline_reads_as_text(&text);
-                    values += text.lines().map(outline_reads_as_text).sum::<usize>();
-                }
-            }
+        for text in fixture_and_sample_texts() {
+            values += outline_reads_as_text(&text);
+            values += text.lines().map(outline_reads_as_text).sum::<usize>();
         }
         assert!(values > 10_000, "only {values} values");
     }

@@ -20,15 +20,7 @@ use crate::formats::database::SQLITE_MAGIC;
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
 fn busy_timeout() -> Duration {
-    // Tests shorten the wait on a locked database; release builds always wait as OpenCode does.
-    #[cfg(debug_assertions)]
-    if let Some(ms) = std::env::var("SESSIONTOOL_BUSY_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return Duration::from_millis(ms);
-    }
-    BUSY_TIMEOUT
+    crate::io::sqlite::busy_timeout(BUSY_TIMEOUT)
 }
 
 /// An open database and the name it is reported under.
@@ -51,17 +43,17 @@ impl Db {
 
 pub(crate) fn sql_error(name: &str, e: rusqlite::Error) -> ReadError {
     let location = Location::file(name.to_string());
+    if crate::io::sqlite::is_busy(&e) {
+        return ReadError::new(
+            location,
+            format!(
+                "the database is locked by another process (OpenCode writing to it) for over {} ms",
+                busy_timeout().as_millis()
+            ),
+        )
+        .with_hint("try again when OpenCode is done; nothing was changed");
+    }
     match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-            ReadError::new(
-                location,
-                format!(
-                    "the database is locked by another process (OpenCode writing to it) for over {} ms",
-                    busy_timeout().as_millis()
-                ),
-            )
-            .with_hint("try again when OpenCode is done; nothing was changed")
-        }
         Some(rusqlite::ErrorCode::NotADatabase) => {
             ReadError::new(location, format!("not a readable SQLite database: {e}"))
                 .with_hint("the file is damaged or is not a database; keep a copy of it as it is")
@@ -82,7 +74,7 @@ pub(crate) fn open(path: &Path) -> Result<Db, ReadError> {
     let location = || Location::file(name.clone());
     let real = std::fs::canonicalize(path)
         .map_err(|e| ReadError::new(location(), format!("cannot read the database: {e}")))?;
-    let head = read_head(&real).map_err(|e| {
+    let head = crate::formats::database::read_head(&real).map_err(|e| {
         let message = match crate::regular_file::is_not_regular(&e) {
             Some(kind) => format!("not a regular file ({kind})"),
             None => format!("cannot read the database: {e}"),
@@ -129,15 +121,6 @@ fn unopened_wal(path: &Path, head: &[u8]) -> bool {
         std::path::PathBuf::from(p).symlink_metadata().is_ok()
     };
     wal && !beside("-wal") && !beside("-shm")
-}
-
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(100);
-    crate::regular_file::open(path)?
-        .take(100)
-        .read_to_end(&mut head)?;
-    Ok(head)
 }
 
 pub(crate) fn has_table(db: &Db, table: &str) -> Result<bool, ReadError> {

@@ -16,17 +16,8 @@ use super::row::{Cell, ThreadRow};
 /// How long a write waits for Codex to finish a write of its own.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// [`BUSY_TIMEOUT`], or in a debug build `SESSIONTOOL_BUSY_TIMEOUT_MS` (the tests' hook, so a
-/// refusal is proven without a ten-second wait).
 fn busy_timeout() -> Duration {
-    #[cfg(debug_assertions)]
-    if let Some(ms) = std::env::var("SESSIONTOOL_BUSY_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return Duration::from_millis(ms);
-    }
-    BUSY_TIMEOUT
+    crate::io::sqlite::busy_timeout(BUSY_TIMEOUT)
 }
 
 /// A column of a table: whether it must be given a value.
@@ -50,11 +41,7 @@ pub struct Located {
 }
 
 fn sql_error(path: &Path, e: rusqlite::Error) -> String {
-    let busy = matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    );
-    if busy {
+    if crate::io::sqlite::is_busy(&e) {
         format!(
             "{} is locked by another process (Codex writing to it) for over {} ms; try again when it is done",
             path.display(),
