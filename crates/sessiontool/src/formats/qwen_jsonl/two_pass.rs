@@ -13,6 +13,8 @@
 use std::collections::HashMap;
 use std::io;
 
+use rayon::prelude::*;
+
 use serde_json::{Map, Value};
 
 use super::read::{
@@ -45,6 +47,9 @@ pub(crate) struct Scanner<'n> {
     /// ([`Known::open_calls`]; else 0).
     pub calls: bool,
 }
+
+/// Merged nodes read again at once on the thread pool ([`Scan::known`]).
+const MERGED_WINDOW: usize = 64;
 
 /// The node is a message (`user`, `assistant` or `tool_result`).
 const MESSAGE: u8 = 1;
@@ -361,15 +366,24 @@ impl Scan for Scanner<'_> {
         let mut foreign = (0..sk.len())
             .filter(|&n| acc.flags[n] & FOREIGN != 0 && of_one(&(n as u32)))
             .count();
-        for &node in &merged {
-            let map = self.merged(
-                &sk.name(node),
-                node_spots[node as usize],
-                &more[&node],
-                &mut diagnostics,
-            )?;
-            foreign += usize::from(is_foreign(&map, &first.common));
+        // Read again on the thread pool, a window at a time (the nodes are whole in memory
+        // until their facts are taken), their facts taken in node order.
+        let read_again = |&node: &u32| -> io::Result<_> {
+            let mut said = Vec::new();
+            let spots = (node_spots[node as usize], &more[&node]);
+            let map = self.merged(&sk.name(node), spots.0, spots.1, &mut said)?;
+            let foreign = is_foreign(&map, &first.common);
             let (made, kind) = group_node(map, sk.name(node), None, &first.common);
+            Ok((said, foreign, made, kind))
+        };
+        let windows = merged.chunks(MERGED_WINDOW).flat_map(|window| {
+            let made: Vec<io::Result<_>> = window.par_iter().map(read_again).collect();
+            window.iter().copied().zip(made)
+        });
+        for (node, made) in windows {
+            let (said, is_foreign, made, kind) = made?;
+            diagnostics.extend(said);
+            foreign += usize::from(is_foreign);
             // Kept whole or not as the merged records are (a later record can bring the
             // subtype a system record needs).
             let flags = &mut acc.flags[node as usize];
