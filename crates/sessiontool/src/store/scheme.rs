@@ -195,7 +195,6 @@ pub fn claude(project: &str) -> ClaudeName {
     }
 }
 
-/// Whether a folder under `~/.claude/projects` may hold `project`'s sessions (different
 /// The Claude folder name of a project as Claude Code computes it: from the real path
 /// (symbolic links resolved) when the folder exists, else from the path as given.
 pub fn claude_of_real_path(project: &str) -> ClaudeName {
@@ -205,6 +204,7 @@ pub fn claude_of_real_path(project: &str) -> ClaudeName {
     claude(&real)
 }
 
+/// Whether a folder under `~/.claude/projects` may hold `project`'s sessions (different
 /// paths can share a name: the `cwd` inside the files decides).
 pub fn claude_folder_matches(folder: &str, project: &str) -> bool {
     let want = claude(project);
