@@ -7,8 +7,10 @@
 //! so that every format sees calls and results the same way. The writer folds them back.
 
 pub mod close_calls;
+mod direct;
 pub(crate) mod engine;
 pub(crate) mod origin;
+mod part_out;
 pub mod salvage;
 pub(crate) mod stream;
 mod target;
@@ -292,27 +294,72 @@ impl Messages {
                 }
             }
             Body::Message(m) => {
-                let kind = match m.role {
-                    Role::User => "user",
-                    Role::Assistant => "gemini",
-                    Role::Info => "info",
-                    Role::Warning => "warning",
-                    Role::Error => "error",
-                    Role::Tool => "user",
-                    Role::System => {
-                        losses.add(
-                            "system-messages",
-                            1,
-                            "system messages written as `info` notices (Gemini sessions have no system role)",
-                        );
-                        "info"
-                    }
-                };
+                let kind = message_type(m.role, losses);
                 let w = write_message(node, m, kind, ts(), own, losses);
                 messages.push(Value::Object(w));
             }
         }
     }
+
+    /// The time a message of `node` is written with (its own, else the last one seen, else
+    /// `now`), noting it as [`Messages::push`] does.
+    pub(crate) fn time_of<'a>(&'a mut self, node: &'a Node) -> &'a str {
+        if node.timestamp.is_some() {
+            self.last_ts.clone_from(&node.timestamp);
+        }
+        node.timestamp
+            .as_deref()
+            .or(self.last_ts.as_deref())
+            .unwrap_or(&self.now)
+    }
+}
+
+/// The MessageRecord `type` of a message of `role` (a system message, which has none, said).
+fn message_type(role: Role, losses: &mut LossReport) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "gemini",
+        Role::Info => "info",
+        Role::Warning => "warning",
+        Role::Error => "error",
+        Role::Tool => "user",
+        Role::System => {
+            losses.add(
+                "system-messages",
+                1,
+                "system messages written as `info` notices (Gemini sessions have no system role)",
+            );
+            "info"
+        }
+    }
+}
+
+/// The losses of what a message of another format's has no place for, in the words each writer
+/// of its messages says them.
+fn lose_signature(losses: &mut LossReport) {
+    losses.add(
+        "thought-signatures",
+        1,
+        "thought signatures (legacy sessions keep thought summaries only)",
+    );
+}
+
+/// See [`lose_signature`].
+fn lose_call_fields(count: usize, losses: &mut LossReport) {
+    losses.add(
+        "part-fields",
+        count,
+        "fields the source format keeps on tool calls",
+    );
+}
+
+/// See [`lose_signature`].
+fn lose_usage_fields(count: usize, losses: &mut LossReport) {
+    losses.add(
+        "usage-fields",
+        count,
+        "token counts the source format names that Gemini's `tokens` has no field for",
+    );
 }
 
 /// The ConversationRecord around `messages`: `times` are its start and last update; the
@@ -708,11 +755,7 @@ fn write_message(
                 t.insert("description".into(), text.clone().into());
                 t.extend(extra.clone());
                 if p.signature.is_some() {
-                    losses.add(
-                        "thought-signatures",
-                        1,
-                        "thought signatures (legacy sessions keep thought summaries only)",
-                    );
+                    lose_signature(losses);
                 }
                 thoughts.push(Value::Object(t));
             }
@@ -736,18 +779,10 @@ fn write_message(
                     if let Some(ts) = &node.timestamp {
                         c.insert("timestamp".into(), ts.clone().into());
                     }
-                    losses.add(
-                        "part-fields",
-                        extra.len(),
-                        "fields the source format keeps on tool calls",
-                    );
+                    lose_call_fields(extra.len(), losses);
                 }
                 if p.signature.is_some() {
-                    losses.add(
-                        "thought-signatures",
-                        1,
-                        "thought signatures (legacy sessions keep thought summaries only)",
-                    );
+                    lose_signature(losses);
                 }
                 calls.push(c);
             }
@@ -785,11 +820,7 @@ fn write_message(
     if let Some(u) = &m.usage {
         let mut u = u.clone();
         if !own {
-            losses.add(
-                "usage-fields",
-                u.extra.len(),
-                "token counts the source format names that Gemini's `tokens` has no field for",
-            );
+            lose_usage_fields(u.extra.len(), losses);
             u.extra.clear();
         }
         out.insert("tokens".into(), tokens_from_usage(&u));
@@ -892,7 +923,18 @@ struct ResultGroup {
 /// Splits a tool message into one group per call: the layout the reader recorded when there is
 /// one, otherwise each function response starts a group and other parts join the one before.
 fn group_results(tool: &Node) -> Vec<ResultGroup> {
-    let mut groups: Vec<ResultGroup> = Vec::new();
+    let Some(m) = tool.message() else {
+        return Vec::new();
+    };
+    result_layout(tool)
+        .into_iter()
+        .map(|(parts, shape)| new_group(m.parts[parts].to_vec(), shape))
+        .collect()
+}
+
+/// The groups of [`group_results`] as the places of their parts and their shapes.
+fn result_layout(tool: &Node) -> Vec<(std::ops::Range<usize>, &'static str)> {
+    let mut groups: Vec<(std::ops::Range<usize>, &'static str)> = Vec::new();
     let recorded = origin::results_as_read(tool);
     let Some(tool) = tool.message() else {
         return groups;
@@ -901,20 +943,18 @@ fn group_results(tool: &Node) -> Vec<ResultGroup> {
         .as_ref()
         .is_some_and(|r| r.iter().map(|(n, _)| n).sum::<usize>() == tool.parts.len());
     if let (true, Some(layout)) = (fits, recorded) {
-        let mut rest = tool.parts.as_slice();
+        let mut at = 0;
         for (n, shape) in layout {
-            let (mine, tail) = rest.split_at(n);
-            rest = tail;
-            groups.push(new_group(mine.to_vec(), shape));
+            groups.push((at..at + n, shape));
+            at += n;
         }
         return groups;
     }
-    for p in &tool.parts {
+    for (i, p) in tool.parts.iter().enumerate() {
         let starts = matches!(p.content, Content::ToolResult { .. });
-        if starts || groups.is_empty() {
-            groups.push(new_group(vec![p.clone()], "array"));
-        } else if let Some(g) = groups.last_mut() {
-            g.parts.push(p.clone());
+        match groups.last_mut() {
+            Some((g, _)) if !starts => g.end = i + 1,
+            _ => groups.push((i..i + 1, "array")),
         }
     }
     groups

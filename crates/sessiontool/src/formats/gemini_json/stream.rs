@@ -18,7 +18,8 @@ use std::io;
 
 use serde_json::Value;
 
-use super::{Messages, root};
+use super::direct::{self, Calls};
+use super::{Messages, message_type, root};
 use crate::diag::LossReport;
 use crate::engine::MadeFor;
 use crate::engine::target::{Lookup, NodeSink};
@@ -26,13 +27,21 @@ use crate::formats::gemini_content::{ApiParts, calls_of, is_gemini_family};
 use crate::formats::one_branch::ONE_BRANCH;
 use crate::formats::{WriteOptions, gemini_jsonl, to_pretty_js};
 use crate::json::out::{Out, Style};
-use crate::model::{Meta, Node};
+use crate::model::{Body, Meta, Node, Role};
 use crate::tree::LeftOut;
 
 /// Where the messages go in the document the writer makes with none.
 const MESSAGES: &[u8] = b"\n  \"messages\": []";
 /// The indentation of a message's first line in the document (two levels of two spaces).
 const MESSAGE_INDENT: &[u8] = b"    ";
+/// A message written but for its `toolCalls` (its last key), in the document: what comes
+/// between its last value and that of `toolCalls` (at the message's depth plus one), and what
+/// closes it.
+const CALLS_KEY: &[u8] = b",\n      \"toolCalls\": ";
+const MESSAGE_END: &[u8] = b"\n    }";
+/// The same in the JSONL recording (a message a line).
+const LINE_CALLS_KEY: &[u8] = b",\"toolCalls\":";
+const LINE_END: &[u8] = b"}\n";
 
 /// How the session's record is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,6 +179,7 @@ impl DocumentStream {
             api: ApiParts::new(names),
             messages: Messages::new(self.own, self.meta.start_time.clone(), self.now()),
             pending: Vec::with_capacity(2),
+            open: None,
             written: 0,
             parent: root_parent,
             branch,
@@ -191,8 +201,12 @@ pub(crate) struct Writer {
     tail: Vec<u8>,
     api: ApiParts,
     messages: Messages,
-    /// The last message, which the next node's results may still fold into.
+    /// The last message, which the next node's results may still fold into, made as a
+    /// `Value` (a message this writer does not write straight from its node, [`direct`]).
     pending: Vec<Value>,
+    /// The last message, written but for its calls, which the next node's results may still
+    /// fold into (never beside `pending`).
+    open: Option<Calls>,
     written: usize,
     /// The previous node's id and the names of its calls (a result that names no call of the
     /// session gets the name of its parent's call at its place).
@@ -228,18 +242,14 @@ impl NodeSink for Writer {
         if !self.family {
             self.api.node(node, parent_calls);
         }
-        self.messages
-            .push(node, &mut self.pending, &mut self.message_losses);
-        while self.pending.len() > 1 {
-            let done = self.pending.remove(0);
-            self.message(&done, out);
-        }
+        self.message_of(node, out);
         self.parent = Some((std::mem::take(&mut node.id), calls));
         Ok(())
     }
 
     /// The last message and the rest of the document; the conversion's losses.
     fn finish(mut self: Box<Self>, out: &mut Vec<u8>) -> LossReport {
+        self.close(out);
         for done in std::mem::take(&mut self.pending) {
             self.message(&done, out);
         }
@@ -258,6 +268,76 @@ impl NodeSink for Writer {
 }
 
 impl Writer {
+    /// `node` into the messages: written straight from the node when it is a message of a
+    /// session of another format ([`direct`]), else through the whole writer's `Value`s.
+    fn message_of(&mut self, node: &mut Node, out: &mut Vec<u8>) {
+        let role = match &node.body {
+            Body::Message(m) if !self.own => m.role,
+            _ => return self.through_values(node, out),
+        };
+        if role == Role::Tool {
+            // Results fold into the message before them, as the whole writer folds them.
+            if let Some(calls) = &mut self.open {
+                if direct::fold(calls, node) {
+                    self.messages.time_of(node);
+                    return;
+                }
+            } else if !self.pending.is_empty() {
+                return self.through_values(node, out);
+            }
+        }
+        if !direct::writes(node) {
+            return self.through_values(node, out);
+        }
+        self.close(out);
+        for done in std::mem::take(&mut self.pending) {
+            self.message(&done, out);
+        }
+        let kind = message_type(role, &mut self.message_losses);
+        let ts = self.messages.time_of(node).to_owned();
+        let losses = &mut self.message_losses;
+        self.written += 1;
+        self.open = start(self.layout, self.written, out, |o| {
+            direct::head(o, node, kind, &ts, losses)
+        });
+        if self.open.is_none() && self.layout == Layout::Lines {
+            out.push(b'\n');
+        }
+    }
+
+    /// `node` into the messages as the whole writer's `Value`s.
+    fn through_values(&mut self, node: &Node, out: &mut Vec<u8>) {
+        self.messages
+            .push(node, &mut self.pending, &mut self.message_losses);
+        if !self.pending.is_empty() {
+            // A message after the open one: nothing folds into that one any more.
+            self.close(out);
+        }
+        while self.pending.len() > 1 {
+            let done = self.pending.remove(0);
+            self.message(&done, out);
+        }
+    }
+
+    /// The open message's calls and its end.
+    fn close(&mut self, out: &mut Vec<u8>) {
+        let Some(calls) = self.open.take() else {
+            return;
+        };
+        match self.layout {
+            Layout::Document => {
+                out.extend_from_slice(CALLS_KEY);
+                calls.write(&mut Out::indented(out, Style::JS_PRETTY, 3));
+                out.extend_from_slice(MESSAGE_END);
+            }
+            Layout::Lines => {
+                out.extend_from_slice(LINE_CALLS_KEY);
+                calls.write(&mut Out::new(out, Style::JS));
+                out.extend_from_slice(LINE_END);
+            }
+        }
+    }
+
     fn message(&mut self, message: &Value, out: &mut Vec<u8>) {
         match self.layout {
             Layout::Document => {
@@ -268,5 +348,17 @@ impl Writer {
             Layout::Lines => gemini_jsonl::push_line(out, message),
         }
         self.written += 1;
+    }
+}
+
+/// Message number `nth` (from 1), written by `write` into a writer that stands where it goes.
+fn start<T>(layout: Layout, nth: usize, out: &mut Vec<u8>, write: impl FnOnce(&mut Out) -> T) -> T {
+    match layout {
+        Layout::Document => {
+            out.extend_from_slice(if nth == 1 { b"\n" } else { b",\n" });
+            out.extend_from_slice(MESSAGE_INDENT);
+            write(&mut Out::indented(out, Style::JS_PRETTY, 2))
+        }
+        Layout::Lines => write(&mut Out::new(out, Style::JS)),
     }
 }
