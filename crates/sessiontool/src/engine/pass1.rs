@@ -96,6 +96,13 @@ impl<'r> crate::json::Picker<'r> for Noted<'r> {
     fn pick_in<const N: usize>(&self, object: Raw<'r>, keys: [&str; N]) -> [Option<Raw<'r>>; N] {
         self.pick_within(object, keys)
     }
+
+    fn each_entry(&self, object: Raw<'r>, f: &mut dyn FnMut(crate::json::Key<'r>, Raw<'r>)) {
+        match self.outline {
+            Some(outline) => outline.each_entry_within(self.raw, object, f),
+            None => crate::json::FromText.each_entry(object, f),
+        }
+    }
 }
 
 /// Where a record is: enough to read it again in pass two. 24 bytes.

@@ -391,6 +391,36 @@ impl Outline {
         pick_from(text, entries.map(|s| (s.start, s.key_end, s.end)), keys)
     }
 
+    /// Each of [`Raw::entries`] of `value`, an object in `object` (the text this outline was
+    /// noted from), in order: from the outline as far as it goes.
+    pub fn each_entry_within<'a>(
+        &self,
+        object: Raw<'a>,
+        value: Raw<'a>,
+        f: &mut dyn FnMut(Key<'a>, Raw<'a>),
+    ) {
+        if value.kind() != Kind::Object {
+            return;
+        }
+        let Some(slots) = self
+            .slot_of(object, value)
+            .ok()
+            .and_then(|k| self.children(k))
+        else {
+            return value
+                .entries()
+                .into_iter()
+                .flatten()
+                .for_each(|(k, v)| f(k, v));
+        };
+        let (text, b) = (object.0, object.0.as_bytes());
+        for k in slots {
+            let s = &self.slots[k];
+            let start = skip_ws(b, skip_ws(b, s.key_end) + 1);
+            f(Key(&text[s.start..s.key_end]), Raw(&text[start..s.end]));
+        }
+    }
+
     /// [`Raw::items`] of `value`, read from its text.
     pub fn items_of(value: Raw<'_>) -> ItemsWithin<'static, '_> {
         ItemsWithin(ItemsFrom::Read(value.items()))
@@ -489,6 +519,8 @@ impl<'a, const N: usize> Iterator for PickedItemsWithin<'_, 'a, '_, N> {
 pub trait Picker<'a> {
     /// [`Raw::pick`] of `object`, an object in the text.
     fn pick_in<const N: usize>(&self, object: Raw<'a>, keys: [&str; N]) -> [Option<Raw<'a>>; N];
+    /// Each of [`Raw::entries`] of `object`, an object in the text, in order.
+    fn each_entry(&self, object: Raw<'a>, f: &mut dyn FnMut(Key<'a>, Raw<'a>));
 }
 
 /// Picking from the text itself.
@@ -498,11 +530,23 @@ impl<'a> Picker<'a> for FromText {
     fn pick_in<const N: usize>(&self, object: Raw<'a>, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
         object.pick(keys)
     }
+
+    fn each_entry(&self, object: Raw<'a>, f: &mut dyn FnMut(Key<'a>, Raw<'a>)) {
+        object
+            .entries()
+            .into_iter()
+            .flatten()
+            .for_each(|(k, v)| f(k, v));
+    }
 }
 
 impl<'a> Picker<'a> for Outlined<'a> {
     fn pick_in<const N: usize>(&self, object: Raw<'a>, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
         self.pick_within(object, keys)
+    }
+
+    fn each_entry(&self, object: Raw<'a>, f: &mut dyn FnMut(Key<'a>, Raw<'a>)) {
+        self.outline.each_entry_within(self.raw, object, f);
     }
 }
 
@@ -941,6 +985,9 @@ mod tests {
                         assert_eq!(outline.pick_within(root, v, keys), v.pick(keys), "{text}");
                     }
                     assert!(outline.items_within(root, v).next().is_none());
+                    let mut entries = Vec::new();
+                    outline.each_entry_within(root, v, &mut |k, v| entries.push((k, v)));
+                    assert_eq!(entries, v.entries().unwrap().collect::<Vec<_>>(), "{text}");
                     values.extend(v.entries().unwrap().map(|(_, v)| v));
                 }
                 Kind::Array => {

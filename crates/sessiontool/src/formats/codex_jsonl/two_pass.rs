@@ -252,7 +252,7 @@ fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
                 .and_then(Raw::as_str)
                 .is_some_and(|t| t.value == "token_count");
             match info.filter(|i| count && i.kind() == Kind::Object) {
-                Some(info) => Some(plain(Step::Count(Box::new(Counted::of_raw(info)?)))),
+                Some(info) => Some(plain(Step::Count(Box::new(Counted::of_raw(info, record)?)))),
                 None => Some(plain(Step::Other)),
             }
         }

@@ -18,8 +18,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::json::Raw;
 use crate::json::out::Out;
+use crate::json::{Kind, Picker, Raw};
 use crate::model::{Body, Content, Event, Node, Role, Usage};
 
 /// Sets the model and usage of assistant messages from the rollout's own lines.
@@ -217,22 +217,18 @@ impl Counted {
         }
     }
 
-    /// From the text of an `info` object; `None` if some of it is not what serde_json reads.
-    pub(super) fn of_raw(info: Raw) -> Option<Counted> {
-        let [total, last] = info.pick(["total_token_usage", "last_token_usage"]);
+    /// From the text of an `info` object, its fields picked by `p`; `None` if some of it is
+    /// not what serde_json reads.
+    pub(super) fn of_raw<'a>(info: Raw<'a>, p: &impl Picker<'a>) -> Option<Counted> {
+        let [total, last] = p.pick_in(info, ["total_token_usage", "last_token_usage"]);
         let total = match total {
-            Some(t) => Some(Total::of_raw(t)?),
+            Some(t) => Some(Total::of_raw(t, p)?),
             None => None,
         };
-        let last = last.filter(|l| l.entries().is_some()).map(|l| {
-            let [input, cached, output, thoughts, total] = l.pick(USAGE_KEYS);
-            usage_of_counts(
-                input.and_then(Raw::as_u64),
-                cached.and_then(Raw::as_u64),
-                output.and_then(Raw::as_u64),
-                thoughts.and_then(Raw::as_u64),
-                total.and_then(Raw::as_u64),
-            )
+        let last = last.filter(|l| l.kind() == Kind::Object).map(|l| {
+            let [input, cached, output, thoughts, total] =
+                p.pick_in(l, USAGE_KEYS).map(|n| n.and_then(Raw::as_u64));
+            usage_of_counts(input, cached, output, thoughts, total)
         });
         Some(Counted { total, last })
     }
@@ -243,16 +239,72 @@ impl Counted {
 /// value; anything else as the value it is.
 #[derive(Debug, Clone)]
 enum Total {
-    Counts(Vec<(Box<str>, u64)>),
+    Counts(Counts),
     Value(Value),
+}
+
+/// The whole numbers of an object, each key once: those of [`USAGE_KEYS`] by place, others
+/// (none in what Codex writes) by name.
+#[derive(Debug, Clone, Default)]
+struct Counts {
+    known: [Option<u64>; 5],
+    others: Vec<(Box<str>, u64)>,
+}
+
+impl Counts {
+    /// `n` under `key`; `false` when the key is there already.
+    fn put(&mut self, key: &str, n: u64) -> bool {
+        let slot = match USAGE_KEYS.iter().position(|k| *k == key) {
+            Some(i) => &mut self.known[i],
+            None => {
+                if self.others.iter().any(|(k, _)| **k == *key) {
+                    return false;
+                }
+                self.others.push((key.into(), n));
+                return true;
+            }
+        };
+        slot.replace(n).is_none()
+    }
+
+    fn get(&self, key: &str) -> Option<u64> {
+        match USAGE_KEYS.iter().position(|k| *k == key) {
+            Some(i) => self.known[i],
+            None => self
+                .others
+                .iter()
+                .find(|(k, _)| **k == *key)
+                .map(|(_, n)| *n),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        let known = USAGE_KEYS
+            .iter()
+            .zip(self.known)
+            .filter_map(|(k, n)| Some((*k, n?)));
+        known.chain(self.others.iter().map(|(k, n)| (&**k, *n)))
+    }
+}
+
+impl PartialEq for Counts {
+    /// The same keys with the same numbers, in any order (as serde_json's maps compare).
+    fn eq(&self, other: &Counts) -> bool {
+        self.known == other.known
+            && self.others.len() == other.others.len()
+            && self.others.iter().all(|entry| other.others.contains(entry))
+    }
 }
 
 impl Total {
     fn of_value(v: &Value) -> Total {
         let counts = v.as_object().and_then(|o| {
-            o.iter()
-                .map(|(k, v)| Some((k.as_str().into(), v.as_u64()?)))
-                .collect::<Option<Vec<_>>>()
+            let mut counts = Counts::default();
+            for (k, v) in o {
+                // Each key once in a map.
+                counts.put(k, v.as_u64()?);
+            }
+            Some(counts)
         });
         match counts {
             Some(counts) => Total::Counts(counts),
@@ -260,19 +312,20 @@ impl Total {
         }
     }
 
-    fn of_raw(t: Raw) -> Option<Total> {
-        let counts = t.entries().and_then(|entries| {
-            let mut counts: Vec<(Box<str>, u64)> = Vec::new();
-            for (k, v) in entries {
-                let k = k.to_cow();
-                // A key twice: serde_json keeps the last, where the first stood.
-                if counts.iter().any(|(c, _)| **c == *k) {
-                    return None;
+    fn of_raw<'a>(t: Raw<'a>, p: &impl Picker<'a>) -> Option<Total> {
+        let mut counts = Some(Counts::default());
+        if t.kind() == Kind::Object {
+            p.each_entry(t, &mut |k, v| {
+                // A key twice (serde_json keeps the last, where the first stood), or not a
+                // whole number: read as a value.
+                let fits = |c: &mut Counts| Some(c.put(&k.to_cow(), v.as_u64()?));
+                if counts.as_mut().and_then(fits) != Some(true) {
+                    counts = None;
                 }
-                counts.push((k.into(), v.as_u64()?));
-            }
-            Some(counts)
-        });
+            });
+        } else {
+            counts = None;
+        }
         Some(match counts {
             Some(counts) => Total::Counts(counts),
             None => Total::Value(serde_json::from_str(t.text()).ok()?),
@@ -282,7 +335,7 @@ impl Total {
     /// The whole-number fields of an object (`None`: not an object).
     fn counts(&self) -> Option<Vec<(&str, u64)>> {
         match self {
-            Total::Counts(c) => Some(c.iter().map(|(k, n)| (&**k, *n)).collect()),
+            Total::Counts(c) => Some(c.iter().collect()),
             Total::Value(v) => Some(
                 v.as_object()?
                     .iter()
@@ -296,7 +349,7 @@ impl Total {
         match self {
             Total::Counts(c) => Value::Object(
                 c.iter()
-                    .map(|(k, n)| (k.to_string(), Value::from(*n)))
+                    .map(|(k, n)| (k.to_string(), Value::from(n)))
                     .collect(),
             ),
             Total::Value(v) => v.clone(),
@@ -305,12 +358,15 @@ impl Total {
 
     /// What this total grew by since the one `before` (`None`: not an object).
     fn growth(&self, before: Option<&Total>) -> Option<Usage> {
-        let before = before.and_then(Total::counts).unwrap_or_default();
-        let was = |k: &str| before.iter().find(|(b, _)| *b == k).map_or(0, |(_, n)| *n);
+        let was = |k: &str| match before {
+            Some(Total::Counts(c)) => c.get(k),
+            Some(Total::Value(v)) => v.get(k).and_then(Value::as_u64),
+            None => None,
+        };
         let grown: Vec<(&str, u64)> = self
             .counts()?
             .into_iter()
-            .map(|(k, n)| (k, n.saturating_sub(was(k))))
+            .map(|(k, n)| (k, n.saturating_sub(was(k).unwrap_or(0))))
             .collect();
         let count = |key: &str| grown.iter().find(|(k, _)| *k == key).map(|(_, n)| *n);
         let [input, cached, output, thoughts, total] = USAGE_KEYS.map(count);
@@ -321,11 +377,7 @@ impl Total {
 impl PartialEq for Total {
     fn eq(&self, other: &Total) -> bool {
         match (self, other) {
-            // Each key once on both sides: the same keys with the same numbers, in any order
-            // (as serde_json's maps compare).
-            (Total::Counts(a), Total::Counts(b)) => {
-                a.len() == b.len() && a.iter().all(|entry| b.contains(entry))
-            }
+            (Total::Counts(a), Total::Counts(b)) => a == b,
             (Total::Value(a), Total::Value(b)) => a == b,
             (a, b) => a.to_value() == b.to_value(),
         }
@@ -446,6 +498,7 @@ pub(super) fn token_count(o: &mut Out, total: &TokenUsage, last: &TokenUsage) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::FromText;
 
     /// `info` objects of every shape the attachment tells apart: Codex's own, keys in another
     /// order or twice, totals that are not whole numbers or not objects, no `last`.
@@ -465,7 +518,7 @@ mod tests {
 
     fn from_text(info: &str) -> Step {
         Step::Count(Box::new(
-            Counted::of_raw(Raw::parse(info).unwrap()).unwrap(),
+            Counted::of_raw(Raw::parse(info).unwrap(), &FromText).unwrap(),
         ))
     }
 
@@ -497,7 +550,7 @@ mod tests {
     fn counts_read_from_text_are_those_read_from_values() {
         for info in INFOS {
             let value: Value = serde_json::from_str(info).unwrap();
-            let raw = Counted::of_raw(Raw::parse(info).unwrap()).unwrap();
+            let raw = Counted::of_raw(Raw::parse(info).unwrap(), &FromText).unwrap();
             assert_eq!(raw, Counted::of_value(&value), "{info}");
         }
         // Every order of counts gives the same usages either way.
