@@ -190,6 +190,36 @@ struct Line<'r> {
     user_message: bool,
     /// The payload, when it is an object.
     payload: Option<Raw<'r>>,
+    /// The payload's fields any line's facts are read from ([`PAYLOAD_KEYS`]), picked once.
+    fields: [Option<Raw<'r>>; PAYLOAD_KEYS.len()],
+}
+
+/// The payload fields pass one reads, by place ([`Line::field`]).
+const PAYLOAD_KEYS: [&str; 12] = [
+    "type",
+    "info",
+    "model",
+    "role",
+    "content",
+    "call_id",
+    "output",
+    "summary",
+    "name",
+    "arguments",
+    "input",
+    "action",
+];
+
+impl<'r> Line<'r> {
+    /// The payload's field `key` (one of [`PAYLOAD_KEYS`]).
+    fn field(&self, key: &str) -> Option<Raw<'r>> {
+        let i = PAYLOAD_KEYS.iter().position(|k| *k == key);
+        self.fields[i.expect("a key of PAYLOAD_KEYS")]
+    }
+
+    fn fields<const N: usize>(&self, keys: [&str; N]) -> [Option<Raw<'r>>; N] {
+        keys.map(|k| self.field(k))
+    }
 }
 
 fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
@@ -201,6 +231,7 @@ fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
         time: None,
         user_message: false,
         payload: None,
+        fields: [None; PAYLOAD_KEYS.len()],
     };
     if raw.kind() != Kind::Object {
         return line;
@@ -209,6 +240,9 @@ fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
     line.kind = kind.and_then(Raw::as_str).map(|t| t.value);
     line.payload_object = payload.is_some_and(|p| p.kind() == Kind::Object);
     line.payload = payload.filter(|_| line.payload_object);
+    if let Some(payload) = line.payload {
+        line.fields = record.pick_within(payload, PAYLOAD_KEYS);
+    }
     let time = timestamp.and_then(Raw::as_str);
     // As the whole reader: a line of the type it names lines kept whole is kept whole.
     line.shaped =
@@ -216,10 +250,8 @@ fn line_of<'r>(record: &Noted<'r>) -> Line<'r> {
     if line.shaped {
         line.time = time.map(|t| t.value.into_owned());
     }
-    if line.kind.as_deref() == Some("event_msg")
-        && let Some(payload) = payload.filter(|_| line.payload_object)
-    {
-        let [kind] = record.pick_within(payload, ["type"]);
+    if line.kind.as_deref() == Some("event_msg") && line.payload_object {
+        let kind = line.field("type");
         line.user_message =
             kind.and_then(Raw::as_str).map(|t| t.value).as_deref() == Some("user_message");
     }
@@ -236,18 +268,18 @@ fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
         calls: Vec::new(),
     };
     // Not `{timestamp, type, payload}`: a line the reader keeps whole.
-    let Some(payload) = line.payload.filter(|_| line.shaped) else {
+    if line.payload.is_none() || !line.shaped {
         return Some(plain(Step::Other));
-    };
+    }
     match line.kind.as_deref()? {
-        "response_item" => response_item_facts(record, payload),
+        "response_item" => response_item_facts(line),
         "turn_context" => {
-            let [model] = record.pick_within(payload, ["model"]);
+            let model = line.field("model");
             let model = model.and_then(Raw::as_str).map(|t| t.value.into_owned());
             Some(plain(Step::Context(model)))
         }
         "event_msg" => {
-            let [kind, info] = record.pick_within(payload, ["type", "info"]);
+            let [kind, info] = line.fields(["type", "info"]);
             let count = kind
                 .and_then(Raw::as_str)
                 .is_some_and(|t| t.value == "token_count");
@@ -264,9 +296,9 @@ fn quick_facts(record: &Noted, line: &Line) -> Option<LineFacts> {
 /// `parse::response_item` makes it): a tool's output (a result of the call it names), a
 /// message (its role; only thoughts when it has no content); an item of a type the reader does
 /// not know (an event). `None` for the others (reasoning, tool calls): their node is made.
-fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineFacts> {
+fn response_item_facts<'r>(line: &Line<'r>) -> Option<LineFacts> {
     let [item, role, content, call_id, output] =
-        record.pick_within(payload, ["type", "role", "content", "call_id", "output"]);
+        line.fields(["type", "role", "content", "call_id", "output"]);
     let event = LineFacts {
         flags: 0,
         step: Step::Other,
@@ -311,9 +343,9 @@ fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineF
                 calls: Vec::new(),
             })
         }
-        "reasoning" => Some(reasoning_facts(record, payload).unwrap_or(event)),
+        "reasoning" => Some(reasoning_facts(line).unwrap_or(event)),
         kind @ ("function_call" | "custom_tool_call" | "local_shell_call") => {
-            Some(call_facts(record, payload, kind).unwrap_or(event))
+            Some(call_facts(line, kind).unwrap_or(event))
         }
         _ => Some(event),
     }
@@ -321,8 +353,8 @@ fn response_item_facts<'r>(record: &Noted<'r>, payload: Raw<'r>) -> Option<LineF
 
 /// A reasoning item is a reply of thoughts only when its `summary` is a list (as
 /// `parse::reasoning` reads it; `None`: an event).
-fn reasoning_facts(record: &Noted, payload: Raw) -> Option<LineFacts> {
-    let [summary] = record.pick_within(payload, ["summary"]);
+fn reasoning_facts(line: &Line) -> Option<LineFacts> {
+    let summary = line.field("summary");
     (summary?.kind() == Kind::Array).then_some(LineFacts {
         flags: MESSAGE | ASSISTANT,
         step: Step::Assistant { thought_only: true },
@@ -333,9 +365,9 @@ fn reasoning_facts(record: &Noted, payload: Raw) -> Option<LineFacts> {
 /// A tool call item (`kind`) is a reply with its call, named as `parse::tool_call` names it,
 /// when it has what that reads (`None`: an event). A `call_id` that is not a string makes an
 /// event; none, a call without an id.
-fn call_facts(record: &Noted, payload: Raw, kind: &str) -> Option<LineFacts> {
+fn call_facts(line: &Line, kind: &str) -> Option<LineFacts> {
     let [call_id, name, arguments, input, action] =
-        record.pick_within(payload, ["call_id", "name", "arguments", "input", "action"]);
+        line.fields(["call_id", "name", "arguments", "input", "action"]);
     let id = match call_id {
         None => None,
         Some(id) => Some(id.as_str()?.value.into_owned()),
