@@ -262,7 +262,15 @@ pub struct Outline {
     slots: Vec<Slot>,
     /// The slot whose value is open at each depth.
     open: [u32; NOTED_DEPTH],
+    /// More than [`MAX_SLOTS`] were to be noted: nothing is read from the outline, every
+    /// value from its text.
+    full: bool,
 }
+
+/// Slots an outline holds at most (2.5 MB): a record's keys and the items of its arrays are
+/// far fewer, but a hostile record of one array of ten million numbers would otherwise make
+/// one slot each (memory is bounded by the number of records, not by what one holds).
+const MAX_SLOTS: usize = 1 << 16;
 
 /// A key and its value, or an array item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -283,9 +291,14 @@ struct Slot {
 impl Outline {
     pub(crate) fn clear(&mut self) {
         self.slots.clear();
+        self.full = false;
     }
 
     fn open(&mut self, depth: usize, start: usize, key_end: usize, item: bool) {
+        if self.full || self.slots.len() == MAX_SLOTS {
+            self.full = true;
+            return;
+        }
         self.open[depth - 1] = self.slots.len() as u32;
         self.slots.push(Slot {
             start,
@@ -306,6 +319,9 @@ impl Outline {
     }
 
     pub(crate) fn value_end(&mut self, depth: usize, end: usize) {
+        if self.full {
+            return;
+        }
         let after = self.slots.len() as u32;
         let slot = &mut self.slots[self.open[depth - 1] as usize];
         slot.end = end;
@@ -315,6 +331,9 @@ impl Outline {
     /// The slots of the outermost value's (`None`), or of slot `k`'s value when its slots are
     /// noted (`None` when not: it is as deep as notes go).
     fn children(&self, k: Option<usize>) -> Option<Chain<'_>> {
+        if self.full {
+            return None;
+        }
         let (from, to) = match k {
             None => (0, self.slots.len()),
             Some(k) if usize::from(self.slots[k].depth) < NOTED_DEPTH => {
@@ -645,11 +664,11 @@ impl<'a> Outlined<'a> {
 
     /// The object's keys in file order (a repeated key each time it stands), from the
     /// outline: no value is skipped again.
-    pub fn keys(&self) -> impl Iterator<Item = Key<'a>> + '_ {
-        let text = self.raw.0;
-        let slots = &self.outline.slots;
-        let root = self.outline.children(None).into_iter().flatten();
-        root.map(move |k| Key(&text[slots[k].start..slots[k].key_end]))
+    pub fn keys(&self) -> Vec<Key<'a>> {
+        let mut keys = Vec::new();
+        self.outline
+            .each_entry_within(self.raw, self.raw, &mut |k, _| keys.push(k));
+        keys
     }
 
     /// What the grammar check noted of the text (whether `serde_json` surely reads it).
@@ -967,7 +986,7 @@ mod tests {
         };
         let root = outlined.raw;
         let keys: Vec<Key> = root.entries().unwrap().map(|(k, _)| k).collect();
-        assert_eq!(outlined.keys().collect::<Vec<_>>(), keys, "{text}");
+        assert_eq!(outlined.keys(), keys, "{text}");
         let mut values = vec![root];
         let mut seen = 0;
         while let Some(v) = values.pop() {
@@ -1008,6 +1027,18 @@ mod tests {
             }
         }
         seen
+    }
+
+    #[test]
+    fn an_outline_too_large_to_hold_reads_every_value_from_its_text() {
+        let items = vec!["0"; MAX_SLOTS + 5].join(",");
+        let text = format!(r#"{{"a":{{"b":[{items}]}},"c":[1,{{"id":"x"}}],"c":{{"id":"y"}}}}"#);
+        let outlined = Outlined::parse(&text).unwrap();
+        assert!(outlined.outline.full);
+        assert!(outlined.outline.slots.len() <= MAX_SLOTS);
+        assert!(outline_reads_as_text(&text) > MAX_SLOTS);
+        let [c] = outlined.pick(["c"]);
+        assert_eq!(c.unwrap().text(), r#"{"id":"y"}"#);
     }
 
     #[test]
