@@ -664,11 +664,11 @@ impl<'a> Outlined<'a> {
 
     /// The object's keys in file order (a repeated key each time it stands), from the
     /// outline: no value is skipped again.
-    pub fn keys(&self) -> Vec<Key<'a>> {
+    pub fn keys(&self) -> impl Iterator<Item = Key<'a>> + use<'a> {
         let mut keys = Vec::new();
         self.outline
             .each_entry_within(self.raw, self.raw, &mut |k, _| keys.push(k));
-        keys
+        keys.into_iter()
     }
 
     /// What the grammar check noted of the text (whether `serde_json` surely reads it).
@@ -986,7 +986,7 @@ mod tests {
         };
         let root = outlined.raw;
         let keys: Vec<Key> = root.entries().unwrap().map(|(k, _)| k).collect();
-        assert_eq!(outlined.keys(), keys, "{text}");
+        assert_eq!(outlined.keys().collect::<Vec<_>>(), keys, "{text}");
         let mut values = vec![root];
         let mut seen = 0;
         while let Some(v) = values.pop() {
