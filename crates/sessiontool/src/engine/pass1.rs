@@ -87,7 +87,7 @@ impl<'r> Noted<'r> {
     pub fn items_within(&self, value: Raw<'r>) -> crate::json::ItemsWithin<'r, 'r> {
         match self.outline {
             Some(outline) => outline.items_within(self.raw, value),
-            None => Outline::items_of(value),
+            None => crate::json::ItemsWithin::from_text(value),
         }
     }
 }

@@ -378,6 +378,23 @@ impl Outline {
         }
     }
 
+    /// The slots of `value`'s entries or items, a value in `object` (the text this outline was
+    /// noted from), when they are noted.
+    fn slots_within(&self, object: Raw, value: Raw) -> Option<Chain<'_>> {
+        self.children(self.slot_of(object, value).ok()?)
+    }
+
+    /// `keys` picked among the entries `slots` of an object of `text`.
+    fn pick_slots<'a, const N: usize>(
+        &self,
+        text: &'a str,
+        slots: Chain,
+        keys: [&str; N],
+    ) -> [Option<Raw<'a>>; N] {
+        let entries = slots.map(|k| &self.slots[k]);
+        pick_from(text, entries.map(|s| (s.start, s.key_end, s.end)), keys)
+    }
+
     /// [`Raw::pick`] of `object`, the text this outline was noted from.
     pub fn pick<'a, const N: usize>(
         &self,
@@ -398,16 +415,11 @@ impl Outline {
         if value.kind() != Kind::Object {
             return [None; N];
         }
-        let slots = self
-            .slot_of(object, value)
-            .ok()
-            .and_then(|k| self.children(k));
+        let slots = self.slots_within(object, value);
         let Some(slots) = slots else {
             return value.pick(keys);
         };
-        let text = object.0;
-        let entries = slots.map(|k| &self.slots[k]).filter(|s| !s.item);
-        pick_from(text, entries.map(|s| (s.start, s.key_end, s.end)), keys)
+        self.pick_slots(object.0, slots, keys)
     }
 
     /// Each of [`Raw::entries`] of `value`, an object in `object` (the text this outline was
@@ -421,11 +433,7 @@ impl Outline {
         if value.kind() != Kind::Object {
             return;
         }
-        let Some(slots) = self
-            .slot_of(object, value)
-            .ok()
-            .and_then(|k| self.children(k))
-        else {
+        let Some(slots) = self.slots_within(object, value) else {
             return value
                 .entries()
                 .into_iter()
@@ -435,14 +443,9 @@ impl Outline {
         let (text, b) = (object.0, object.0.as_bytes());
         for k in slots {
             let s = &self.slots[k];
-            let start = skip_ws(b, skip_ws(b, s.key_end) + 1);
+            let start = self.value_start(b, k);
             f(Key(&text[s.start..s.key_end]), Raw(&text[start..s.end]));
         }
-    }
-
-    /// [`Raw::items`] of `value`, read from its text.
-    pub fn items_of(value: Raw<'_>) -> ItemsWithin<'static, '_> {
-        ItemsWithin(ItemsFrom::Read(value.items()))
     }
 
     /// [`Raw::items`] of `value`, a value in `object` (the text this outline was noted from);
@@ -451,11 +454,7 @@ impl Outline {
         if value.kind() != Kind::Array {
             return ItemsWithin(ItemsFrom::Read(None));
         }
-        match self
-            .slot_of(object, value)
-            .ok()
-            .and_then(|k| self.children(k))
-        {
+        match self.slots_within(object, value) {
             Some(slots) => ItemsWithin(ItemsFrom::Noted(object.0, &self.slots, slots)),
             None => ItemsWithin(ItemsFrom::Read(value.items())),
         }
@@ -472,13 +471,10 @@ impl Outline {
         keys: [&'k str; N],
     ) -> PickedItemsWithin<'o, 'a, 'k, N> {
         if value.kind() != Kind::Array {
-            return PickedItemsWithin(PicksFrom::Read(Raw("0").pick_in_items(keys)));
+            // Nothing, as `Raw::pick_in_items` gives for what is not an array.
+            return PickedItemsWithin(PicksFrom::Read(value.pick_in_items(keys)));
         }
-        match self
-            .slot_of(object, value)
-            .ok()
-            .and_then(|k| self.children(k))
-        {
+        match self.slots_within(object, value) {
             Some(items) => PickedItemsWithin(PicksFrom::Noted {
                 outline: self,
                 text: object.0,
@@ -521,10 +517,7 @@ impl<'a, const N: usize> Iterator for PickedItemsWithin<'_, 'a, '_, N> {
                     return Some(None);
                 }
                 Some(Some(match outline.children(Some(k)) {
-                    Some(entries) => {
-                        let entries = entries.map(|e| &outline.slots[e]);
-                        pick_from(text, entries.map(|e| (e.start, e.key_end, e.end)), *keys)
-                    }
+                    Some(entries) => outline.pick_slots(text, entries, *keys),
                     None => item.pick(*keys),
                 }))
             }
@@ -596,6 +589,13 @@ pub struct ItemsWithin<'o, 'a>(ItemsFrom<'o, 'a>);
 enum ItemsFrom<'o, 'a> {
     Noted(&'a str, &'o [Slot], Chain<'o>),
     Read(Option<Items<'a>>),
+}
+
+impl<'a> ItemsWithin<'static, 'a> {
+    /// [`Raw::items`] of `value`, read from its text (no outline at hand).
+    pub fn from_text(value: Raw<'a>) -> Self {
+        ItemsWithin(ItemsFrom::Read(value.items()))
+    }
 }
 
 impl<'a> Iterator for ItemsWithin<'_, 'a> {
