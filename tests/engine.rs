@@ -941,6 +941,10 @@ mod qwen;
 #[path = "engine/gemini.rs"]
 mod gemini;
 
+/// pi, llxprt-code and the Go agent written back into themselves.
+#[path = "engine/lines.rs"]
+mod lines;
+
 /// An entry nested too deep to parse is a node of its text on both paths, also when it is the
 /// leaf asked for: a writer that does not read the field holding the depth (Codex's) must not
 /// make a message of it.

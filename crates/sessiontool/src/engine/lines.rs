@@ -15,10 +15,10 @@ use std::io;
 use super::pass1::{self, Noted, Pass1, Pass1Options, Scan, Spot};
 use super::reading::{BranchCalls, CallOf, Needs, Reading, TwoPassReader};
 use super::skeleton::Skeleton;
-use super::{MadeFor, Source};
+use super::{Job, MadeFor, Plan, PlanError, Source};
 use crate::check::document::OpenCalls;
 use crate::diag::Diagnostic;
-use crate::formats::{Input, ReadOutcome};
+use crate::formats::{Format, Input, ReadOutcome};
 use crate::model::{Body, Content, Event, Meta, Node, Session};
 use crate::records::{Finding, Span};
 
@@ -40,6 +40,9 @@ pub(crate) struct Ended {
     /// Nodes (by index) whose compaction names its first kept node by a line that came after
     /// it (pi's version 1 `firstKeptEntryIndex`): that node's id.
     pub first_kept: HashMap<u32, Option<String>>,
+    /// Nodes (by index) whose tool results the fold named from the calls on lines before them:
+    /// the names, in the order of the node's result parts.
+    pub named: HashMap<u32, Vec<Option<String>>>,
 }
 
 /// A format whose reader is a [`Fold`].
@@ -50,6 +53,9 @@ pub(crate) trait Lines: Sync {
     /// id and parent the fold gave it; its origin only when it is `made_for` this format's
     /// writer.
     fn node(&self, bytes: &[u8], at: Line, made_for: MadeFor) -> Node;
+    /// The format these are the lines of: its target ([`Format::stream_target`]) writes its
+    /// own sessions back too.
+    fn format(&self) -> &'static dyn Format;
 }
 
 /// Where a line's node stands, as the fold placed it.
@@ -70,10 +76,12 @@ pub(crate) fn read_whole(lines: &dyn Lines, input: &Input) -> ReadOutcome {
     for rec in &records {
         nodes.extend(fold.line(&rec.bytes, rec.span));
     }
+    // The fold's nodes have their result names already.
     let Ended {
         meta,
         diagnostics,
         first_kept,
+        ..
     } = fold.end(&damage, findings);
     for (i, first) in first_kept {
         set_first_kept(&mut nodes[i as usize], first);
@@ -81,6 +89,20 @@ pub(crate) fn read_whole(lines: &dyn Lines, input: &Input) -> ReadOutcome {
     ReadOutcome {
         session: Session { meta, nodes },
         diagnostics,
+    }
+}
+
+/// Names `node`'s tool results, in the order of its parts, as `names` says.
+fn set_result_names(node: &mut Node, names: &[Option<String>]) {
+    let Some(m) = node.message_mut() else {
+        return;
+    };
+    let results = m.parts.iter_mut().filter_map(|p| match &mut p.content {
+        Content::ToolResult { name, .. } => Some(name),
+        _ => None,
+    });
+    for (name, given) in results.zip(names) {
+        name.clone_from(given);
     }
 }
 
@@ -103,6 +125,22 @@ impl TwoPassReader for TwoPassLines {
         options: Pass1Options,
     ) -> io::Result<Option<Box<dyn Reading>>> {
         Ok(Some(Box::new(read(self.0, name, source, needs, options)?)))
+    }
+
+    /// Through the format's own target, which takes a session of its own format as its whole
+    /// writer does (each line as it was while its node reads the same): the lines are read
+    /// again one run at a time, as for any target.
+    fn write_back<'a>(
+        &self,
+        job: Job<'a>,
+        needs: Needs,
+        adjust: &mut dyn FnMut(&mut Meta),
+    ) -> Result<Option<Plan<'a>>, PlanError> {
+        let format = self.0.format();
+        let Some(crate::engine::Target(target)) = format.stream_target() else {
+            return Ok(None);
+        };
+        super::through_target(job, format, self, target, needs.open_calls, adjust)
     }
 }
 
@@ -201,6 +239,7 @@ impl<'l, 'n> Scan for Scanner<'l, 'n> {
             meta,
             diagnostics,
             first_kept,
+            named,
         } = fold.end(&damage, findings);
         Known {
             lines: self.lines,
@@ -210,6 +249,7 @@ impl<'l, 'n> Scan for Scanner<'l, 'n> {
             skeleton: acc.skeleton,
             flags: acc.flags,
             first_kept,
+            named,
             open_calls: acc.open.count(),
             calls: acc.calls,
         }
@@ -226,6 +266,7 @@ pub(crate) struct Known<'l> {
     skeleton: Skeleton,
     flags: Vec<u8>,
     first_kept: HashMap<u32, Option<String>>,
+    named: HashMap<u32, Vec<Option<String>>>,
     open_calls: usize,
     calls: Vec<CallOf>,
 }
@@ -281,6 +322,9 @@ impl Reading for Known<'_> {
         let mut node = self.lines.node(bytes, at, made_for);
         if let Some(first) = self.first_kept.get(&index) {
             set_first_kept(&mut node, first.clone());
+        }
+        if let Some(names) = self.named.get(&index) {
+            set_result_names(&mut node, names);
         }
         node
     }

@@ -15,10 +15,11 @@
 //! (`reading::TwoPassReader`, from [`Format::two_pass`]), which may write the format back
 //! itself (records copied), and a target that takes a session of another format node by node
 //! (`target::StreamTarget`, from [`Format::stream_target`]). Any format with the one converts
-//! into any format with the other; nothing here names a format. Readers: Claude Code JSONL,
-//! Codex rollouts, Qwen Code JSONL, Gemini legacy documents and Gemini CLI's JSONL recordings
-//! (each written back into its own format but the legacy document). Targets: Claude Code,
-//! Codex, and Gemini in both layouts. The view ([`view`]) shows, trees and lists every format
+//! into any format with the other; nothing here names a format. Readers: every JSONL format
+//! and Gemini's legacy documents (each written back into its own format but the legacy
+//! document and Codex's older layout, which is not written; pi, llxprt-code and the Go agent
+//! through their own targets, [`lines`]). Targets: every JSONL format that is written, and the
+//! exports. The view ([`view`]) shows, trees and lists every format
 //! with a reader the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
 //! diagnostic and loss for loss (`tests/engine.rs`).
@@ -211,6 +212,21 @@ pub fn plan<'a>(
     let Some(Target(target)) = to.stream_target() else {
         return Ok(None);
     };
+    through_target(job, from, reader, target, open_calls, adjust)
+}
+
+/// Pass one of `job` read by `reader` (the reader of `from`) for `target`, the target's own
+/// route after it: how a session goes into another format, and how a format whose target
+/// writes its own sessions too writes one back (`open_calls`: whether the calls no result
+/// answers are to be learnt).
+pub(crate) fn through_target<'a>(
+    job: Job<'a>,
+    from: &'static dyn Format,
+    reader: &dyn reading::TwoPassReader,
+    target: &dyn target::StreamTarget,
+    open_calls: bool,
+    adjust: &mut dyn FnMut(&mut Meta),
+) -> Result<Option<Plan<'a>>, PlanError> {
     let needs = Needs {
         nodes: true,
         open_calls,

@@ -4,12 +4,17 @@
 //! each tool's JSON encoding, stay in each format's module.
 
 use std::collections::HashSet;
+use std::io;
 
 use serde_json::{Map, Value};
 
 use super::fields::take_string;
 use super::{Written, ordered};
 use crate::diag::LossReport;
+use crate::engine::reading::Reading;
+use crate::engine::runs::each_branch_run;
+use crate::engine::target::PassTwo;
+use crate::engine::{Job, MadeFor, Output, Route};
 use crate::ids::sha256_hex;
 use crate::model::{Meta, Node, Origin, Session};
 
@@ -26,27 +31,7 @@ pub(crate) fn write_lines(
 ) -> Written {
     let meta = &session.meta;
     let mut out = Vec::with_capacity(64 * 1024);
-    match Origin::of(&meta.origin, name) {
-        // The file had no header line.
-        Some([]) => {}
-        Some(text) => {
-            let rebuilt = header(meta);
-            let as_read = Meta {
-                origin: meta.origin.clone(),
-                ..header_meta(text, version)
-            };
-            if header(&as_read) == rebuilt {
-                out.extend_from_slice(String::from_utf8_lossy(text).as_bytes());
-            } else {
-                out.extend(rebuilt);
-            }
-            out.push(b'\n');
-        }
-        None => {
-            out.extend(header(meta));
-            out.push(b'\n');
-        }
-    }
+    out.extend(header_line(meta, name, version, header));
     for node in &session.nodes {
         out.extend(entry(node));
         out.push(b'\n');
@@ -55,6 +40,101 @@ pub(crate) fn write_lines(
     Written {
         bytes: out,
         losses: LossReport::default(),
+    }
+}
+
+/// The header line of [`write_lines`], line end included: the file's own while the metadata
+/// still reads as it did, else rebuilt by `header`; nothing when the file had none.
+fn header_line(
+    meta: &Meta,
+    name: &str,
+    version: bool,
+    header: impl Fn(&Meta) -> Vec<u8>,
+) -> Vec<u8> {
+    let mut out = match Origin::of(&meta.origin, name) {
+        // The file had no header line.
+        Some([]) => return Vec::new(),
+        Some(text) => {
+            let rebuilt = header(meta);
+            let as_read = Meta {
+                origin: meta.origin.clone(),
+                ..header_meta(text, version)
+            };
+            if header(&as_read) == rebuilt {
+                String::from_utf8_lossy(text).into_owned().into_bytes()
+            } else {
+                rebuilt
+            }
+        }
+        None => header(meta),
+    };
+    out.push(b'\n');
+    out
+}
+
+/// [`write_lines`] for the engine: a session read in two passes from the format `name`,
+/// written back into it with the same bytes. Its nodes are made again run by run on the thread
+/// pool, and each run's lines made there by `entry` (a line depends on its node alone).
+pub(crate) fn lines_back(
+    known: Box<dyn Reading>,
+    meta: &Meta,
+    name: &'static str,
+    version: bool,
+    header: impl Fn(&Meta) -> Vec<u8>,
+    entry: fn(&Node) -> Vec<u8>,
+) -> Route {
+    Route::Own(Box::new(LinesBack {
+        known,
+        header: header_line(meta, name, version, header),
+        entry,
+        // As `end_lines_as_read` ends them.
+        no_final_line_end: super::tail_as_read(meta, name) == Some(b""),
+    }))
+}
+
+/// See [`lines_back`].
+struct LinesBack {
+    known: Box<dyn Reading>,
+    header: Vec<u8>,
+    entry: fn(&Node) -> Vec<u8>,
+    no_final_line_end: bool,
+}
+
+impl PassTwo for LinesBack {
+    fn write(self: Box<Self>, job: &Job, out: &mut dyn Output) -> io::Result<LossReport> {
+        let LinesBack {
+            known,
+            header,
+            entry,
+            no_final_line_end,
+        } = *self;
+        out.put(&header)?;
+        let mut wrote = !header.is_empty();
+        let all: Vec<u32> = (0..known.spots().len() as u32).collect();
+        let lines_of = |nodes: Vec<Node>| {
+            let mut lines = Vec::new();
+            for node in &nodes {
+                lines.extend(entry(node));
+                lines.push(b'\n');
+            }
+            lines
+        };
+        each_branch_run(
+            job,
+            &*known,
+            &all,
+            MadeFor::OwnWriter,
+            lines_of,
+            |_, lines| {
+                wrote |= !lines.is_empty();
+                out.put(lines)
+            },
+        )?;
+        // Every line put ended with its line end: the last one is taken back.
+        if no_final_line_end && wrote {
+            out.take_back_last()?;
+        }
+        Ok(LossReport::default())
     }
 }
 

@@ -118,14 +118,19 @@ impl crate::engine::lines::Fold for Fold<'_> {
             meta,
             diagnostics,
             first_kept: Default::default(),
+            named: Default::default(),
         }
     }
 }
 
-use crate::engine::MadeFor;
 use crate::engine::lines::Line;
+use crate::engine::{MadeFor, Route};
 
 impl crate::engine::lines::Lines for super::AgentJsonl {
+    fn format(&self) -> &'static dyn crate::formats::Format {
+        &super::AgentJsonl
+    }
+
     fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
         Box::new(Fold {
             name,
@@ -505,8 +510,20 @@ pub(super) fn native_entry(node: &Node, id: &str) -> Value {
 }
 
 pub(super) fn write_native(session: &Session) -> Written {
-    let header_line = |meta: &Meta| go_json(&header(meta));
-    let entry_line = |node: &Node| match as_read(node) {
+    pi_style::write_lines(session, NAME, false, header_line, entry_line)
+}
+
+/// [`write_native`] in the engine's pass two.
+pub(super) fn lines_back(known: Box<dyn crate::engine::reading::Reading>, meta: &Meta) -> Route {
+    pi_style::lines_back(known, meta, NAME, false, header_line, entry_line)
+}
+
+fn header_line(meta: &Meta) -> Vec<u8> {
+    go_json(&header(meta))
+}
+
+fn entry_line(node: &Node) -> Vec<u8> {
+    match as_read(node) {
         // Still as its line reads: the line (as the reader took it: invalid UTF-8 replaced).
         Some((read, text))
             if (&read.parent, &read.timestamp, &read.body, &read.extra)
@@ -516,6 +533,5 @@ pub(super) fn write_native(session: &Session) -> Written {
         }
         Some((read, _)) => go_json(&native_entry(node, &read.id)),
         None => go_json(&native_entry(node, &node.id)),
-    };
-    pi_style::write_lines(session, NAME, false, header_line, entry_line)
+    }
 }

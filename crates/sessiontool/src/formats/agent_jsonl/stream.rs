@@ -7,6 +7,9 @@
 //! writing one: the branch's nodes made and turned into entries once to learn each node's
 //! first entry (kept: one id per node; the entries dropped), and again, in the same order
 //! (so with the same ids), to be written.
+//!
+//! A session of the agent's own is written back as the whole writer writes it
+//! ([`super::read::write_native`]): each line as it was while its node reads the same.
 
 use super::foreign::{Chain, Entries, OTHER_BRANCHES, TARGET, header};
 use super::{AgentJsonl, NAME};
@@ -25,8 +28,9 @@ impl StreamTarget for AgentJsonl {
         meta: Meta,
         leaf: Option<String>,
     ) -> Result<Option<Route>, PlanError> {
+        // The agent's own sessions: every line as the whole writer writes it back.
         if meta.source_format.as_deref() == Some(NAME) {
-            return Ok(None);
+            return Ok(Some(super::read::lines_back(known, &meta)));
         }
         let Some((branch, left_out)) = branch_of(job, &*known, leaf.as_deref())? else {
             return Ok(None);

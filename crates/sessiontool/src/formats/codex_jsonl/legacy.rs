@@ -18,20 +18,21 @@
 //! line numbers. sessiontool does not write this layout (Codex has not read it since): convert
 //! it to `codex-jsonl` for the Codex of today.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use super::super::judge;
-use super::super::{
-    Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome, record_diagnostics,
-};
+use super::super::{Confidence, Format, Input, Keys, OpenCall, ReadError, ReadOutcome};
 use super::RECORD;
 use crate::diag::{Diagnostic, Location, Severity};
+use crate::engine::MadeFor;
+use crate::engine::lines::{Ended, Line};
 use crate::formats::keys::{self, string};
 use crate::formats::{HeaderRule, Reader, Repairer, Rules};
-use crate::model::{Body, Event, Extra, Meta, Node, Session};
-use crate::records::{Options, split_slice};
+use crate::model::{Body, Event, Extra, Meta, Node};
+use crate::records::{Finding, Span};
 
 pub struct CodexLegacyJsonl;
 
@@ -75,6 +76,12 @@ impl Format for CodexLegacyJsonl {
 
     fn repairer(&self) -> Option<&dyn Repairer> {
         Some(self)
+    }
+
+    fn two_pass(&self) -> Option<crate::engine::TwoPass> {
+        Some(crate::engine::TwoPass(&crate::engine::lines::TwoPassLines(
+            &CodexLegacyJsonl,
+        )))
     }
 }
 
@@ -199,28 +206,43 @@ fn legacy_keys(record: &[u8]) -> Option<Keys<'_>> {
 }
 
 fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
-    let (records, findings) = split_slice(input.bytes, Options::default());
-    let mut diagnostics = record_diagnostics(input.name, &findings);
-    let mut meta = Meta::default();
-    let mut have_meta = false;
-    let mut nodes: Vec<Node> = Vec::with_capacity(records.len());
-    for rec in records {
-        let span = rec.span;
-        let at = Location::at(input.name, span.line, span.offset);
-        let value = match serde_json::from_slice::<Value>(&rec.bytes) {
+    Ok(crate::engine::lines::read_whole(&CodexLegacyJsonl, input))
+}
+
+/// The reader, a fold over the lines (the whole reader's and the engine's pass one): the meta
+/// from the first meta line, each other line one node chained to the one before, with its id
+/// from its line number; a result named by the last call before it with its id.
+struct Fold<'n> {
+    name: &'n str,
+    meta: Option<Meta>,
+    diagnostics: Vec<Diagnostic>,
+    /// The last node's id.
+    prev: Option<String>,
+    nodes: u32,
+    names: super::read::Names,
+    /// The names the results of a node got from the calls before it (pass two makes a node
+    /// from its line alone).
+    named: HashMap<u32, Vec<Option<String>>>,
+    /// The cwd the first environment context names (this layout's meta has none).
+    context_cwd: Option<String>,
+}
+
+impl crate::engine::lines::Fold for Fold<'_> {
+    fn line(&mut self, text: &[u8], span: Span) -> Option<Node> {
+        let at = Location::at(self.name, span.line, span.offset);
+        let value = match serde_json::from_slice::<Value>(text) {
             Ok(v) => v,
             Err(e) => {
-                diagnostics.push(super::read::unparseable(&at, &e));
-                Value::String(String::from_utf8_lossy(&rec.bytes).into_owned())
+                self.diagnostics.push(super::read::unparseable(&at, &e));
+                Value::String(String::from_utf8_lossy(text).into_owned())
             }
         };
-        if !have_meta
+        if self.meta.is_none()
             && let Value::Object(o) = &value
             && is_meta(o)
         {
-            have_meta = true;
-            if !nodes.is_empty() {
-                diagnostics.push(diag(
+            if self.nodes > 0 {
+                self.diagnostics.push(diag(
                     "codex-meta-not-first",
                     Severity::Warning,
                     &at,
@@ -229,78 +251,152 @@ fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
                 ));
             }
             let Value::Object(o) = value else {
-                unreachable!()
+                unreachable!("matched above")
             };
-            meta = read_meta(o);
-            continue;
+            self.meta = Some(read_meta(o));
+            return None;
         }
-        let id = format!("line-{}", span.line);
-        let body = match value {
-            Value::Object(o) if o.get("record_type").and_then(Value::as_str) == Some("state") => {
-                Body::Event(Event::Custom {
-                    kind: STATE.into(),
-                    data: Value::Object(o),
-                })
-            }
-            Value::Object(o) if o.get("type").is_some_and(Value::is_string) => {
-                let body = super::parse::response_item(o);
-                let mut node = node(id, body);
-                node.parent = nodes.last().map(|p: &Node| p.id.clone());
-                nodes.push(node);
-                continue;
-            }
-            other => {
-                if !other.is_string() {
-                    diagnostics.push(diag(
-                        "codex-not-a-line",
-                        Severity::Warning,
-                        &at,
-                        "line is neither the session meta nor a response item; kept as is".into(),
-                    ));
-                }
-                Body::Event(Event::Custom {
-                    kind: RECORD.into(),
-                    data: other,
-                })
-            }
-        };
-        let mut node = node(id, body);
-        node.parent = nodes.last().map(|p| p.id.clone());
-        nodes.push(node);
+        if !is_item_or_state(&value) && !value.is_string() {
+            self.diagnostics.push(diag(
+                "codex-not-a-line",
+                Severity::Warning,
+                &at,
+                "line is neither the session meta nor a response item; kept as is".into(),
+            ));
+        }
+        let parent = self.prev.take();
+        Some(self.noted(line_node(value, span.line, parent)))
     }
-    super::read::name_results(&mut nodes);
-    if !have_meta {
+
+    fn end(self: Box<Self>, _damage: &[Finding], findings: Vec<Diagnostic>) -> Ended {
+        let Fold {
+            name,
+            meta,
+            diagnostics: said,
+            prev,
+            named,
+            context_cwd,
+            ..
+        } = *self;
+        let mut diagnostics = findings;
+        diagnostics.extend(said);
+        let have_meta = meta.is_some();
+        let mut meta = meta.unwrap_or_default();
+        if !have_meta {
+            diagnostics.push(diag(
+                "codex-no-session-meta",
+                Severity::Warning,
+                &Location::file(name),
+                "no session meta line (`{id, timestamp}`) first: Codex could not resume this rollout"
+                    .into(),
+            ));
+        }
         diagnostics.push(diag(
-            "codex-no-session-meta",
-            Severity::Warning,
-            &Location::file(input.name),
-            "no session meta line (`{id, timestamp}`) first: Codex could not resume this rollout"
-                .into(),
+            "codex-legacy-layout",
+            Severity::Info,
+            &Location::file(name),
+            "the older rollout layout (no {timestamp, type, payload} lines): today's Codex does not read it; `sessiontool convert --to codex-jsonl` gives it the current one".into(),
         ));
+        if meta.cwd.is_none() {
+            meta.cwd = context_cwd;
+        }
+        // Items carry no time: the session's is the meta's.
+        meta.last_updated = meta.start_time.clone();
+        meta.head = prev;
+        meta.source_format = Some(NAME.into());
+        Ended {
+            meta,
+            diagnostics,
+            first_kept: Default::default(),
+            named,
+        }
     }
-    diagnostics.push(diag(
-        "codex-legacy-layout",
-        Severity::Info,
-        &Location::file(input.name),
-        "the older rollout layout (no {timestamp, type, payload} lines): today's Codex does not read it; `sessiontool convert --to codex-jsonl` gives it the current one".into(),
-    ));
-    // This layout's meta has no cwd; the environment context Codex sent the model names it.
-    if meta.cwd.is_none() {
-        meta.cwd = nodes.iter().find_map(|n| {
-            let text = n.message()?.text();
-            let context = text.trim_start().strip_prefix("<environment_context>")?;
-            let (_, rest) = context.split_once("<cwd>")?;
-            Some(rest.split_once("</cwd>")?.0.trim().to_string())
-        });
+}
+
+impl Fold<'_> {
+    /// `node`, the next one: its calls noted, its results named, its environment context read.
+    fn noted(&mut self, mut node: Node) -> Node {
+        let index = self.nodes;
+        self.nodes += 1;
+        self.prev = Some(node.id.clone());
+        if let Some(m) = node.message_mut() {
+            let names = super::read::name_results_of(&mut self.names, m);
+            if names.iter().any(Option::is_some) {
+                self.named.insert(index, names);
+            }
+        }
+        if self.context_cwd.is_none() {
+            self.context_cwd = context_cwd(&node);
+        }
+        node
     }
-    // Items carry no time: the session's is the meta's.
-    meta.last_updated = meta.start_time.clone();
-    meta.head = nodes.last().map(|n| n.id.clone());
-    meta.source_format = Some(NAME.into());
-    Ok(ReadOutcome {
-        session: Session { meta, nodes },
-        diagnostics,
-    })
+}
+
+/// The cwd an environment context Codex sent the model names.
+fn context_cwd(node: &Node) -> Option<String> {
+    let text = node.message()?.text();
+    let context = text.trim_start().strip_prefix("<environment_context>")?;
+    let (_, rest) = context.split_once("<cwd>")?;
+    Some(rest.split_once("</cwd>")?.0.trim().to_string())
+}
+
+/// A state line or a response item (an object with a string `type`).
+fn is_item_or_state(value: &Value) -> bool {
+    let Value::Object(o) = value else {
+        return false;
+    };
+    o.get("record_type").and_then(Value::as_str) == Some("state")
+        || o.get("type").is_some_and(Value::is_string)
+}
+
+/// The node of a line that is not the meta, `line` its line number, chained to `parent`.
+fn line_node(value: Value, line: u64, parent: Option<String>) -> Node {
+    let body = match value {
+        Value::Object(o) if o.get("record_type").and_then(Value::as_str) == Some("state") => {
+            Body::Event(Event::Custom {
+                kind: STATE.into(),
+                data: Value::Object(o),
+            })
+        }
+        Value::Object(o) if o.get("type").is_some_and(Value::is_string) => {
+            super::parse::response_item(o)
+        }
+        other => Body::Event(Event::Custom {
+            kind: RECORD.into(),
+            data: other,
+        }),
+    };
+    let mut node = node(format!("line-{line}"), body);
+    node.parent = parent;
+    node
+}
+
+impl crate::engine::lines::Lines for CodexLegacyJsonl {
+    fn format(&self) -> &'static dyn Format {
+        &CodexLegacyJsonl
+    }
+
+    fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
+        Box::new(Fold {
+            name,
+            meta: None,
+            diagnostics: Vec::new(),
+            prev: None,
+            nodes: 0,
+            names: Default::default(),
+            named: HashMap::new(),
+            context_cwd: None,
+        })
+    }
+
+    /// As the fold made it (this layout is not written: no origin is kept).
+    fn node(&self, bytes: &[u8], at: Line, _made_for: MadeFor) -> Node {
+        let value = serde_json::from_slice::<Value>(bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
+        let mut node = line_node(value, at.number, at.parent);
+        node.id = at.id;
+        node
+    }
 }
 
 fn node(id: String, body: Body) -> Node {
@@ -345,3 +441,7 @@ fn diag(code: &'static str, severity: Severity, at: &Location, message: String) 
         message,
     }
 }
+
+#[cfg(test)]
+#[path = "legacy_two_pass_tests.rs"]
+mod two_pass_tests;

@@ -9,7 +9,7 @@ use super::super::fields::take_string;
 use super::super::{Input, ReadError, ReadOutcome, record_diagnostics};
 use super::{LINE_TYPES, NAME, RECORD};
 use crate::diag::{Diagnostic, Location, Severity};
-use crate::model::{Body, Content, Event, Extra, Meta, Node, Origin, Session};
+use crate::model::{Body, Content, Event, Extra, Message, Meta, Node, Origin, Session};
 use crate::records::{Options, split_slice};
 
 pub(super) fn read(input: &Input) -> Result<ReadOutcome, ReadError> {
@@ -311,23 +311,34 @@ pub(super) fn read_line(value: Value, id: String) -> Node {
 pub(super) fn name_results(nodes: &mut [Node]) {
     let mut names = Names::default();
     for node in nodes {
-        let Some(m) = node.message_mut() else {
-            continue;
-        };
-        for p in &mut m.parts {
-            match &mut p.content {
-                Content::ToolCall {
-                    id: Some(id), name, ..
-                } => names.call(id, name),
-                Content::ToolResult {
-                    call_id: Some(id),
-                    name,
-                    ..
-                } => *name = names.result(id),
-                _ => {}
-            }
+        if let Some(m) = node.message_mut() {
+            name_results_of(&mut names, m);
         }
     }
+}
+
+/// [`name_results`] for one message after those `names` saw: its calls noted, its results
+/// named; the names of its tool results, in the order of its parts.
+pub(super) fn name_results_of(names: &mut Names, m: &mut Message) -> Vec<Option<String>> {
+    let mut named = Vec::new();
+    for p in &mut m.parts {
+        match &mut p.content {
+            Content::ToolCall {
+                id: Some(id), name, ..
+            } => names.call(id, name),
+            Content::ToolResult {
+                call_id: Some(id),
+                name,
+                ..
+            } => {
+                *name = names.result(id);
+                named.push(name.clone());
+            }
+            Content::ToolResult { name, .. } => named.push(name.clone()),
+            _ => {}
+        }
+    }
+    named
 }
 
 /// The names of the calls seen so far, by call id: a result gets the name of the last call

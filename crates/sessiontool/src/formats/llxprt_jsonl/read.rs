@@ -177,6 +177,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
             meta,
             diagnostics,
             first_kept: Default::default(),
+            named: Default::default(),
         }
     }
 }
@@ -185,6 +186,10 @@ use crate::engine::MadeFor;
 use crate::engine::lines::Line;
 
 impl crate::engine::lines::Lines for super::LlxprtJsonl {
+    fn format(&self) -> &'static dyn crate::formats::Format {
+        &super::LlxprtJsonl
+    }
+
     fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
         Box::new(Fold {
             name,

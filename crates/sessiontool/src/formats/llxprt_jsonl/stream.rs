@@ -3,12 +3,14 @@
 //! ([`super::write`]) gives, through the same writer ([`Lines`]). The branch to write is
 //! chosen on pass one's skeleton; what the first line takes from the nodes (the first time
 //! and model, when the metadata has none) is read from the branch's first nodes, as far as
-//! it takes to find them. A session of this format is written back by the whole path.
+//! it takes to find them. A session of this format is written back by the same writer, as the
+//! whole writer writes it back (each line as it was while its node reads the same).
 
 use std::io;
 
 use super::LlxprtJsonl;
 use super::NAME;
+use super::origin::StartAsRead;
 use super::write::{First, Lines, OTHER_BRANCHES};
 use crate::diag::LossReport;
 use crate::engine::plan::branch_of;
@@ -27,17 +29,19 @@ impl StreamTarget for LlxprtJsonl {
         meta: Meta,
         leaf: Option<String>,
     ) -> Result<Option<Route>, PlanError> {
-        if meta.source_format.as_deref() == Some(NAME) {
-            return Ok(None);
-        }
+        // A session of this format is written back by the same writer, told so.
+        let native = meta.source_format.as_deref() == Some(NAME);
         let Some((branch, left_out)) = branch_of(job, &*known, leaf.as_deref())? else {
             return Ok(None);
         };
         let first = first_of(job, &*known, &meta, &branch)?;
-        let lines = Lines::new(&meta, &first, false, job.options, Vec::new());
+        let lines = Lines::new(&meta, &first, native, job.options, Vec::new());
         let sink = LlxprtStream {
             lines,
             first,
+            // A file of this format without a `session_start` line is written back without one.
+            start: !native || StartAsRead::of(&meta).is_some(),
+            native,
             meta,
             options: job.options.clone(),
             left_out,
@@ -78,14 +82,28 @@ fn first_of(job: &Job, known: &dyn Reading, meta: &Meta, branch: &[u32]) -> io::
 struct LlxprtStream {
     lines: Lines,
     first: First,
+    /// Whether the first line is written.
+    start: bool,
+    /// A session of this format (its nodes made with the lines they were read from).
+    native: bool,
     meta: Meta,
     options: WriteOptions,
     left_out: LeftOut,
 }
 
 impl NodeSink for LlxprtStream {
+    fn made_for(&self) -> MadeFor {
+        match self.native {
+            true => MadeFor::OwnWriter,
+            false => MadeFor::Counting,
+        }
+    }
+
     // The writer writes into its own buffer: `out` is lent to it for each call.
     fn begin(&mut self, out: &mut Vec<u8>) {
+        if !self.start {
+            return;
+        }
         std::mem::swap(&mut self.lines.out, out);
         self.lines.start(&self.meta, &self.first, &self.options);
         std::mem::swap(&mut self.lines.out, out);

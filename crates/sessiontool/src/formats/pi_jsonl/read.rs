@@ -191,6 +191,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
             meta,
             diagnostics,
             first_kept,
+            named: Default::default(),
         }
     }
 }
@@ -199,6 +200,10 @@ use crate::engine::MadeFor;
 use crate::engine::lines::Line;
 
 impl crate::engine::lines::Lines for super::PiJsonl {
+    fn format(&self) -> &'static dyn crate::formats::Format {
+        &super::PiJsonl
+    }
+
     fn fold<'n>(&self, name: &'n str) -> Box<dyn crate::engine::lines::Fold + 'n> {
         Box::new(Fold::new(name))
     }

@@ -9,11 +9,12 @@
 //! dropped), and again, in the same order (so with the same ids), to be written.
 
 use super::foreign::{Entries, Links, TARGET, header};
-use super::{NAME, PiJsonl};
+use super::{NAME, PiJsonl, js, write};
 use crate::diag::LossReport;
 use crate::engine::reading::{self, Reading};
 use crate::engine::target::{self, EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
+use crate::formats::pi_style;
 use crate::model::{Meta, Node};
 
 impl StreamTarget for PiJsonl {
@@ -26,9 +27,17 @@ impl StreamTarget for PiJsonl {
         // whole writer.
         _leaf: Option<String>,
     ) -> Result<Option<Route>, PlanError> {
-        // pi's own sessions are written back by the whole path.
+        // pi's own sessions: every line as the whole writer writes it back.
         if meta.source_format.as_deref() == Some(NAME) {
-            return Ok(None);
+            let header = |meta: &Meta| js::to_vec(&write::header(meta));
+            return Ok(Some(pi_style::lines_back(
+                known,
+                &meta,
+                NAME,
+                true,
+                header,
+                write::entry_bytes,
+            )));
         }
         let all: Vec<u32> = (0..known.spots().len() as u32).collect();
         let head = |first_time: Option<&str>, losses: &mut LossReport| {
