@@ -31,7 +31,12 @@ impl Skeleton {
     }
 
     pub fn intern(&mut self, id: &str) -> u32 {
-        let n = self.ids.intern(Ident::new(id));
+        self.intern_ident(Ident::new(id))
+    }
+
+    /// [`intern`](Self::intern) of an id already made (on the thread that read it).
+    pub fn intern_ident(&mut self, id: Ident) -> u32 {
+        let n = self.ids.intern(id);
         if n as usize >= self.first.len() {
             self.first.resize(n as usize + 1, NONE);
         }

@@ -25,6 +25,7 @@ use super::read::{
 pub(crate) use super::write::RecordWriter;
 use super::write::head_last;
 use super::{Common, NAME};
+use crate::check::ident::{Ident, QuickMap};
 use crate::diag::{Diagnostic, Location, LossReport};
 use crate::engine::pass1::{Noted, Pass1, Scan, Spot};
 use crate::engine::reading::each_node;
@@ -76,9 +77,10 @@ struct Rec {
     line: u64,
     offset: u64,
     flags: u8,
-    /// The uuid, for a record that has one.
-    uuid: Option<Box<str>>,
-    parent: Option<Box<str>>,
+    /// The uuid, for a record that has one, and its parent's: as the skeleton interns them,
+    /// made on the thread that reads the record (a UUID packs without allocating).
+    uuid: Option<Ident>,
+    parent: Option<Ident>,
     /// Its `sessionId`, an index into the block's `sessions`.
     session: Option<usize>,
     /// The title of a `custom_title` record.
@@ -118,9 +120,9 @@ pub(crate) struct Acc {
     first_record: Vec<u32>,
     flags: Vec<u8>,
     /// The node each uuid names (ids of records kept whole are not uuids).
-    by_uuid: HashMap<u32, u32>,
+    by_uuid: QuickMap<u32, u32>,
     /// The later records of the nodes made of several, by node.
-    more: HashMap<u32, Vec<u32>>,
+    more: QuickMap<u32, Vec<u32>>,
     /// The titles of `custom_title` records, by node, in node order.
     titles: Vec<(u32, Box<str>)>,
     /// Unknown record types, by node.
@@ -132,8 +134,8 @@ pub(crate) struct Acc {
     said: Vec<Diagnostic>,
     first: Option<First>,
     last_updated: Option<String>,
-    /// The uuid of the last record that has one.
-    head: Option<Box<str>>,
+    /// The uuid of the last record that has one (interned).
+    head: Option<u32>,
     /// The last record has no uuid: its place.
     tail_without_uuid: Option<(u64, u64)>,
     /// Records kept whole on the current line (their ids count them).
@@ -178,6 +180,7 @@ impl Scan for Scanner<'_> {
         }
         let is_object = raw.kind() == Kind::Object;
         let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
+        let text = text_of;
         let [
             uuid,
             parent,
@@ -201,12 +204,12 @@ impl Scan for Scanner<'_> {
         } else {
             [None; 8]
         };
-        let Some(uuid) = string(uuid) else {
+        let Some(uuid) = text(uuid) else {
             block.said.push(not_a_record(at(), is_object));
             block.recs.push(rec);
             return;
         };
-        let timestamp = string(timestamp);
+        let timestamp = text(timestamp);
         let timed = if timestamp.is_some() { TIMED } else { 0 };
         if block.first.is_none() {
             let [cwd, version, git_branch] = record.pick(["cwd", "version", "gitBranch"]);
@@ -217,17 +220,14 @@ impl Scan for Scanner<'_> {
                     version: string(version),
                     git_branch: string(git_branch),
                 },
-                start_time: timestamp.clone(),
+                start_time: timestamp.as_deref().map(String::from),
                 origin: Some(Origin::new(NAME, raw.text().as_bytes())),
             });
         }
         if let Some(ts) = timestamp
-            && block
-                .last_updated
-                .as_deref()
-                .is_none_or(|l| l < ts.as_str())
+            && block.last_updated.as_deref().is_none_or(|l| l < &*ts)
         {
-            block.last_updated = Some(ts);
+            block.last_updated = Some(ts.into_owned());
         }
         rec.flags = timed;
         let type_text = kind.map(|k| k.as_str().map(|t| t.value));
@@ -259,9 +259,12 @@ impl Scan for Scanner<'_> {
                 rec.unknown = Some(kind.into());
             }
         }
-        rec.parent = string(parent).map(Into::into);
-        rec.session = string(session).map(|s| block.sessions.insert_full(s).0);
-        rec.uuid = Some(uuid.into());
+        rec.parent = text(parent).map(|p| Ident::new(&p));
+        rec.session = text(session).map(|s| match block.sessions.get_index_of(&*s) {
+            Some(k) => k,
+            None => block.sessions.insert_full(s.into_owned()).0,
+        });
+        rec.uuid = Some(Ident::new(&uuid));
         block.recs.push(rec);
     }
 
@@ -303,8 +306,8 @@ impl Scan for Scanner<'_> {
                 continue;
             };
             acc.tail_without_uuid = None;
-            let id = acc.skeleton.intern(&uuid);
-            acc.head = Some(uuid);
+            let id = acc.skeleton.intern_ident(uuid);
+            acc.head = Some(id);
             if let Some(&node) = acc.by_uuid.get(&id) {
                 acc.more.entry(node).or_default().push(record);
                 acc.flags[node as usize] |= rec.flags & TIMED;
@@ -312,7 +315,7 @@ impl Scan for Scanner<'_> {
             }
             let node = acc.skeleton.len() as u32;
             acc.by_uuid.insert(id, node);
-            let parent = rec.parent.map(|p| acc.skeleton.intern(&p));
+            let parent = rec.parent.map(|p| acc.skeleton.intern_ident(p));
             acc.skeleton.push(id, parent);
             acc.first_record.push(record);
             let foreign = rec.session.is_some_and(|s| foreign[s]);
@@ -444,12 +447,12 @@ impl Scan for Scanner<'_> {
             start_time: first.start_time,
             last_updated: acc.last_updated,
             title: titles.last().map(|(_, t)| t.to_string()),
-            head: acc.head.as_deref().map(String::from),
+            head: acc.head.map(|h| sk.ids.name(h).to_string()),
             source_format: Some(NAME.into()),
             origin: first.origin,
             ..Meta::default()
         };
-        let head = acc.head.as_deref().and_then(|h| sk.index_of(h));
+        let head = acc.head.and_then(|h| sk.node_of(h));
         Ok(Known {
             meta,
             diagnostics,
@@ -465,6 +468,12 @@ impl Scan for Scanner<'_> {
             open_calls,
         })
     }
+}
+
+/// A string field's text, read without a copy of its own (kept, copied, only where it must
+/// be).
+fn text_of(r: Option<Raw<'_>>) -> Option<std::borrow::Cow<'_, str>> {
+    r.and_then(|r| r.as_str()).map(|t| t.value)
 }
 
 impl Scanner<'_> {
