@@ -52,8 +52,10 @@ enum Entry {
     /// An object without a uuid (`summary`, `file-history-snapshot`, ...).
     Other { timed: bool, title: Option<String> },
     Chain {
-        uuid: String,
-        parent: Option<String>,
+        /// As the skeleton interns them, made on the thread that reads the entry (a UUID
+        /// packs without allocating).
+        uuid: Ident,
+        parent: Option<Ident>,
         hidden: bool,
         timed: bool,
         /// A `/compact` boundary's `logicalParentUuid` (an entry kept whole, `parentUuid:
@@ -147,7 +149,11 @@ pub(crate) struct Acc {
 
 impl Acc {
     fn intern(&mut self, id: &str) -> u32 {
-        let n = self.skeleton.intern(id);
+        self.intern_ident(Ident::new(id))
+    }
+
+    fn intern_ident(&mut self, id: Ident) -> u32 {
+        let n = self.skeleton.intern_ident(id);
         if n as usize >= self.seen.len() {
             self.seen.resize(n as usize + 1, 0);
             self.id_flags.resize(n as usize + 1, 0);
@@ -341,12 +347,13 @@ impl Scan for Scanner<'_> {
                     message,
                     plain,
                 } => {
-                    let u = acc.intern(&uuid);
+                    let u = acc.intern_ident(uuid);
                     acc.seen[u as usize] += 1;
                     let n = acc.seen[u as usize];
                     let id = if n == 1 {
                         u
                     } else {
+                        let uuid = acc.skeleton.ids.name(u).to_string();
                         acc.node_diags.push(duplicate_uuid(at(), &uuid, n));
                         acc.intern(&node_id(&uuid, n))
                     };
@@ -372,7 +379,10 @@ impl Scan for Scanner<'_> {
                     if plain {
                         flags |= PLAIN;
                     }
-                    let parent = parent.or(logical).map(|p| acc.intern(&p));
+                    let parent = match parent {
+                        Some(p) => Some(acc.intern_ident(p)),
+                        None => logical.map(|p| acc.intern(&p)),
+                    };
                     if let Some(p) = parent {
                         acc.id_flags[p as usize] |= ID_PARENT;
                     }
@@ -427,6 +437,12 @@ impl Scanner<'_> {
     }
 }
 
+/// A string field's text, read without a copy of its own (kept, copied, only where it must
+/// be).
+fn text_of(r: Option<Raw<'_>>) -> Option<std::borrow::Cow<'_, str>> {
+    r.and_then(|r| r.as_str()).map(|t| t.value)
+}
+
 /// What `read` makes of an entry, in facts.
 fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) -> Entry {
     let raw = record.raw;
@@ -456,16 +472,13 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) ->
         "logicalParentUuid",
     ]);
     let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
-    let timestamp = string(timestamp);
+    let timestamp = text_of(timestamp);
     if let Some(ts) = &timestamp
-        && block
-            .last_updated
-            .as_deref()
-            .is_none_or(|l| l < ts.as_str())
+        && block.last_updated.as_deref().is_none_or(|l| l < &**ts)
     {
-        block.last_updated = Some(ts.clone());
+        block.last_updated = Some(ts.to_string());
     }
-    let Some(uuid) = string(uuid) else {
+    let Some(uuid) = text_of(uuid) else {
         return other_entry(raw, kind, timestamp.is_some());
     };
     if block.first_chain.is_none() {
@@ -478,12 +491,12 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) ->
                 version: string(version),
                 git_branch: string(git_branch),
             },
-            start_time: timestamp.clone(),
+            start_time: timestamp.as_deref().map(String::from),
             line: raw.text().as_bytes().into(),
         });
     }
     let flag = |r: Option<Raw>| r.and_then(Raw::as_bool) == Some(true);
-    let kind = string(kind);
+    let kind = text_of(kind);
     // What `chain_node` makes a message of (else the entry is kept whole).
     let message = message.filter(|m| m.kind() == Kind::Object);
     let [content, id, usage] = match message {
@@ -510,8 +523,8 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) ->
         _ => None,
     };
     Entry::Chain {
-        uuid,
-        parent: string(parent),
+        uuid: Ident::new(&uuid),
+        parent: text_of(parent).map(|p| Ident::new(&p)),
         hidden: flag(sidechain) || flag(is_meta),
         timed: timestamp.is_some(),
         logical,
