@@ -330,17 +330,31 @@ impl Reading for Known<'_> {
     }
 }
 
+/// [`assert_reads_as_whole`] on every file in the folder `dir`: how many there were.
+#[cfg(test)]
+pub(crate) fn assert_folder_reads_as_whole(lines: &'static dyn Lines, dir: &str) -> usize {
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            assert_reads_as_whole(
+                lines,
+                &path.display().to_string(),
+                &std::fs::read(&path).unwrap(),
+            );
+            n += 1;
+        }
+    }
+    n
+}
+
 /// Pass one (in blocks of `block_size`) and pass two of `bytes` give what `format`'s whole
 /// reader gives: the metadata, the diagnostics in order, every node, the
 /// kinds, the unanswered calls, the call names. For each format's tests.
 #[cfg(test)]
-pub(crate) fn assert_reads_as_whole(
-    format: &dyn crate::formats::Format,
-    lines: &'static dyn Lines,
-    name: &str,
-    bytes: &[u8],
-) {
+pub(crate) fn assert_reads_as_whole(lines: &'static dyn Lines, name: &str, bytes: &[u8]) {
     use super::Bytes;
+    let format = lines.format();
     for block_size in [1, 97, 4 << 20] {
         let whole = format
             .read(&Input {

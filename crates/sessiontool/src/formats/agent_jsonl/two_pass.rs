@@ -7,17 +7,13 @@ mod tests {
     use super::super::AgentJsonl;
 
     fn agrees(name: &str, bytes: &[u8]) {
-        crate::engine::lines::assert_reads_as_whole(&AgentJsonl, &AgentJsonl, name, bytes);
+        crate::engine::lines::assert_reads_as_whole(&AgentJsonl, name, bytes);
     }
 
     #[test]
     fn every_fixture_reads_as_the_whole_reader_reads_it() {
-        let mut n = 0;
-        for entry in std::fs::read_dir("fixtures/agent-jsonl").unwrap() {
-            let path = entry.unwrap().path();
-            agrees(&path.display().to_string(), &std::fs::read(&path).unwrap());
-            n += 1;
-        }
+        let n =
+            crate::engine::lines::assert_folder_reads_as_whole(&AgentJsonl, "fixtures/agent-jsonl");
         assert!(n >= 3, "{n}");
     }
 

@@ -6,17 +6,13 @@
 use super::CodexLegacyJsonl;
 
 fn agrees_in_blocks(name: &str, bytes: &[u8]) {
-    crate::engine::lines::assert_reads_as_whole(&CodexLegacyJsonl, &CodexLegacyJsonl, name, bytes);
+    crate::engine::lines::assert_reads_as_whole(&CodexLegacyJsonl, name, bytes);
 }
 
 #[test]
 fn every_fixture_reads_as_the_whole_reader_reads_it() {
-    let mut n = 0;
-    for entry in std::fs::read_dir("fixtures/codex-legacy-jsonl").unwrap() {
-        let path = entry.unwrap().path();
-        agrees_in_blocks(&path.display().to_string(), &std::fs::read(&path).unwrap());
-        n += 1;
-    }
+    let dir = "fixtures/codex-legacy-jsonl";
+    let n = crate::engine::lines::assert_folder_reads_as_whole(&CodexLegacyJsonl, dir);
     assert!(n >= 2, "{n}");
 }
 
