@@ -18,7 +18,7 @@
 //! into any format with the other; nothing here names a format. Readers: every JSONL format
 //! and Gemini's legacy documents (each written back into its own format but the legacy
 //! document and Codex's older layout, which is not written; pi, llxprt-code and the Go agent
-//! through their own targets, [`lines`]). Targets: every JSONL format that is written, and the
+//! through their own targets, `lines`). Targets: every JSONL format that is written, and the
 //! exports. The view ([`view`]) shows, trees and lists every format
 //! with a reader the same way. Everything else goes through the whole-session path
 //! ([`crate::convert::convert_whole`]), which this path equals byte for byte, diagnostic for
