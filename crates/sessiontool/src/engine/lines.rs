@@ -33,7 +33,8 @@ pub(crate) trait Fold: Send {
     fn end(self: Box<Self>, damage: &[Finding], findings: Vec<Diagnostic>) -> Ended;
 }
 
-/// What a fold ends with.
+/// What a fold ends with (what it has nothing to say of, left at its default).
+#[derive(Default)]
 pub(crate) struct Ended {
     pub meta: Meta,
     pub diagnostics: Vec<Diagnostic>,

@@ -675,9 +675,15 @@ pub(crate) fn tail_as_read<'a>(meta: &'a Meta, format: &str) -> Option<&'a [u8]>
 /// Ends a JSONL writer's `out` as the file `meta` was read from ended: its last line end taken
 /// off when the file had none.
 pub(crate) fn end_lines_as_read(out: &mut Vec<u8>, meta: &Meta, format: &str) {
-    if tail_as_read(meta, format) == Some(b"") && out.ends_with(b"\n") {
+    if ended_without_line_end(meta, format) && out.ends_with(b"\n") {
         out.pop();
     }
+}
+
+/// Whether the file of `format` that `meta` was read from ended without a line end (its
+/// writer takes the last one back).
+pub(crate) fn ended_without_line_end(meta: &Meta, format: &str) -> bool {
+    tail_as_read(meta, format) == Some(b"")
 }
 
 /// A record's JSON as a JavaScript or Go tool's parser reads it (a lone surrogate escape, a

@@ -88,7 +88,7 @@ pub(crate) fn lines_back(
         header: header_line(meta, name, version, header),
         entry,
         // As `end_lines_as_read` ends them.
-        no_final_line_end: super::tail_as_read(meta, name) == Some(b""),
+        no_final_line_end: super::ended_without_line_end(meta, name),
     }))
 }
 

@@ -85,6 +85,12 @@ impl<'a> Raw<'a> {
         (self.kind() == Kind::String).then(|| text::decode(self.0))
     }
 
+    /// [`Raw::as_str`]'s value alone (borrowed when the string holds no escape): for a reader
+    /// that copies the text only where it keeps it.
+    pub fn str_value(self) -> Option<Cow<'a, str>> {
+        self.as_str().map(|t| t.value)
+    }
+
     /// A number as written (`1e400`, `-0` and 30-digit integers stay what they are).
     pub fn as_number(self) -> Option<&'a str> {
         (self.kind() == Kind::Number).then_some(self.0)

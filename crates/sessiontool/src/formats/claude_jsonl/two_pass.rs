@@ -437,12 +437,6 @@ impl Scanner<'_> {
     }
 }
 
-/// A string field's text, read without a copy of its own (kept, copied, only where it must
-/// be).
-fn text_of(r: Option<Raw<'_>>) -> Option<std::borrow::Cow<'_, str>> {
-    r.and_then(|r| r.as_str()).map(|t| t.value)
-}
-
 /// What `read` makes of an entry, in facts.
 fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) -> Entry {
     let raw = record.raw;
@@ -472,13 +466,13 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) ->
         "logicalParentUuid",
     ]);
     let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
-    let timestamp = text_of(timestamp);
+    let timestamp = timestamp.and_then(Raw::str_value);
     if let Some(ts) = &timestamp
         && block.last_updated.as_deref().is_none_or(|l| l < &**ts)
     {
         block.last_updated = Some(ts.to_string());
     }
-    let Some(uuid) = text_of(uuid) else {
+    let Some(uuid) = uuid.and_then(Raw::str_value) else {
         return other_entry(raw, kind, timestamp.is_some());
     };
     if block.first_chain.is_none() {
@@ -496,7 +490,7 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) ->
         });
     }
     let flag = |r: Option<Raw>| r.and_then(Raw::as_bool) == Some(true);
-    let kind = text_of(kind);
+    let kind = kind.and_then(Raw::str_value);
     // What `chain_node` makes a message of (else the entry is kept whole).
     let message = message.filter(|m| m.kind() == Kind::Object);
     let [content, id, usage] = match message {
@@ -524,7 +518,7 @@ fn entry_of(record: Noted, block: &mut Block, scanner: &Scanner, plain: bool) ->
     };
     Entry::Chain {
         uuid: Ident::new(&uuid),
-        parent: text_of(parent).map(|p| Ident::new(&p)),
+        parent: parent.and_then(Raw::str_value).map(|p| Ident::new(&p)),
         hidden: flag(sidechain) || flag(is_meta),
         timed: timestamp.is_some(),
         logical,
@@ -766,7 +760,7 @@ impl Known {
 
     /// Whether the writer leaves out the final line break (the file had none).
     pub(crate) fn drops_final_newline(meta: &Meta) -> bool {
-        crate::formats::tail_as_read(meta, NAME) == Some(b"")
+        crate::formats::ended_without_line_end(meta, NAME)
     }
 }
 

@@ -256,7 +256,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
             self.meta = Some(read_meta(o));
             return None;
         }
-        if !is_item_or_state(&value) && !value.is_string() {
+        if line_kind(&value) == LineKind::Other && !value.is_string() {
             self.diagnostics.push(diag(
                 "codex-not-a-line",
                 Severity::Warning,
@@ -307,8 +307,8 @@ impl crate::engine::lines::Fold for Fold<'_> {
         Ended {
             meta,
             diagnostics,
-            first_kept: Default::default(),
             named,
+            ..Ended::default()
         }
     }
 }
@@ -340,30 +340,38 @@ fn context_cwd(node: &Node) -> Option<String> {
     Some(rest.split_once("</cwd>")?.0.trim().to_string())
 }
 
-/// A state line or a response item (an object with a string `type`).
-fn is_item_or_state(value: &Value) -> bool {
-    let Value::Object(o) = value else {
-        return false;
-    };
-    o.get("record_type").and_then(Value::as_str) == Some("state")
-        || o.get("type").is_some_and(Value::is_string)
+/// What a line that is not the meta is.
+#[derive(PartialEq)]
+enum LineKind {
+    /// `{"record_type": "state", ...}`.
+    State,
+    /// A response item: an object with a string `type`.
+    Item,
+    /// Anything else (kept whole).
+    Other,
+}
+
+fn line_kind(value: &Value) -> LineKind {
+    match value {
+        Value::Object(o) if o.get("record_type").and_then(Value::as_str) == Some("state") => {
+            LineKind::State
+        }
+        Value::Object(o) if o.get("type").is_some_and(Value::is_string) => LineKind::Item,
+        _ => LineKind::Other,
+    }
 }
 
 /// The node of a line that is not the meta, `line` its line number, chained to `parent`.
 fn line_node(value: Value, line: u64, parent: Option<String>) -> Node {
-    let body = match value {
-        Value::Object(o) if o.get("record_type").and_then(Value::as_str) == Some("state") => {
-            Body::Event(Event::Custom {
-                kind: STATE.into(),
-                data: Value::Object(o),
-            })
-        }
-        Value::Object(o) if o.get("type").is_some_and(Value::is_string) => {
-            super::parse::response_item(o)
-        }
-        other => Body::Event(Event::Custom {
+    let body = match (line_kind(&value), value) {
+        (LineKind::State, data) => Body::Event(Event::Custom {
+            kind: STATE.into(),
+            data,
+        }),
+        (LineKind::Item, Value::Object(o)) => super::parse::response_item(o),
+        (_, data) => Body::Event(Event::Custom {
             kind: RECORD.into(),
-            data: other,
+            data,
         }),
     };
     let mut node = node(format!("line-{line}"), body);

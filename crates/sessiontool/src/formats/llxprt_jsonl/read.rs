@@ -176,8 +176,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
         Ended {
             meta,
             diagnostics,
-            first_kept: Default::default(),
-            named: Default::default(),
+            ..Ended::default()
         }
     }
 }

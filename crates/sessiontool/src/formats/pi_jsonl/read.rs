@@ -191,7 +191,7 @@ impl crate::engine::lines::Fold for Fold<'_> {
             meta,
             diagnostics,
             first_kept,
-            named: Default::default(),
+            ..Ended::default()
         }
     }
 }

@@ -7,14 +7,16 @@
 //! before it links any. Here that is a pass of its own before the writing one: every node is
 //! made and turned into entries once to learn their ids (kept: a few per node; the entries
 //! dropped), and again, in the same order (so with the same ids), to be written.
+//!
+//! A session of pi's own is written back as the whole writer writes it
+//! ([`write::write_native`]): each line as it was while its node reads the same.
 
 use super::foreign::{Entries, Links, TARGET, header};
-use super::{NAME, PiJsonl, js, write};
+use super::{NAME, PiJsonl, write};
 use crate::diag::LossReport;
 use crate::engine::reading::{self, Reading};
 use crate::engine::target::{self, EachNode, StreamTarget};
 use crate::engine::{Job, MadeFor, PlanError, Route};
-use crate::formats::pi_style;
 use crate::model::{Meta, Node};
 
 impl StreamTarget for PiJsonl {
@@ -29,15 +31,7 @@ impl StreamTarget for PiJsonl {
     ) -> Result<Option<Route>, PlanError> {
         // pi's own sessions: every line as the whole writer writes it back.
         if meta.source_format.as_deref() == Some(NAME) {
-            let header = |meta: &Meta| js::to_vec(&write::header(meta));
-            return Ok(Some(pi_style::lines_back(
-                known,
-                &meta,
-                NAME,
-                true,
-                header,
-                write::entry_bytes,
-            )));
+            return Ok(Some(write::lines_back(known, &meta)));
         }
         let all: Vec<u32> = (0..known.spots().len() as u32).collect();
         let head = |first_time: Option<&str>, losses: &mut LossReport| {

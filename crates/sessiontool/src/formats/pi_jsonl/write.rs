@@ -9,11 +9,21 @@ use super::js;
 use super::native::native_entry;
 use super::origin::{AsRead, record_data, version};
 use super::{HEADER_ORDER, NAME};
+use crate::engine::Route;
+use crate::engine::reading::Reading;
 use crate::model::{Meta, Node, Session};
 
 pub(super) fn write_native(session: &Session) -> Written {
-    let header_line = |meta: &Meta| js::to_vec(&header(meta));
     pi_style::write_lines(session, NAME, true, header_line, entry_bytes)
+}
+
+/// [`write_native`] in the engine's pass two.
+pub(super) fn lines_back(known: Box<dyn Reading>, meta: &Meta) -> Route {
+    pi_style::lines_back(known, meta, NAME, true, header_line, entry_bytes)
+}
+
+fn header_line(meta: &Meta) -> Vec<u8> {
+    js::to_vec(&header(meta))
 }
 
 /// The header of a session read from this format: its own version (none for version 1).

@@ -180,7 +180,6 @@ impl Scan for Scanner<'_> {
         }
         let is_object = raw.kind() == Kind::Object;
         let string = |r: Option<Raw>| r.and_then(|r| r.as_str()).map(|t| t.value.into_owned());
-        let text = text_of;
         let [
             uuid,
             parent,
@@ -204,12 +203,12 @@ impl Scan for Scanner<'_> {
         } else {
             [None; 8]
         };
-        let Some(uuid) = text(uuid) else {
+        let Some(uuid) = uuid.and_then(Raw::str_value) else {
             block.said.push(not_a_record(at(), is_object));
             block.recs.push(rec);
             return;
         };
-        let timestamp = text(timestamp);
+        let timestamp = timestamp.and_then(Raw::str_value);
         let timed = if timestamp.is_some() { TIMED } else { 0 };
         if block.first.is_none() {
             let [cwd, version, git_branch] = record.pick(["cwd", "version", "gitBranch"]);
@@ -259,11 +258,14 @@ impl Scan for Scanner<'_> {
                 rec.unknown = Some(kind.into());
             }
         }
-        rec.parent = text(parent).map(|p| Ident::new(&p));
-        rec.session = text(session).map(|s| match block.sessions.get_index_of(&*s) {
-            Some(k) => k,
-            None => block.sessions.insert_full(s.into_owned()).0,
-        });
+        rec.parent = parent.and_then(Raw::str_value).map(|p| Ident::new(&p));
+        rec.session =
+            session
+                .and_then(Raw::str_value)
+                .map(|s| match block.sessions.get_index_of(&*s) {
+                    Some(k) => k,
+                    None => block.sessions.insert_full(s.into_owned()).0,
+                });
         rec.uuid = Some(Ident::new(&uuid));
         block.recs.push(rec);
     }
@@ -468,12 +470,6 @@ impl Scan for Scanner<'_> {
             open_calls,
         })
     }
-}
-
-/// A string field's text, read without a copy of its own (kept, copied, only where it must
-/// be).
-fn text_of(r: Option<Raw<'_>>) -> Option<std::borrow::Cow<'_, str>> {
-    r.and_then(|r| r.as_str()).map(|t| t.value)
 }
 
 impl Scanner<'_> {
